@@ -1,0 +1,35 @@
+#pragma once
+// One observation of a process's memory. Periodic readings come from statm (RSS and the
+// anon / file+shmem split only); mark-time readings come from status and are complete.
+
+#include <sys/types.h>
+
+#include <cstdint>
+
+#include "common/clock.hpp"
+
+namespace ramguard {
+
+// A process is its PID plus its start time (clock ticks after boot, field 22 of stat):
+// a reused PID is a different target.
+struct TargetId {
+  pid_t pid = 0;
+  std::uint64_t start_time_ticks = 0;
+  friend bool operator==(const TargetId&, const TargetId&) = default;
+};
+
+enum class ReadingSource { kPeriodic, kMark };
+
+struct MemoryReading {
+  Instant at;
+  ReadingSource source = ReadingSource::kPeriodic;
+  std::uint64_t rss_bytes = 0;
+  std::uint64_t anon_bytes = 0;
+  // Periodic readings cannot tell file from shmem: statm's "shared" is both, kept in file_bytes.
+  std::uint64_t file_bytes = 0;
+  std::uint64_t shmem_bytes = 0;
+  std::uint64_t swap_bytes = 0;   // mark readings only
+  std::uint64_t hwm_bytes = 0;    // kernel high-water mark since the last reset; mark readings only
+};
+
+}  // namespace ramguard

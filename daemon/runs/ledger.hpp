@@ -1,0 +1,100 @@
+#pragma once
+// The in-memory ledger of one run: what was marked, read and concluded. Detectors read it
+// (pure functions), the store persists it, metrics and status replies render it.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/reading.hpp"
+#include "runs/verdict.hpp"
+
+namespace ramguard {
+
+enum class MarkKind { kPhaseBegin, kPhaseEnd, kRoundEnd, kRunStart, kRunEnd };
+enum class RunState { kActive, kEnded, kExited, kLost };
+
+inline const char* run_state_name(RunState s) {
+  switch (s) {
+    case RunState::kActive: return "active";
+    case RunState::kEnded: return "ended";
+    case RunState::kExited: return "exited";
+    case RunState::kLost: return "lost";
+  }
+  return "active";
+}
+
+struct AllocatorFacts {
+  std::uint64_t allocated_bytes = 0;
+  std::uint64_t active_bytes = 0;
+  std::uint64_t resident_bytes = 0;
+  std::uint64_t retained_bytes = 0;
+};
+
+struct GcFacts {
+  std::uint64_t rss_before_bytes = 0;
+  std::uint64_t rss_after_bytes = 0;
+  std::uint64_t collected_objects = 0;
+  double duration_seconds = 0;
+};
+
+struct MarkRecord {
+  std::uint64_t seq = 0;  // 1, 2, ... within the run; the store's key
+  MarkKind kind = MarkKind::kPhaseBegin;
+  std::string phase;
+  std::uint32_t round = 0;
+  MemoryReading reading;  // complete reading taken at the mark
+  std::optional<AllocatorFacts> allocator;
+  std::optional<GcFacts> gc;
+};
+
+struct PhaseRecord {
+  std::string phase;
+  std::uint32_t round = 0;
+  Instant begin;
+  std::optional<Instant> end;
+  std::uint64_t peak_bytes = 0;  // high-water mark at phase end, or the largest sample
+  bool peak_exact = false;       // true when the high-water mark was reset at begin
+};
+
+struct BoundaryRecord {
+  std::uint32_t round = 0;       // the round that ended
+  MemoryReading reading;         // at the round-end mark
+  std::uint64_t floor_bytes = 0; // lowest RSS in the settle window after the mark
+  bool settled = false;          // the settle window has passed
+  std::optional<AllocatorFacts> allocator;
+  std::optional<GcFacts> gc;
+};
+
+struct RunInfo {
+  std::string run_id;
+  std::string job;
+  std::map<std::string, std::string> labels;
+  TargetId target;
+  std::uint32_t owner_uid = 0;
+  std::uint64_t model_bytes = 0;
+  std::uint32_t declared_rounds = 0;
+  std::uint32_t hosts = 0;
+  std::uint64_t estimate_bytes = 0;  // from the claimed reservation, 0 if none
+  std::string plan;
+  std::string reservation_id;
+};
+
+struct RunLedger {
+  RunInfo info;
+  RunState state = RunState::kActive;
+  Instant started;
+  std::optional<Instant> ended;
+  MemoryReading baseline;
+  MemoryReading last;
+  std::uint64_t peak_bytes = 0;  // exact where possible: max of high-water marks and samples
+  bool peak_exact = false;
+  std::vector<MarkRecord> marks;
+  std::vector<PhaseRecord> phases;
+  std::vector<BoundaryRecord> boundaries;
+  std::vector<Verdict> verdicts;
+};
+
+}  // namespace ramguard
