@@ -1,0 +1,93 @@
+#include "control/codec.hpp"
+
+#include <google/protobuf/util/json_util.h>
+
+namespace ramguard::control {
+namespace {
+
+std::string printable(std::string_view text, std::size_t max_chars = 80) {
+  std::string out;
+  for (char c : text.substr(0, max_chars)) {
+    out += (c >= 0x20 && c < 0x7f) ? c : '?';
+  }
+  if (text.size() > max_chars) out += "...";
+  return out;
+}
+
+constexpr const char* kCommands =
+    "hello, runStart, mark, runEnd, admit, release, status, report, compare, listRuns";
+
+}  // namespace
+
+v1::Error make_error(v1::Error::Code code, std::string message) {
+  v1::Error error;
+  error.set_code(code);
+  error.set_message(std::move(message));
+  return error;
+}
+
+Decoded decode_request(std::string_view line) {
+  while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
+  if (line.empty()) return make_error(v1::Error::MALFORMED, "empty request line");
+  if (line.front() != '{') {
+    return make_error(v1::Error::MALFORMED,
+                      "request is not a JSON object: '" + printable(line) + "'");
+  }
+  v1::Request request;
+  google::protobuf::util::JsonParseOptions options;
+  options.ignore_unknown_fields = false;
+  auto status = google::protobuf::util::JsonStringToMessage(
+      google::protobuf::StringPiece(line.data(), line.size()), &request, options);
+  if (!status.ok()) {
+    std::string detail(status.message());
+    // protobuf names an unknown top-level key as "Cannot find field: x"; a key that is not a
+    // field of Request is an unknown command when it is an object, which is what clients send.
+    const bool unknown_field = detail.find("Cannot find field") != std::string::npos;
+    return make_error(unknown_field ? v1::Error::UNKNOWN_COMMAND : v1::Error::MALFORMED,
+                      (unknown_field ? "unknown command or field: " : "malformed request: ") +
+                          detail + " (commands: " + kCommands + ")");
+  }
+  if (request.version() == 0) {
+    return make_error(v1::Error::UNSUPPORTED_VERSION,
+                      "request has no \"version\"; this server speaks protocol version " +
+                          std::to_string(kProtocolVersion));
+  }
+  if (request.version() != kProtocolVersion) {
+    return make_error(v1::Error::UNSUPPORTED_VERSION,
+                      "protocol version " + std::to_string(request.version()) +
+                          " is not supported; this server speaks version " +
+                          std::to_string(kProtocolVersion));
+  }
+  if (request.command_case() == v1::Request::COMMAND_NOT_SET) {
+    return make_error(v1::Error::UNKNOWN_COMMAND,
+                      std::string("request carries no command; expected one of ") + kCommands);
+  }
+  return request;
+}
+
+std::string encode_reply(const v1::Reply& reply) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.always_print_primitive_fields = true;
+  std::string out;
+  auto status = google::protobuf::util::MessageToJsonString(reply, &out, options);
+  if (!status.ok()) {
+    out = R"({"version":1,"error":{"code":"INTERNAL","message":"cannot encode reply"}})";
+  }
+  out += '\n';
+  return out;
+}
+
+v1::Reply error_reply(const v1::Request* request, v1::Error error) {
+  v1::Reply reply;
+  reply.set_version(kProtocolVersion);
+  if (request != nullptr) reply.set_request_id(request->request_id());
+  *reply.mutable_error() = std::move(error);
+  return reply;
+}
+
+std::string command_name(const v1::Request& request) {
+  const auto* field = v1::Request::descriptor()->FindFieldByNumber(request.command_case());
+  return field != nullptr ? field->json_name() : "none";
+}
+
+}  // namespace ramguard::control

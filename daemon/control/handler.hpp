@@ -1,0 +1,17 @@
+#pragma once
+// What the control server hands each decoded request to. The server knows sockets and frames;
+// the handler knows runs and admission and nothing about sockets.
+
+#include "control/peer.hpp"
+#include "ramguard.pb.h"
+
+namespace ramguard::control {
+
+class RequestHandler {
+ public:
+  virtual ~RequestHandler() = default;
+  // Fills the result or the error of `reply`; the envelope (version, ids) is set by the caller.
+  virtual void handle(const v1::Request& request, const Peer& peer, v1::Reply& reply) = 0;
+};
+
+}  // namespace ramguard::control
