@@ -43,9 +43,11 @@ Decoded decode_request(std::string_view line) {
     // protobuf names an unknown top-level key as "Cannot find field: x"; a key that is not a
     // field of Request is an unknown command when it is an object, which is what clients send.
     const bool unknown_field = detail.find("Cannot find field") != std::string::npos;
-    return make_error(unknown_field ? v1::Error::UNKNOWN_COMMAND : v1::Error::MALFORMED,
-                      (unknown_field ? "unknown command or field: " : "malformed request: ") +
-                          detail + " (commands: " + kCommands + ")");
+    if (unknown_field) {
+      return make_error(v1::Error::UNKNOWN_COMMAND, "unknown command or field: " + detail +
+                                                        " (commands: " + kCommands + ")");
+    }
+    return make_error(v1::Error::MALFORMED, "malformed request: " + detail);
   }
   if (request.version() == 0) {
     return make_error(v1::Error::UNSUPPORTED_VERSION,

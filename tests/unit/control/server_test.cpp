@@ -1,0 +1,180 @@
+#include "control/server.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+namespace ramguard::control {
+namespace {
+
+// Answers hello with the peer it saw, so tests can check SO_PEERCRED.
+class EchoHandler : public RequestHandler {
+ public:
+  void handle(const v1::Request& request, const Peer& peer, v1::Reply& reply) override {
+    if (request.has_hello()) {
+      reply.mutable_hello()->set_peer_pid(static_cast<std::uint32_t>(peer.pid));
+      reply.mutable_hello()->set_peer_uid(peer.uid);
+    } else {
+      *reply.mutable_error() = v1::Error();
+      reply.mutable_error()->set_code(v1::Error::UNKNOWN_COMMAND);
+      reply.mutable_error()->set_message("test handler only knows hello");
+    }
+  }
+};
+
+class Client {
+ public:
+  explicit Client(const std::filesystem::path& path) {
+    fd_ = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  }
+  ~Client() { ::close(fd_); }
+  bool connected() const { return connected_; }
+  void send(const std::string& data) {
+    std::size_t off = 0;
+    while (off < data.size()) {
+      ssize_t n = ::write(fd_, data.data() + off, data.size() - off);
+      ASSERT_GT(n, 0);
+      off += static_cast<std::size_t>(n);
+    }
+  }
+  std::string read_line() {
+    std::string line;
+    char c;
+    while (::read(fd_, &c, 1) == 1) {
+      if (c == '\n') return line;
+      line += c;
+    }
+    return line;
+  }
+
+ private:
+  int fd_ = -1;
+  bool connected_ = false;
+};
+
+class ServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("rg-server-test-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    path_ = dir_ / "ctl.sock";
+  }
+  void start(ServerLimits limits = {}) {
+    server_ = std::make_unique<ControlServer>(io_, handler_, limits, "test");
+    auto status = server_->listen_unix(path_, 0660);
+    ASSERT_TRUE(status.ok()) << status.error().message;
+    work_.emplace(io_.get_executor());
+    thread_ = std::thread([this] { io_.run(); });
+  }
+  void TearDown() override {
+    if (thread_.joinable()) {
+      asio::post(io_, [this] { server_->stop(); });
+      work_.reset();
+      io_.stop();
+      thread_.join();
+    }
+    std::filesystem::remove_all(dir_);
+  }
+
+  asio::io_context io_;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;
+  EchoHandler handler_;
+  std::unique_ptr<ControlServer> server_;
+  std::thread thread_;
+  std::filesystem::path dir_, path_;
+};
+
+TEST_F(ServerTest, SocketModeIs0660AndPeerCredentialsAreKnown) {
+  start();
+  struct stat st {};
+  ASSERT_EQ(::stat(path_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0660u);
+  Client c(path_);
+  ASSERT_TRUE(c.connected());
+  c.send(R"({"version":1,"requestId":"a","hello":{}})" "\n");
+  const std::string line = c.read_line();
+  EXPECT_NE(line.find("\"peerPid\":" + std::to_string(::getpid())), std::string::npos) << line;
+  EXPECT_NE(line.find("\"requestId\":\"a\""), std::string::npos) << line;
+  EXPECT_NE(line.find("\"serverVersion\":\"test\""), std::string::npos) << line;
+}
+
+TEST_F(ServerTest, BadInputGetsAnErrorAndTheConnectionCarriesOn) {
+  start();
+  Client c(path_);
+  c.send("not json\n");
+  EXPECT_NE(c.read_line().find("MALFORMED"), std::string::npos);
+  c.send(R"({"version":9,"hello":{}})" "\n");
+  EXPECT_NE(c.read_line().find("UNSUPPORTED_VERSION"), std::string::npos);
+  c.send(std::string(100 * 1024, 'x') + "\n");
+  const std::string oversized = c.read_line();
+  EXPECT_NE(oversized.find("RESOURCE_EXHAUSTED"), std::string::npos) << oversized;
+  EXPECT_NE(oversized.find("65536"), std::string::npos) << oversized;
+  // Two requests in one write, and one split across writes.
+  c.send(R"({"version":1,"requestId":"1","hello":{}})" "\n" R"({"version":1,"requestId":"2",)");
+  c.send(R"("hello":{}})" "\n");
+  EXPECT_NE(c.read_line().find("\"requestId\":\"1\""), std::string::npos);
+  EXPECT_NE(c.read_line().find("\"requestId\":\"2\""), std::string::npos);
+}
+
+TEST_F(ServerTest, RateLimitAnswersWithAnErrorNotADisconnect) {
+  ServerLimits limits;
+  limits.max_requests_per_second = 5;
+  start(limits);
+  Client c(path_);
+  std::string burst;
+  for (int i = 0; i < 20; ++i) burst += R"({"version":1,"hello":{}})" "\n";
+  c.send(burst);
+  int limited = 0;
+  for (int i = 0; i < 20; ++i) limited += c.read_line().find("request rate") != std::string::npos;
+  EXPECT_GE(limited, 10);
+}
+
+TEST_F(ServerTest, ConnectionLimitRefusesWithAReason) {
+  ServerLimits limits;
+  limits.max_connections = 2;
+  start(limits);
+  Client a(path_), b(path_);
+  a.send(R"({"version":1,"hello":{}})" "\n");
+  b.send(R"({"version":1,"hello":{}})" "\n");
+  ASSERT_NE(a.read_line().find("hello"), std::string::npos);
+  ASSERT_NE(b.read_line().find("hello"), std::string::npos);
+  Client c(path_);
+  EXPECT_NE(c.read_line().find("too many connections"), std::string::npos);
+}
+
+TEST_F(ServerTest, StaleSocketIsReplacedButALiveOneAndOtherFilesAreNot) {
+  {  // A socket file whose daemon is gone.
+    int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, path_.c_str(), sizeof addr.sun_path - 1);
+    ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    ::close(fd);
+  }
+  start();
+  ControlServer second(io_, handler_, {}, "test");
+  auto live = second.listen_unix(path_, 0660);
+  ASSERT_FALSE(live.ok());
+  EXPECT_NE(live.error().message.find("another daemon"), std::string::npos);
+  const auto plain = dir_ / "plain-file";
+  std::ofstream(plain) << "x";
+  auto not_socket = second.listen_unix(plain, 0660);
+  ASSERT_FALSE(not_socket.ok());
+  EXPECT_NE(not_socket.error().message.find("not a socket"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ramguard::control
