@@ -1,0 +1,237 @@
+#include "procfs/proc_fs.hpp"
+
+#include <fcntl.h>
+
+#include <cerrno>
+#include <limits>
+
+namespace ramguard {
+namespace {
+
+constexpr std::size_t kStatusInitialBytes = 4096;
+constexpr std::size_t kStatmBufferBytes = 512;
+
+bool is_gone(int err) {
+  return err == ESRCH || err == ENOENT;
+}
+
+// Reads fd from offset 0 into buf, growing it (up to max_bytes) until the text fits.
+// Returns 0 and sets `len`, or the errno.
+int pread_whole(int fd, std::vector<char>& buf, std::size_t max_bytes, std::size_t& len) {
+  if (buf.empty()) buf.resize(kStatusInitialBytes);
+  for (;;) {
+    const ssize_t n = ::pread(fd, buf.data(), buf.size(), 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    len = static_cast<std::size_t>(n);
+    if (len < buf.size() || buf.size() > max_bytes) return 0;  // parser rejects the oversize
+    buf.resize(buf.size() * 2);
+  }
+}
+
+int read_path(const std::filesystem::path& path, std::size_t max_bytes, std::string& out) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return errno;
+  std::vector<char> buf(1024);
+  std::size_t len = 0;
+  if (const int err = pread_whole(fd.get(), buf, max_bytes, len); err != 0) return err;
+  out.assign(buf.data(), len);
+  return 0;
+}
+
+Result<std::uint64_t> pages_to_bytes(std::uint64_t pages, std::uint64_t page_size) {
+  if (page_size != 0 && pages > std::numeric_limits<std::uint64_t>::max() / page_size) {
+    return Error{"statm page count " + std::to_string(pages) + " overflows 64-bit bytes"};
+  }
+  return pages * page_size;
+}
+
+bool says_exited(std::string_view status_text) {
+  return status_text.find("State:\tZ") != std::string_view::npos ||
+         status_text.find("State:\tX") != std::string_view::npos;
+}
+
+}  // namespace
+
+Result<std::string> read_small_file(const std::filesystem::path& path, std::size_t max_bytes) {
+  std::string out;
+  if (const int err = read_path(path, max_bytes, out); err != 0) {
+    return Error{"cannot read " + path.string() + ": " + errno_text(err)};
+  }
+  return out;
+}
+
+Error ProcessHandle::read_error(const char* file, int err) const {
+  if (is_gone(err)) return Error{"process " + std::to_string(id_.pid) + " has exited"};
+  return Error{"cannot read " + (dir_ / file).string() + ": " + errno_text(err)};
+}
+
+Result<MemoryReading> ProcessHandle::read_periodic(const Instant& at) {
+  char buf[kStatmBufferBytes];
+  ssize_t n;
+  do {
+    n = ::pread(statm_fd_.get(), buf, sizeof buf, 0);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) return read_error("statm", errno);
+  if (static_cast<std::size_t>(n) == sizeof buf) {
+    return Error{"statm of process " + std::to_string(id_.pid) + " is larger than expected"};
+  }
+  auto pages = parse_statm(std::string_view(buf, static_cast<std::size_t>(n)));
+  if (!pages) return Error{"process " + std::to_string(id_.pid) + ": " + pages.error().message};
+  // A zombie keeps its /proc entry but has no address space: statm is all zeros.
+  if (pages->size == 0) return Error{"process " + std::to_string(id_.pid) + " has exited"};
+  auto rss = pages_to_bytes(pages->resident, page_size_bytes_);
+  if (!rss) return rss.error();
+  MemoryReading r;
+  r.at = at;
+  r.source = ReadingSource::kPeriodic;
+  r.rss_bytes = *rss;
+  r.file_bytes = pages->shared * page_size_bytes_;  // shared <= resident: cannot overflow
+  r.anon_bytes = r.rss_bytes - r.file_bytes;
+  return r;
+}
+
+Result<MemoryReading> ProcessHandle::read_complete(const Instant& at) {
+  std::size_t len = 0;
+  if (const int err = pread_whole(status_fd_.get(), status_buf_, kMaxStatusBytes, len); err != 0) {
+    return read_error("status", err);
+  }
+  const std::string_view text(status_buf_.data(), len);
+  auto fields = parse_status(text);
+  if (!fields) {
+    if (says_exited(text)) return Error{"process " + std::to_string(id_.pid) + " has exited"};
+    return Error{"process " + std::to_string(id_.pid) + ": " + fields.error().message};
+  }
+  MemoryReading r;
+  r.at = at;
+  r.source = ReadingSource::kMark;
+  r.rss_bytes = fields->vm_rss_bytes;
+  r.anon_bytes = fields->rss_anon_bytes;
+  r.file_bytes = fields->rss_file_bytes;
+  r.shmem_bytes = fields->rss_shmem_bytes;
+  r.swap_bytes = fields->vm_swap_bytes;
+  r.hwm_bytes = fields->vm_hwm_bytes;
+  return r;
+}
+
+Status ProcessHandle::reset_hwm() {
+  const std::string prefix = "cannot reset high-water mark of PID " + std::to_string(id_.pid);
+  if (!clear_refs_fd_.valid()) {
+    clear_refs_fd_.reset(::openat(dir_fd_.get(), "clear_refs", O_WRONLY | O_CLOEXEC));
+    if (!clear_refs_fd_.valid()) {
+      const int err = errno;
+      return Error{prefix + ": open " + (dir_ / "clear_refs").string() + ": " + errno_text(err)};
+    }
+  }
+  ssize_t n;
+  do {
+    n = ::pwrite(clear_refs_fd_.get(), "5", 1, 0);
+  } while (n < 0 && errno == EINTR);
+  if (n != 1) {
+    const int err = n < 0 ? errno : EIO;
+    clear_refs_fd_.reset();  // reopen next time: the cause may be transient
+    if (is_gone(err)) return Error{prefix + ": process has exited"};
+    return Error{prefix + ": write " + (dir_ / "clear_refs").string() + ": " + errno_text(err)};
+  }
+  return ok_status();
+}
+
+Result<bool> ProcessHandle::is_same_process() const {
+  std::string text;
+  if (const int err = read_path(dir_ / "stat", kMaxStatBytes, text); err != 0) {
+    if (is_gone(err)) return false;
+    return Error{"cannot read " + (dir_ / "stat").string() + ": " + errno_text(err)};
+  }
+  auto stat = parse_stat(text);
+  if (!stat) return Error{"process " + std::to_string(id_.pid) + ": " + stat.error().message};
+  if (stat->state == 'Z' || stat->state == 'X') return false;
+  return stat->start_time_ticks == id_.start_time_ticks;
+}
+
+ProcFs::ProcFs(std::filesystem::path root, long page_size_bytes)
+    : root_(std::move(root)),
+      page_size_bytes_(page_size_bytes > 0 ? static_cast<std::uint64_t>(page_size_bytes) : 4096) {}
+
+Result<ProcessHandle> ProcFs::open(pid_t pid) const {
+  const std::string who = "cannot watch PID " + std::to_string(pid);
+  if (pid <= 0) return Error{who + ": not a valid process id"};
+  ProcessHandle h;
+  h.dir_ = root_ / std::to_string(pid);
+  h.page_size_bytes_ = page_size_bytes_;
+  h.dir_fd_.reset(::open(h.dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!h.dir_fd_.valid()) {
+    const int err = errno;
+    if (is_gone(err)) return Error{who + ": no such process"};
+    return Error{who + ": open " + h.dir_.string() + ": " + errno_text(err)};
+  }
+  auto open_in_dir = [&](const char* file, UniqueFd& fd) -> Status {
+    fd.reset(::openat(h.dir_fd_.get(), file, O_RDONLY | O_CLOEXEC));
+    if (fd.valid()) return ok_status();
+    const int err = errno;
+    return Error{who + ": open " + (h.dir_ / file).string() + ": " + errno_text(err)};
+  };
+
+  UniqueFd stat_fd;
+  if (auto s = open_in_dir("stat", stat_fd); !s) return s.error();
+  std::vector<char> buf(1024);
+  std::size_t len = 0;
+  if (const int err = pread_whole(stat_fd.get(), buf, kMaxStatBytes, len); err != 0) {
+    return Error{who + ": " + h.read_error("stat", err).message};
+  }
+  auto stat = parse_stat(std::string_view(buf.data(), len));
+  if (!stat) return Error{who + ": " + stat.error().message};
+  if (stat->pid != pid) {
+    return Error{who + ": " + (h.dir_ / "stat").string() + " names PID " +
+                 std::to_string(stat->pid)};
+  }
+  if (stat->state == 'Z' || stat->state == 'X') return Error{who + ": process has exited"};
+  h.id_ = TargetId{pid, stat->start_time_ticks};
+
+  if (auto s = open_in_dir("statm", h.statm_fd_); !s) return s.error();
+  if (auto s = open_in_dir("status", h.status_fd_); !s) return s.error();
+
+  // Owner and name come from status; a process without memory lines cannot be guarded.
+  if (const int err = pread_whole(h.status_fd_.get(), h.status_buf_, kMaxStatusBytes, len);
+      err != 0) {
+    return Error{who + ": " + h.read_error("status", err).message};
+  }
+  auto status = parse_status(std::string_view(h.status_buf_.data(), len));
+  if (!status) return Error{who + ": " + status.error().message};
+  h.uid_ = status->real_uid;
+  h.name_ = std::move(status->name);
+  if (auto first = h.read_periodic(Instant{}); !first)
+    return Error{who + ": " + first.error().message};
+  return h;
+}
+
+Result<TargetId> ProcFs::identify(pid_t pid) const {
+  if (pid <= 0) return Error{"PID " + std::to_string(pid) + " is not a valid process id"};
+  auto alive = identify_alive(pid);
+  if (!alive) return alive.error();
+  if (!*alive) return Error{"process " + std::to_string(pid) + " does not exist"};
+  return **alive;
+}
+
+Result<std::optional<TargetId>> ProcFs::identify_alive(pid_t pid) const {
+  const auto path = root_ / std::to_string(pid) / "stat";
+  std::string text;
+  if (const int err = read_path(path, kMaxStatBytes, text); err != 0) {
+    if (is_gone(err)) return std::optional<TargetId>();
+    return Error{"cannot read " + path.string() + ": " + errno_text(err)};
+  }
+  auto stat = parse_stat(text);
+  if (!stat) return Error{"process " + std::to_string(pid) + ": " + stat.error().message};
+  if (stat->state == 'Z' || stat->state == 'X') return std::optional<TargetId>();
+  return std::optional<TargetId>(TargetId{pid, stat->start_time_ticks});
+}
+
+Result<bool> ProcFs::is_alive(const TargetId& id) const {
+  if (id.pid <= 0) return false;
+  auto now = identify_alive(id.pid);
+  if (!now) return now.error();
+  return now->has_value() && (*now)->start_time_ticks == id.start_time_ticks;
+}
+
+}  // namespace ramguard

@@ -1,0 +1,89 @@
+#pragma once
+// The procfs reader. ProcFs is rooted at a directory (/proc, or a fake tree in tests) and opens
+// ProcessHandles: one process (PID + start time) with its statm and status kept open, so the
+// periodic read is a single pread and a reused PID can never be read by mistake.
+
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/reading.hpp"
+#include "common/result.hpp"
+#include "procfs/parse.hpp"
+#include "procfs/unique_fd.hpp"
+
+namespace ramguard {
+
+class ProcessHandle {
+ public:
+  ProcessHandle(ProcessHandle&&) noexcept = default;
+  ProcessHandle& operator=(ProcessHandle&&) noexcept = default;
+  ProcessHandle(const ProcessHandle&) = delete;
+  ProcessHandle& operator=(const ProcessHandle&) = delete;
+  ~ProcessHandle() = default;
+
+  // Hot path: one pread of the kept-open statm, no allocation unless it fails.
+  // rss = resident, anon = resident - shared, file_bytes = shared (file + shmem); source kPeriodic.
+  Result<MemoryReading> read_periodic(const Instant& at);
+  // One pread of the kept-open status: the full split, swap and high-water mark; source kMark.
+  Result<MemoryReading> read_complete(const Instant& at);
+  // Writes "5" to clear_refs so VmHWM restarts from the current RSS. Fails (degraded, not fatal)
+  // where the kernel or permissions do not allow it.
+  Status reset_hwm();
+  // Re-reads ROOT/PID/stat by path: false when the PID is gone or now names another process.
+  Result<bool> is_same_process() const;
+
+  const TargetId& id() const { return id_; }
+  pid_t pid() const { return id_.pid; }
+  std::uint32_t uid() const { return uid_; }
+  const std::string& name() const { return name_; }
+
+ private:
+  friend class ProcFs;
+  ProcessHandle() = default;
+  Error read_error(const char* file, int err) const;
+
+  std::filesystem::path dir_;  // ROOT/PID
+  std::uint64_t page_size_bytes_ = 0;
+  TargetId id_;
+  std::uint32_t uid_ = 0;
+  std::string name_;
+  UniqueFd dir_fd_;  // pins this process's /proc directory: files opened from it are its own
+  UniqueFd statm_fd_;
+  UniqueFd status_fd_;
+  UniqueFd clear_refs_fd_;  // opened on first reset
+  std::vector<char> status_buf_;
+};
+
+class ProcFs {
+ public:
+  explicit ProcFs(std::filesystem::path root = "/proc",
+                  long page_size_bytes = ::sysconf(_SC_PAGESIZE));
+
+  // Errors: "process N does not exist", "cannot open ...: Permission denied", a kernel thread.
+  Result<ProcessHandle> open(pid_t pid) const;
+  // The identity of whatever PID names now (stat read by path); an error when none or a zombie.
+  Result<TargetId> identify(pid_t pid) const;
+  // True while the process with this identity still runs (for restart recovery): false when the
+  // PID is gone, a zombie, or reused by another process.
+  Result<bool> is_alive(const TargetId& id) const;
+
+  const std::filesystem::path& root() const { return root_; }
+  std::uint64_t page_size_bytes() const { return page_size_bytes_; }
+
+ private:
+  Result<std::optional<TargetId>> identify_alive(pid_t pid) const;
+
+  std::filesystem::path root_;
+  std::uint64_t page_size_bytes_;
+};
+
+// Reads a whole small file (proc or cgroup) by path, up to max_bytes; for cold paths only.
+Result<std::string> read_small_file(const std::filesystem::path& path, std::size_t max_bytes);
+
+}  // namespace ramguard
