@@ -8,8 +8,21 @@
 
 namespace ramguard {
 
+// What kind of failure, so the control protocol can answer with the right code. Most errors
+// are about input, hence the default.
+enum class ErrorKind {
+  kInvalidArgument,
+  kNotFound,
+  kPermissionDenied,
+  kFailedPrecondition,
+  kResourceExhausted,
+  kUnavailable,
+  kInternal,
+};
+
 struct Error {
   std::string message;
+  ErrorKind kind = ErrorKind::kInvalidArgument;
 };
 
 template <typename T>
