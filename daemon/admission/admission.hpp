@@ -1,0 +1,128 @@
+#pragma once
+// The memory budget and its reservations. Rule (DESIGN.md "Admission"):
+//   baseline + sum(active reservations) + estimate <= budget - margin
+// admits and turns the estimate into a reservation; anything else refuses with every term.
+// A reservation no run has claimed expires after the lease; a claimed one lives until its run
+// ends (release_run) or is released by id.
+//
+// Thread safety: every public member takes one internal mutex, and admit() decides and reserves
+// under it, so no interleaving of callers can overcommit the budget. The daemon calls it from a
+// single io_context thread anyway; the guarantee does not depend on that.
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/clock.hpp"
+#include "common/result.hpp"
+
+namespace ramguard {
+
+struct AdmitInput {
+  std::string job;
+  std::uint64_t estimate_bytes = 0;
+  std::string estimate_source;       // "given", "plan:<name>", "calibrated:<run_id>"
+  std::uint64_t baseline_bytes = 0;  // current RSS of the process that will load
+};
+
+struct Decision {
+  bool admitted = false;
+  std::string reservation_id;  // empty when refused
+  std::uint64_t baseline_bytes = 0;
+  std::uint64_t reserved_bytes = 0;  // sum of OTHER active reservations at decision time
+  std::uint64_t estimate_bytes = 0;
+  std::uint64_t budget_bytes = 0;
+  std::uint64_t margin_bytes = 0;
+  std::int64_t headroom_bytes = 0;  // budget - margin - baseline - reserved - estimate
+  std::string estimate_source;
+  std::string reason;  // the whole sum in words, decimal GB
+  double lease_seconds = 0;
+};
+
+struct ReservationView {
+  std::string reservation_id;
+  std::string job;
+  std::uint64_t bytes = 0;
+  std::string estimate_source;
+  std::string run_id;  // empty until a run claims it
+  Instant created;
+  double expires_in_seconds = 0;  // 0 once claimed: it ends with its run
+};
+
+// What the store keeps to rebuild reservations after a restart.
+struct ReservationRecord {
+  std::string reservation_id;
+  std::string job;
+  std::uint64_t bytes = 0;
+  std::string estimate_source;
+  std::string run_id;  // empty: unclaimed
+};
+
+class Admission {
+ public:
+  Admission(std::uint64_t budget_bytes, std::uint64_t margin_bytes, std::chrono::nanoseconds lease,
+            const Clock& clock);
+
+  // Decides and, when admitted, reserves estimate_bytes, all under one lock. Reservations
+  // past their lease no longer count, even before expire() drops them.
+  Decision admit(const AdmitInput& input);
+
+  // A run claims an admitted reservation: from then on it does not expire by lease. Claiming
+  // it again for the same run is a no-op. Errors: unknown, expired, or claimed by another run.
+  Status claim(const std::string& reservation_id, const std::string& run_id);
+
+  // Ends one reservation; returns its bytes. Error when the id is unknown (or already gone).
+  Result<std::uint64_t> release(const std::string& reservation_id);
+  // Ends every reservation claimed by the run; returns the bytes freed (0 when it had none).
+  std::uint64_t release_run(const std::string& run_id);
+
+  // Drops unclaimed reservations older than the lease and returns them for logs and metrics.
+  // Call it periodically (e.g. on the sampling timer).
+  std::vector<ReservationView> expire();
+
+  std::uint64_t reserved_bytes() const;               // sum of active reservations
+  std::vector<ReservationView> reservations() const;  // active ones, oldest first
+
+  // Configuration reload: existing reservations remain, even if they no longer fit.
+  void set_budget(std::uint64_t budget_bytes, std::uint64_t margin_bytes);
+  void set_lease(std::chrono::nanoseconds lease);
+  std::uint64_t budget_bytes() const;
+  std::uint64_t margin_bytes() const;
+  std::chrono::nanoseconds lease() const;
+
+  // Restart recovery: re-creates reservations the store kept, without a budget check (they
+  // were admitted before). Unclaimed ones get a fresh lease from now: holding a little longer
+  // is the safe side. Errors: empty or duplicate id, zero bytes.
+  Status restore(const ReservationRecord& record);
+
+ private:
+  struct Reservation {
+    std::string job;
+    std::uint64_t bytes = 0;
+    std::string estimate_source;
+    std::string run_id;
+    Instant created;
+    std::uint64_t order = 0;  // admission order, for listing
+  };
+
+  bool expired_locked(const Reservation& r, const Instant& now) const;
+  std::uint64_t reserved_locked(const Instant& now) const;
+  ReservationView view_locked(const std::string& id, const Reservation& r,
+                              const Instant& now) const;
+  std::string new_id_locked();
+
+  mutable std::mutex mutex_;
+  std::uint64_t budget_bytes_;
+  std::uint64_t margin_bytes_;
+  std::chrono::nanoseconds lease_;
+  const Clock& clock_;
+  std::map<std::string, Reservation> reservations_;
+  std::uint64_t next_order_ = 0;
+  std::mt19937_64 rng_;
+};
+
+}  // namespace ramguard

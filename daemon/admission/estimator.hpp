@@ -1,0 +1,49 @@
+#pragma once
+// Estimates from a memory plan: the overhead plus the LARGEST live sum over the plan's phases,
+// never the sum of per-phase maxima (states of different phases are not alive at once).
+// Pure functions over values; the caller looks the plan up in the configuration.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/result.hpp"
+#include "config/plan.hpp"
+
+namespace ramguard {
+
+// One state of the dominating phase: copies already multiplied by the host count.
+struct EstimateTerm {
+  std::string state;
+  double copies = 0;
+  std::uint64_t bytes = 0;
+};
+
+struct Estimate {
+  std::uint64_t bytes = 0;  // overhead_bytes + the dominating phase's live sum
+  std::string plan;
+  std::string phase;  // the phase with the largest live sum (the first one on a tie)
+  std::uint64_t model_bytes = 0;
+  std::uint32_t hosts = 0;
+  std::uint64_t overhead_bytes = 0;
+  std::vector<EstimateTerm> breakdown;  // the dominating phase's states, in plan order
+};
+
+// Errors name the plan, phase and state: no phases, zero model size, per-host states with zero
+// hosts, negative or non-finite copies, a total that does not fit in 64 bits.
+Result<Estimate> estimate_from_plan(const MemoryPlan& plan, std::uint64_t model_bytes,
+                                    std::uint32_t hosts);
+
+// "plan fedavg, aggregation dominates: global 1 x 2.50 GB + host_updates 2 x 2.50 GB +
+//  result 1 x 2.50 GB + overhead 1.10 GB = 11.10 GB"
+std::string describe_estimate(const Estimate& estimate);
+
+// The model size from a model description. Zero means "not given" (protobuf's defaults), so the
+// request may carry model_bytes, or parameter_count and bytes_per_parameter, or all three when
+// they agree within 1%. Errors: neither given, only one of parameter_count/bytes_per_parameter,
+// a negative or non-finite bytes_per_parameter, a product that overflows 64 bits, and both
+// forms given with values that disagree.
+Result<std::uint64_t> model_bytes_from(std::uint64_t parameter_count, double bytes_per_parameter,
+                                       std::uint64_t model_bytes);
+
+}  // namespace ramguard

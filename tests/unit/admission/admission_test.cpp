@@ -1,0 +1,236 @@
+// Admission: the rule at its boundary, reservations through their lifecycle (lease, claim,
+// release), budget reloads and restart recovery. Time is a FakeClock.
+#include "admission/admission.hpp"
+
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <set>
+
+#include "admission/reason.hpp"
+
+namespace ramguard {
+namespace {
+
+using std::chrono::seconds;
+constexpr std::uint64_t kGB = 1'000'000'000;
+
+class AdmissionTest : public ::testing::Test {
+ protected:
+  FakeClock clock_;
+  Admission admission_{16 * kGB, 1 * kGB, seconds(60), clock_};
+
+  Decision admit(std::uint64_t estimate, std::uint64_t baseline = 0, std::string job = "job") {
+    return admission_.admit({std::move(job), estimate, "given", baseline});
+  }
+};
+
+TEST_F(AdmissionTest, ExactlyEqualAdmitsOneByteOverRefuses) {
+  // limit = 16 - 1 = 15 GB; baseline 3 GB, reserved 4 GB: room for exactly 8 GB.
+  ASSERT_TRUE(admit(4 * kGB).admitted);
+  const Decision over = admit(8 * kGB + 1, 3 * kGB);
+  EXPECT_FALSE(over.admitted);
+  EXPECT_EQ(over.headroom_bytes, -1);
+  EXPECT_EQ(over.reserved_bytes, 4 * kGB);
+  EXPECT_NE(over.reason.find("refused: baseline 3.00 GB + reserved 4.00 GB + estimate 8.00 GB"),
+            std::string::npos)
+      << over.reason;
+  EXPECT_NE(over.reason.find("> budget 16.00 GB - margin 1.00 GB"), std::string::npos);
+  EXPECT_EQ(admission_.reserved_bytes(), 4 * kGB);  // a refusal reserves nothing
+
+  const Decision equal = admit(8 * kGB, 3 * kGB);
+  EXPECT_TRUE(equal.admitted) << equal.reason;
+  EXPECT_EQ(equal.headroom_bytes, 0);
+  EXPECT_EQ(equal.reserved_bytes, 4 * kGB);  // others only, not itself
+  EXPECT_NE(equal.reason.find("= 15.00 GB <= budget 16.00 GB - margin 1.00 GB; headroom 0 B"),
+            std::string::npos)
+      << equal.reason;
+  EXPECT_EQ(equal.lease_seconds, 60.0);
+  EXPECT_EQ(admission_.reserved_bytes(), 12 * kGB);
+  EXPECT_FALSE(admit(3 * kGB + 1).admitted);  // 12 reserved, 3 GB left under the limit
+  EXPECT_TRUE(admit(3 * kGB).admitted);
+}
+
+TEST_F(AdmissionTest, ReservationsBlockLaterAdmissions) {
+  EXPECT_TRUE(admit(10 * kGB).admitted);
+  const Decision second = admit(6 * kGB);
+  EXPECT_FALSE(second.admitted);
+  EXPECT_EQ(second.reserved_bytes, 10 * kGB);
+  EXPECT_EQ(second.headroom_bytes, -static_cast<std::int64_t>(1 * kGB));
+}
+
+TEST_F(AdmissionTest, ZeroAndHostileEstimatesAreRefused) {
+  const Decision zero = admit(0);
+  EXPECT_FALSE(zero.admitted);
+  EXPECT_NE(zero.reason.find("estimate of 0 B is refused"), std::string::npos);
+  const Decision huge = admit(std::numeric_limits<std::uint64_t>::max(), 5 * kGB);
+  EXPECT_FALSE(huge.admitted);  // must not wrap around into "fits"
+  EXPECT_LT(huge.headroom_bytes, 0);
+  EXPECT_EQ(admission_.reserved_bytes(), 0u);
+}
+
+TEST(AdmissionReason, MarginLargerThanBudgetAdmitsNothing) {
+  const AdmissionOutcome out = evaluate({0, 0, 1, 10, 20});
+  EXPECT_FALSE(out.fits);
+  EXPECT_EQ(out.limit_bytes, 0u);
+  EXPECT_EQ(out.headroom_bytes, -1);
+}
+
+TEST_F(AdmissionTest, UnclaimedReservationExpiresAfterLease) {
+  const Decision d = admit(10 * kGB);
+  ASSERT_TRUE(d.admitted);
+  clock_.advance(seconds(59));
+  EXPECT_TRUE(admission_.expire().empty());
+  ASSERT_EQ(admission_.reservations().size(), 1u);
+  EXPECT_DOUBLE_EQ(admission_.reservations()[0].expires_in_seconds, 1.0);
+  EXPECT_FALSE(admit(6 * kGB).admitted);
+
+  clock_.advance(seconds(1));
+  // Past its lease it no longer counts, even before expire() drops it ...
+  EXPECT_EQ(admission_.reserved_bytes(), 0u);
+  EXPECT_TRUE(admission_.reservations().empty());
+  // ... and expire() reports it once.
+  const std::vector<ReservationView> gone = admission_.expire();
+  ASSERT_EQ(gone.size(), 1u);
+  EXPECT_EQ(gone[0].reservation_id, d.reservation_id);
+  EXPECT_EQ(gone[0].bytes, 10 * kGB);
+  EXPECT_EQ(gone[0].job, "job");
+  EXPECT_TRUE(admission_.expire().empty());
+  Status late = admission_.claim(d.reservation_id, "run-1");
+  ASSERT_FALSE(late.ok());
+  EXPECT_NE(late.error().message.find("unknown reservation"), std::string::npos);
+  EXPECT_TRUE(admit(6 * kGB).admitted);
+}
+
+TEST_F(AdmissionTest, ClaimAfterLeaseButBeforeExpireNamesTheLease) {
+  const Decision d = admit(kGB);
+  clock_.advance(seconds(61));
+  Status s = admission_.claim(d.reservation_id, "run-1");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("expired: no run claimed it within the 60.00 s lease"),
+            std::string::npos)
+      << s.error().message;
+}
+
+TEST_F(AdmissionTest, ClaimedReservationDoesNotExpireAndEndsWithItsRun) {
+  const Decision a = admit(5 * kGB, 0, "a");
+  const Decision b = admit(3 * kGB, 0, "b");
+  ASSERT_TRUE(a.admitted && b.admitted);
+  ASSERT_TRUE(admission_.claim(a.reservation_id, "run-a").ok());
+  EXPECT_TRUE(admission_.claim(a.reservation_id, "run-a").ok());  // idempotent
+  Status other = admission_.claim(a.reservation_id, "run-x");
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.error().message.find("already claimed by run run-a"), std::string::npos);
+
+  clock_.advance(std::chrono::hours(24));
+  const std::vector<ReservationView> gone = admission_.expire();
+  ASSERT_EQ(gone.size(), 1u);
+  EXPECT_EQ(gone[0].reservation_id, b.reservation_id);
+  const std::vector<ReservationView> left = admission_.reservations();
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0].run_id, "run-a");
+  EXPECT_EQ(left[0].expires_in_seconds, 0.0);
+  EXPECT_EQ(admission_.reserved_bytes(), 5 * kGB);
+
+  EXPECT_EQ(admission_.release_run("run-other"), 0u);
+  EXPECT_EQ(admission_.release_run("run-a"), 5 * kGB);
+  EXPECT_EQ(admission_.reserved_bytes(), 0u);
+  EXPECT_EQ(admission_.release_run("run-a"), 0u);
+}
+
+TEST_F(AdmissionTest, ReleaseByIdAndByRun) {
+  const Decision a = admit(2 * kGB);
+  const Decision b = admit(3 * kGB);
+  const Decision c = admit(4 * kGB);
+  ASSERT_TRUE(admission_.claim(b.reservation_id, "run-1").ok());
+  ASSERT_TRUE(admission_.claim(c.reservation_id, "run-1").ok());  // a run may hold several
+
+  Result<std::uint64_t> freed = admission_.release(a.reservation_id);
+  ASSERT_TRUE(freed.ok());
+  EXPECT_EQ(*freed, 2 * kGB);
+  Result<std::uint64_t> twice = admission_.release(a.reservation_id);
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.error().message.find("unknown reservation '" + a.reservation_id + "'"),
+            std::string::npos);
+  EXPECT_EQ(admission_.release_run("run-1"), 7 * kGB);
+  EXPECT_EQ(admission_.reserved_bytes(), 0u);
+  EXPECT_EQ(admission_.release_run(""), 0u);  // never matches unclaimed reservations
+}
+
+TEST_F(AdmissionTest, UnknownIdsError) {
+  EXPECT_FALSE(admission_.release("rsv-000000000000").ok());
+  Status s = admission_.claim("rsv-nope", "run-1");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("rsv-nope"), std::string::npos);
+  const Decision d = admit(kGB);
+  EXPECT_FALSE(admission_.claim(d.reservation_id, "").ok());
+}
+
+TEST_F(AdmissionTest, IdsAreUniqueAndWellFormed) {
+  Admission roomy(std::numeric_limits<std::uint64_t>::max(), 0, seconds(60), clock_);
+  std::set<std::string> ids;
+  for (int i = 0; i < 5000; ++i) {
+    const Decision d = roomy.admit({"j", 1, "given", 0});
+    ASSERT_TRUE(d.admitted);
+    ASSERT_EQ(d.reservation_id.size(), 16u);
+    ASSERT_EQ(d.reservation_id.rfind("rsv-", 0), 0u);
+    ASSERT_EQ(d.reservation_id.find_first_not_of("0123456789abcdef", 4), std::string::npos);
+    ids.insert(d.reservation_id);
+  }
+  EXPECT_EQ(ids.size(), 5000u);
+  // Another instance draws a different sequence: ids are not predictable from order.
+  Admission other(std::numeric_limits<std::uint64_t>::max(), 0, seconds(60), clock_);
+  EXPECT_FALSE(ids.contains(other.admit({"j", 1, "given", 0}).reservation_id));
+}
+
+TEST_F(AdmissionTest, BudgetChangeKeepsReservations) {
+  const Decision d = admit(12 * kGB);
+  ASSERT_TRUE(d.admitted);
+  admission_.set_budget(10 * kGB, 0);
+  EXPECT_EQ(admission_.budget_bytes(), 10 * kGB);
+  EXPECT_EQ(admission_.margin_bytes(), 0u);
+  EXPECT_EQ(admission_.reserved_bytes(), 12 * kGB);  // kept although it no longer fits
+  const Decision refused = admit(1);
+  EXPECT_FALSE(refused.admitted);
+  EXPECT_EQ(refused.budget_bytes, 10 * kGB);
+  EXPECT_EQ(refused.headroom_bytes, -static_cast<std::int64_t>(2 * kGB) - 1);
+  admission_.set_budget(64 * kGB, 2 * kGB);
+  EXPECT_TRUE(admit(50 * kGB).admitted);
+  EXPECT_FALSE(admit(1).admitted);  // 12 + 50 = 62 = 64 - 2
+
+  admission_.set_lease(seconds(5));
+  EXPECT_EQ(admission_.lease(), seconds(5));
+  clock_.advance(seconds(5));
+  EXPECT_EQ(admission_.expire().size(), 2u);
+}
+
+TEST_F(AdmissionTest, RestoreRebuildsReservations) {
+  ASSERT_TRUE(
+      admission_.restore({"rsv-aaaaaaaaaaaa", "vit", 6 * kGB, "plan:fedavg", "run-9"}).ok());
+  ASSERT_TRUE(admission_.restore({"rsv-bbbbbbbbbbbb", "vit", 2 * kGB, "given", ""}).ok());
+  EXPECT_EQ(admission_.reserved_bytes(), 8 * kGB);
+  Status dup = admission_.restore({"rsv-aaaaaaaaaaaa", "vit", 1, "given", ""});
+  ASSERT_FALSE(dup.ok());
+  EXPECT_NE(dup.error().message.find("already exists"), std::string::npos);
+  EXPECT_FALSE(admission_.restore({"", "vit", 1, "given", ""}).ok());
+  EXPECT_FALSE(admission_.restore({"rsv-cccccccccccc", "vit", 0, "given", ""}).ok());
+  // Restored over budget is allowed (admitted before); new admissions see them.
+  ASSERT_TRUE(admission_.restore({"rsv-dddddddddddd", "big", 20 * kGB, "given", "run-10"}).ok());
+  EXPECT_FALSE(admit(1).admitted);
+
+  const std::vector<ReservationView> views = admission_.reservations();
+  ASSERT_EQ(views.size(), 3u);
+  EXPECT_EQ(views[0].reservation_id, "rsv-aaaaaaaaaaaa");  // restore order
+  EXPECT_EQ(views[0].estimate_source, "plan:fedavg");
+  EXPECT_EQ(views[1].expires_in_seconds, 60.0);  // a fresh lease from the restore
+
+  clock_.advance(seconds(60));
+  const std::vector<ReservationView> gone = admission_.expire();
+  ASSERT_EQ(gone.size(), 1u);
+  EXPECT_EQ(gone[0].reservation_id, "rsv-bbbbbbbbbbbb");
+  EXPECT_EQ(admission_.release_run("run-9"), 6 * kGB);
+  EXPECT_TRUE(admission_.claim("rsv-dddddddddddd", "run-10").ok());
+}
+
+}  // namespace
+}  // namespace ramguard
