@@ -1,0 +1,228 @@
+// The exporter scraped over HTTP, as Prometheus does: values, names, promtool's lint.
+#include "metrics/exporter.hpp"
+
+#include <gtest/gtest.h>
+
+#include "unit/metrics/scrape.hpp"
+
+namespace ramguard {
+namespace {
+
+using testkit::sample;
+
+std::unique_ptr<MetricsExporter> start_exporter() {
+  auto exporter = MetricsExporter::start("127.0.0.1:0");
+  EXPECT_TRUE(exporter.ok()) << (exporter.ok() ? "" : exporter.error().message);
+  return exporter.ok() ? std::move(exporter).value() : nullptr;
+}
+
+std::string scrape(const MetricsExporter& exporter) {
+  auto response = testkit::http_get(exporter.port());
+  EXPECT_TRUE(response.ok()) << (response.ok() ? "" : response.error().message);
+  if (!response.ok()) return {};
+  EXPECT_EQ(response->status, 200);
+  return response->body;
+}
+
+TEST(MetricsExporter, BindsAnEphemeralPortOnLoopback) {
+  auto exporter = start_exporter();
+  ASSERT_NE(exporter, nullptr);
+  EXPECT_GT(exporter->port(), 0);
+  const std::string body = scrape(*exporter);
+  EXPECT_NE(body.find("ramguard_build_info{version=\"" RAMGUARD_TEST_VERSION "\"} 1"),
+            std::string::npos)
+      << body;
+}
+
+TEST(MetricsExporter, ScrapeShowsObservedValuesUnderConventionalNames) {
+  auto exporter = start_exporter();
+  ASSERT_NE(exporter, nullptr);
+  testkit::populate(*exporter);
+  const auto s = testkit::parse_samples(scrape(*exporter));
+  const std::string pid_job = MetricsExporter::job_for_pid(4242);
+  EXPECT_EQ(pid_job, "pid-4242");
+
+  EXPECT_EQ(sample(s, "ramguard_budget_bytes"), 16e9);
+  EXPECT_EQ(sample(s, "ramguard_budget_margin_bytes"), 5e8);
+  EXPECT_EQ(sample(s, "ramguard_reserved_bytes"), 11.1e9);
+  EXPECT_EQ(sample(s, "ramguard_runs_active"), 1);
+  EXPECT_EQ(sample(s, "ramguard_store_available"), 1);
+  for (const std::string& job : {std::string("vit-h"), pid_job}) {
+    EXPECT_EQ(sample(s, "ramguard_target_rss_bytes", {{"job", job}}), 9.6e9) << job;
+    EXPECT_EQ(sample(s, "ramguard_target_memory_bytes", {{"job", job}, {"kind", "anon"}}), 9e9);
+    EXPECT_EQ(sample(s, "ramguard_target_memory_bytes", {{"job", job}, {"kind", "file"}}), 5e8);
+    EXPECT_EQ(sample(s, "ramguard_target_memory_bytes", {{"job", job}, {"kind", "shmem"}}), 1e8);
+    EXPECT_EQ(sample(s, "ramguard_target_swap_bytes", {{"job", job}}), 4096);
+    EXPECT_EQ(sample(s, "ramguard_target_peak_bytes", {{"job", job}}), 9.6e9);
+    EXPECT_EQ(sample(s, "ramguard_target_peak_exact", {{"job", job}}), 1);
+    EXPECT_EQ(sample(s, "ramguard_target_up", {{"job", job}}), 1);
+    EXPECT_EQ(sample(s, "ramguard_target_last_reading_timestamp_seconds", {{"job", job}}), 1.7e9);
+  }
+  EXPECT_EQ(
+      sample(s, "ramguard_target_degraded", {{"job", pid_job}, {"reason", "hwm_reset_denied"}}), 1);
+  EXPECT_EQ(sample(s, "ramguard_phase_peak_bytes", {{"job", "vit-h"}, {"phase", "aggregation"}}),
+            9.6e9);
+  EXPECT_EQ(
+      sample(s, "ramguard_phase_duration_seconds", {{"job", "vit-h"}, {"phase", "aggregation"}}),
+      6.75);
+  EXPECT_EQ(sample(s, "ramguard_phase_duration_seconds",
+                   {{"job", "vit-h"}, {"phase", "synchronization"}}),
+            5.0);
+  EXPECT_EQ(sample(s, "ramguard_boundary_round", {{"job", "vit-h"}}), 3);
+  EXPECT_EQ(sample(s, "ramguard_boundary_rss_bytes", {{"job", "vit-h"}}), 6.5e9);
+  EXPECT_EQ(sample(s, "ramguard_boundary_floor_bytes", {{"job", "vit-h"}}), 6.4e9);
+  EXPECT_EQ(sample(s, "ramguard_phase_gap_seconds",
+                   {{"job", "vit-h"}, {"gap", "aggregation.end->synchronization.begin"}}),
+            5.0);
+  EXPECT_EQ(sample(s, "ramguard_admissions_total", {{"job", "vit-h"}, {"decision", "admitted"}}),
+            1);
+  EXPECT_EQ(sample(s, "ramguard_admissions_total", {{"job", "vit-h"}, {"decision", "refused"}}), 1);
+  EXPECT_EQ(sample(s, "ramguard_admission_headroom_bytes", {{"job", "vit-h"}}), -1.2e9);
+  EXPECT_EQ(sample(s, "ramguard_verdicts_total",
+                   {{"job", "vit-h"}, {"kind", "growth_warning"}, {"severity", "warning"}}),
+            1);
+  EXPECT_EQ(sample(s, "ramguard_verdict_active", {{"job", "vit-h"}, {"kind", "growth_warning"}}),
+            1);
+  EXPECT_EQ(sample(s, "ramguard_verdict_active", {{"job", "vit-h"}, {"kind", "leak"}}), 0);
+  EXPECT_EQ(sample(s, "ramguard_sample_duration_seconds_count"), 2);
+  EXPECT_NEAR(*sample(s, "ramguard_sample_duration_seconds_sum"), 4.4e-6, 1e-12);
+}
+
+TEST(MetricsExporter, PromtoolAcceptsTheScrapeWithoutWarnings) {
+  auto exporter = start_exporter();
+  ASSERT_NE(exporter, nullptr);
+  testkit::populate(*exporter);
+  const std::string body = scrape(*exporter);
+  ASSERT_NE(body.find("ramguard_target_rss_bytes"), std::string::npos);
+  const auto check = testkit::promtool_check_metrics(body);
+  EXPECT_EQ(check.exit_code, 0) << check.output;
+  EXPECT_EQ(check.output, "") << "promtool printed warnings";
+}
+
+TEST(MetricsExporter, EveryFamilyHasHelpAndNoLabelGrowsWithRoundsOrPids) {
+  auto exporter = start_exporter();
+  ASSERT_NE(exporter, nullptr);
+  testkit::populate(*exporter);
+  for (std::uint32_t round = 1; round <= 20; ++round) {
+    exporter->observe_boundary("vit-h", round, 6'000'000'000 + round, 6'000'000'000);
+  }
+  const std::string body = scrape(*exporter);
+  const auto s = testkit::parse_samples(body);
+  EXPECT_EQ(sample(s, "ramguard_boundary_round", {{"job", "vit-h"}}), 20);
+  EXPECT_EQ(body.find("round=\""), std::string::npos);
+  EXPECT_EQ(body.find("pid=\""), std::string::npos);
+  EXPECT_EQ(body.find("run_id=\""), std::string::npos);
+  std::size_t types = 0;
+  for (std::size_t at = body.find("# TYPE ramguard_"); at != std::string::npos;
+       at = body.find("# TYPE ramguard_", at + 1)) {
+    ++types;
+    const std::string name = body.substr(at + 7, body.find(' ', at + 7) - at - 7);
+    EXPECT_NE(body.find("# HELP " + name + " "), std::string::npos) << name;
+  }
+  EXPECT_GE(types, 25u);
+}
+
+TEST(MetricsExporter, PeakIsTheLargestSeenAndSaysWhetherItIsExact) {
+  auto exporter = start_exporter();
+  ASSERT_NE(exporter, nullptr);
+  exporter->observe_peak("job", 5'000'000'000, false);  // a sample
+  exporter->observe_peak("job", 7'000'000'000, true);   // a high-water mark
+  exporter->observe_peak("job", 6'000'000'000, true);   // a later phase's lower peak
+  auto s = testkit::parse_samples(scrape(*exporter));
+  EXPECT_EQ(sample(s, "ramguard_target_peak_bytes", {{"job", "job"}}), 7e9);
+  EXPECT_EQ(sample(s, "ramguard_target_peak_exact", {{"job", "job"}}), 1);
+  exporter->observe_peak("job", 8'000'000'000, false);  // hwm unavailable: only sampled
+  s = testkit::parse_samples(scrape(*exporter));
+  EXPECT_EQ(sample(s, "ramguard_target_peak_bytes", {{"job", "job"}}), 8e9);
+  EXPECT_EQ(sample(s, "ramguard_target_peak_exact", {{"job", "job"}}), 0);
+}
+
+TEST(MetricsExporter, PeriodicReadingSplitStillAddsUpToRss) {
+  auto exporter = start_exporter();
+  ASSERT_NE(exporter, nullptr);
+  MemoryReading mark;
+  mark.source = ReadingSource::kMark;
+  mark.rss_bytes = 1000;
+  mark.anon_bytes = 700;
+  mark.file_bytes = 200;
+  mark.shmem_bytes = 100;
+  mark.swap_bytes = 50;
+  exporter->observe_reading("j", mark);
+  MemoryReading periodic;  // statm: shared = file + shmem, no swap
+  periodic.rss_bytes = 2000;
+  periodic.anon_bytes = 1500;
+  periodic.file_bytes = 500;
+  exporter->observe_reading("j", periodic);
+  const auto s = testkit::parse_samples(scrape(*exporter));
+  EXPECT_EQ(sample(s, "ramguard_target_rss_bytes", {{"job", "j"}}), 2000);
+  EXPECT_EQ(sample(s, "ramguard_target_memory_bytes", {{"job", "j"}, {"kind", "anon"}}), 1500);
+  EXPECT_EQ(sample(s, "ramguard_target_memory_bytes", {{"job", "j"}, {"kind", "file"}}), 400);
+  EXPECT_EQ(sample(s, "ramguard_target_memory_bytes", {{"job", "j"}, {"kind", "shmem"}}), 100);
+  EXPECT_EQ(sample(s, "ramguard_target_swap_bytes", {{"job", "j"}}), 50);  // from the mark
+}
+
+TEST(MetricsExporter, DegradedReasonIsReplacedAndCleared) {
+  auto exporter = start_exporter();
+  ASSERT_NE(exporter, nullptr);
+  exporter->set_target_up("j", true, "hwm_reset_denied");
+  exporter->set_target_up("j", false, "status_unreadable");
+  auto s = testkit::parse_samples(scrape(*exporter));
+  EXPECT_EQ(sample(s, "ramguard_target_up", {{"job", "j"}}), 0);
+  EXPECT_FALSE(
+      sample(s, "ramguard_target_degraded", {{"job", "j"}, {"reason", "hwm_reset_denied"}}));
+  EXPECT_EQ(sample(s, "ramguard_target_degraded", {{"job", "j"}, {"reason", "status_unreadable"}}),
+            1);
+  exporter->set_target_up("j", true, "");
+  s = testkit::parse_samples(scrape(*exporter));
+  EXPECT_EQ(sample(s, "ramguard_target_up", {{"job", "j"}}), 1);
+  EXPECT_FALSE(
+      sample(s, "ramguard_target_degraded", {{"job", "j"}, {"reason", "status_unreadable"}}));
+}
+
+TEST(MetricsExporter, FreeFormPhaseNamesCannotGrowTheSeriesWithoutBound) {
+  auto exporter = start_exporter();
+  ASSERT_NE(exporter, nullptr);
+  for (int i = 0; i < 100; ++i) {
+    exporter->observe_phase("j", "phase" + std::to_string(i), 1000 + i, 1.0);
+  }
+  exporter->observe_phase("j", std::string(500, 'x'), 1, 1.0);
+  const auto s = testkit::parse_samples(scrape(*exporter));
+  std::size_t series = 0;
+  for (const auto& [key, value] : s) series += key.rfind("ramguard_phase_peak_bytes{", 0) == 0;
+  EXPECT_EQ(series, 33u);  // 32 distinct names + "other"
+  EXPECT_EQ(sample(s, "ramguard_phase_peak_bytes", {{"job", "j"}, {"phase", "phase0"}}), 1000);
+  EXPECT_EQ(sample(s, "ramguard_phase_peak_bytes", {{"job", "j"}, {"phase", "other"}}), 1);
+}
+
+TEST(MetricsExporter, AnAddressInUseIsAClearError) {
+  auto first = start_exporter();
+  ASSERT_NE(first, nullptr);
+  const std::string taken = "127.0.0.1:" + std::to_string(first->port());
+  auto second = MetricsExporter::start(taken);
+  ASSERT_FALSE(second.ok());
+  EXPECT_NE(second.error().message.find(taken), std::string::npos) << second.error().message;
+  EXPECT_NE(second.error().message.find("in use"), std::string::npos) << second.error().message;
+  // The first one keeps serving.
+  EXPECT_FALSE(scrape(*first).empty());
+}
+
+TEST(MetricsExporter, AnAddressThatIsNotLocalIsAClearError) {
+  // TEST-NET-1 (RFC 5737): never assigned to a local interface.
+  auto exporter = MetricsExporter::start("192.0.2.1:0");
+  ASSERT_FALSE(exporter.ok());
+  EXPECT_NE(exporter.error().message.find("192.0.2.1:0"), std::string::npos);
+  EXPECT_NE(exporter.error().message.find("assign"), std::string::npos) << exporter.error().message;
+}
+
+TEST(MetricsExporter, InvalidAddressesAreErrorsNamingThem) {
+  for (const std::string bad : {"nonsense", "127.0.0.1:99999", "127.0.0.1:", "example.com:80",
+                                "[zz::]:1", "127.0.0.1:80x", ""}) {
+    auto exporter = MetricsExporter::start(bad);
+    ASSERT_FALSE(exporter.ok()) << bad;
+    EXPECT_NE(exporter.error().message.find("'" + bad + "'"), std::string::npos)
+        << exporter.error().message;
+  }
+}
+
+}  // namespace
+}  // namespace ramguard
