@@ -1,0 +1,33 @@
+#pragma once
+// What the kernel told about a target's exit, and how to say it in words.
+
+#include <signal.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace ramguard {
+
+struct ExitInfo {
+  bool status_known = false;  // only for the daemon's own children (waitid)
+  int exit_code = 0;          // when it exited normally
+  int signal = 0;             // when a signal ended it
+  bool core_dumped = false;
+  bool oom_killed = false;  // the memory cgroup's oom_kill counter rose across the exit
+  std::string detail;       // one line for logs and the exited verdict
+};
+
+// The memory cgroup's oom_kill counter before and after the exit, when it could be read.
+struct OomEvidence {
+  std::optional<std::uint64_t> before;
+  std::optional<std::uint64_t> after;
+  std::string cgroup_file;  // the counter file, for the detail
+  std::string problem;      // why there is no evidence, when there is none
+};
+
+// Fills oom_killed and detail from the status fields and the OOM evidence. Pure.
+// A child's OOM kill is a SIGKILL plus a rise; for non-children a rise alone is reported.
+void describe_exit(ExitInfo& info, pid_t pid, const OomEvidence& oom);
+
+}  // namespace ramguard

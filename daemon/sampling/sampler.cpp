@@ -1,0 +1,137 @@
+#include "sampling/sampler.hpp"
+
+#include <algorithm>
+
+namespace ramguard {
+namespace {
+constexpr std::chrono::nanoseconds kMinInterval = std::chrono::milliseconds(1);
+}
+
+Sampler::Sampler(asio::io_context& io, ProcFs& procfs, const Clock& clock,
+                 std::chrono::nanoseconds interval)
+    : io_(io),
+      procfs_(procfs),
+      clock_(clock),
+      interval_(std::max(interval, kMinInterval)),
+      timer_(io) {}
+
+Sampler::~Sampler() {
+  *alive_ = false;
+  timer_.cancel();
+}
+
+void Sampler::start() {
+  if (running_) return;
+  running_ = true;
+  next_deadline_ = asio::steady_timer::clock_type::now();
+  schedule();
+}
+
+void Sampler::stop() {
+  running_ = false;
+  ++generation_;
+  timer_.cancel();
+}
+
+void Sampler::schedule() {
+  // Fixed cadence: the next deadline follows the previous one, not the end of the last tick.
+  // After an overrun (a stalled loop) it restarts from now instead of firing a burst.
+  const auto now = asio::steady_timer::clock_type::now();
+  next_deadline_ += std::chrono::duration_cast<asio::steady_timer::duration>(interval_);
+  if (next_deadline_ < now) {
+    next_deadline_ = now + std::chrono::duration_cast<asio::steady_timer::duration>(interval_);
+  }
+  timer_.expires_at(next_deadline_);
+  // A generation tells a stale completion (from before stop or set_interval) to do nothing.
+  const std::uint64_t generation = ++generation_;
+  timer_.async_wait([this, alive = alive_, generation](const asio::error_code& ec) {
+    if (!*alive || ec || generation != generation_) return;
+    tick();
+    if (*alive && running_ && generation == generation_) schedule();
+  });
+}
+
+void Sampler::tick() {
+  const auto began = std::chrono::steady_clock::now();
+  // A sink may add or remove targets: walk a snapshot of keys and look each one up.
+  tick_keys_.clear();
+  for (const auto& [key, target] : targets_) tick_keys_.push_back(key);
+  for (const TargetKey key : tick_keys_) {
+    auto it = targets_.find(key);
+    if (it == targets_.end()) continue;
+    const std::shared_ptr<Target> target = it->second;  // survives remove() inside the sink
+    const Result<MemoryReading> reading = target->handle.read_periodic(clock_.now());
+    if (target->sink) target->sink(target->handle.id(), reading);
+  }
+  ++ticks_;
+  last_sample_duration_seconds_ =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+}
+
+Result<TargetKey> Sampler::add(pid_t pid, ReadingSink sink) {
+  auto handle = procfs_.open(pid);
+  if (!handle) return handle.error();
+  const TargetKey key = next_key_++;
+  targets_.emplace(key, std::make_shared<Target>(Target{std::move(*handle), std::move(sink)}));
+  return key;
+}
+
+Result<TargetKey> Sampler::add(const TargetId& id, ReadingSink sink) {
+  auto key = add(id.pid, std::move(sink));
+  if (!key) return key;
+  if (!(*target(*key) == id)) {
+    remove(*key);
+    return Error{"cannot watch PID " + std::to_string(id.pid) +
+                 ": the PID now names another process (start time differs)"};
+  }
+  return key;
+}
+
+void Sampler::remove(TargetKey key) {
+  targets_.erase(key);
+}
+
+Error Sampler::unknown(TargetKey key) const {
+  return Error{"no sampled target with key " + std::to_string(key)};
+}
+
+Result<MemoryReading> Sampler::read_now(TargetKey key, bool complete) {
+  auto it = targets_.find(key);
+  if (it == targets_.end()) return unknown(key);
+  ProcessHandle& h = it->second->handle;
+  return complete ? h.read_complete(clock_.now()) : h.read_periodic(clock_.now());
+}
+
+Status Sampler::reset_hwm(TargetKey key) {
+  auto it = targets_.find(key);
+  if (it == targets_.end()) return unknown(key);
+  return it->second->handle.reset_hwm();
+}
+
+Result<bool> Sampler::is_same_process(TargetKey key) const {
+  auto it = targets_.find(key);
+  if (it == targets_.end()) return unknown(key);
+  return it->second->handle.is_same_process();
+}
+
+std::optional<TargetId> Sampler::target(TargetKey key) const {
+  auto it = targets_.find(key);
+  if (it == targets_.end()) return std::nullopt;
+  return it->second->handle.id();
+}
+
+std::optional<std::uint32_t> Sampler::owner_uid(TargetKey key) const {
+  auto it = targets_.find(key);
+  if (it == targets_.end()) return std::nullopt;
+  return it->second->handle.uid();
+}
+
+void Sampler::set_interval(std::chrono::nanoseconds interval) {
+  interval_ = std::max(interval, kMinInterval);
+  if (!running_) return;
+  // Re-arm so a shorter interval does not wait out the old, longer one.
+  next_deadline_ = asio::steady_timer::clock_type::now();
+  schedule();
+}
+
+}  // namespace ramguard

@@ -1,0 +1,89 @@
+#pragma once
+// The periodic sampler: one steady_timer on the daemon's io_context, rescheduled on a fixed
+// cadence, reads every target's statm (ProcessHandle::read_periodic) and hands each reading,
+// or the error that replaced it, to that target's sink. Mark-time reads and high-water resets
+// go through read_now/reset_hwm. Targets are keyed by TargetKey, never by PID.
+
+#include <sys/types.h>
+
+#include <asio/io_context.hpp>
+#include <asio/steady_timer.hpp>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "common/clock.hpp"
+#include "common/reading.hpp"
+#include "common/result.hpp"
+#include "procfs/proc_fs.hpp"
+
+namespace ramguard {
+
+using TargetKey = std::uint64_t;
+// Called on every tick per target: a reading, or an error (exited, unreadable) meaning the
+// target is degraded. The target stays until remove(); the sink decides what an error means.
+using ReadingSink = std::function<void(const TargetId&, const Result<MemoryReading>&)>;
+
+class Sampler {
+ public:
+  Sampler(asio::io_context& io, ProcFs& procfs, const Clock& clock,
+          std::chrono::nanoseconds interval);
+  ~Sampler();
+  Sampler(const Sampler&) = delete;
+  Sampler& operator=(const Sampler&) = delete;
+
+  // Starts ticking (first tick one interval from now); stop() cancels. Both idempotent.
+  void start();
+  void stop();
+
+  // Opens PID (identity fixed now) and samples it from the next tick on.
+  Result<TargetKey> add(pid_t pid, ReadingSink sink);
+  // As add(pid), but fails when the PID no longer names this process.
+  Result<TargetKey> add(const TargetId& id, ReadingSink sink);
+  void remove(TargetKey key);  // unknown keys are ignored; safe from inside a sink
+
+  // On demand: complete = status (full split, swap, HWM; for marks), else statm.
+  Result<MemoryReading> read_now(TargetKey key, bool complete);
+  Status reset_hwm(TargetKey key);
+  Result<bool> is_same_process(TargetKey key) const;
+  std::optional<TargetId> target(TargetKey key) const;
+  std::optional<std::uint32_t> owner_uid(TargetKey key) const;
+
+  // Takes effect from the next tick.
+  void set_interval(std::chrono::nanoseconds interval);
+  std::chrono::nanoseconds interval() const { return interval_; }
+  std::size_t size() const { return targets_.size(); }
+  std::uint64_t ticks() const { return ticks_; }
+  // Wall time the last tick spent reading all targets: the daemon's own sampling cost.
+  double last_sample_duration_seconds() const { return last_sample_duration_seconds_; }
+
+ private:
+  struct Target {
+    ProcessHandle handle;
+    ReadingSink sink;
+  };
+  void schedule();
+  void tick();
+  Error unknown(TargetKey key) const;
+
+  asio::io_context& io_;
+  ProcFs& procfs_;
+  const Clock& clock_;
+  std::chrono::nanoseconds interval_;
+  asio::steady_timer timer_;
+  asio::steady_timer::time_point next_deadline_{};
+  bool running_ = false;
+  std::uint64_t generation_ = 0;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  TargetKey next_key_ = 1;
+  std::map<TargetKey, std::shared_ptr<Target>> targets_;
+  std::vector<TargetKey> tick_keys_;  // reused every tick: no allocation in steady state
+  std::uint64_t ticks_ = 0;
+  double last_sample_duration_seconds_ = 0;
+};
+
+}  // namespace ramguard
