@@ -1,0 +1,84 @@
+#include "verdicts/budget.hpp"
+
+#include <algorithm>
+
+#include "common/units.hpp"
+#include "verdicts/describe.hpp"
+
+namespace ramguard {
+
+const char* budget_state_name(BudgetState s) {
+  switch (s) {
+    case BudgetState::kOk:
+      return "ok";
+    case BudgetState::kHeadroom:
+      return "headroom";
+    case BudgetState::kOver:
+      return "over";
+  }
+  return "ok";
+}
+
+BudgetInput budget_input(const RunLedger& ledger) {
+  BudgetInput in;
+  in.rss_bytes = ledger.last.rss_bytes;
+  in.peak_bytes = std::max(ledger.peak_bytes, ledger.last.rss_bytes);
+  in.peak_exact = ledger.peak_exact;
+  in.at = ledger.last.at;
+  in.model_bytes = ledger.info.model_bytes;
+  const PhaseRecord* top = nullptr;
+  for (const auto& ph : ledger.phases) {
+    if (!top || ph.peak_bytes > top->peak_bytes) top = &ph;
+  }
+  // Name the phase only when its peak is the run's peak.
+  if (top && top->peak_bytes > 0 && top->peak_bytes >= in.peak_bytes) {
+    in.phase = top->phase;
+    in.round = top->round;
+    in.peak_exact = top->peak_exact;
+    in.peak_bytes = top->peak_bytes;
+  }
+  return in;
+}
+
+BudgetAssessment assess_budget(const BudgetInput& in, const DetectorParams& p) {
+  BudgetAssessment a;
+  const double budget = static_cast<double>(p.budget_bytes);
+  const double top = static_cast<double>(std::max(in.rss_bytes, in.peak_bytes));
+  a.fraction = top / budget;
+  const double warn_at = p.headroom_warn_fraction * budget;
+  if (top <= warn_at) return a;
+
+  std::map<std::string, double> figures{
+      {"rss_bytes", static_cast<double>(in.rss_bytes)},
+      {"peak_bytes", static_cast<double>(in.peak_bytes)},
+      {"budget_bytes", budget},
+      {"fraction", a.fraction},
+      {"peak_exact", in.peak_exact ? 1.0 : 0.0},
+  };
+  add_copies_figure(figures, "peak_copies", top, in.model_bytes);
+  const std::string where = in.phase.empty() ? "" : " (during " + in.phase + ")";
+  const std::string what = in.rss_bytes >= in.peak_bytes
+                               ? "RSS " + format_bytes(static_cast<double>(in.rss_bytes))
+                               : std::string(in.peak_exact ? "exact peak " : "sampled peak ") +
+                                     format_bytes(static_cast<double>(in.peak_bytes));
+  if (top > budget) {
+    a.state = BudgetState::kOver;
+    figures["over_bytes"] = top - budget;
+    a.verdict =
+        make_verdict(verdict_kind::kOverBudget, Severity::kCritical, false, in.round, in.phase,
+                     "Over budget: " + what + where + " exceeds the " + format_bytes(budget) +
+                         " budget by " + format_bytes(top - budget) + ".",
+                     std::move(figures), in.at);
+  } else {
+    a.state = BudgetState::kHeadroom;
+    figures["headroom_bytes"] = budget - top;
+    a.verdict = make_verdict(verdict_kind::kHeadroom, Severity::kWarning, false, in.round, in.phase,
+                             "Little headroom: " + what + where + " is " +
+                                 fixed(a.fraction * 100, 0) + "% of the " + format_bytes(budget) +
+                                 " budget, " + format_bytes(budget - top) + " left.",
+                             std::move(figures), in.at);
+  }
+  return a;
+}
+
+}  // namespace ramguard

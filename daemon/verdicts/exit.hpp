@@ -1,0 +1,27 @@
+#pragma once
+// The coordinator is gone. `exited`: the process ended during a run (critical): exit code or
+// signal, OOM kill where the kernel says so, the last phase, the last reading and the round.
+// `lost`: the daemon restarted and the process (same PID and start time) is no longer there.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "runs/ledger.hpp"
+
+namespace ramguard {
+
+struct RunPosition {
+  std::string phase;  // the open phase, else the last phase marked; "" when none
+  bool phase_open = false;
+  std::uint32_t round = 0;  // the round in progress (last mark's round, +1 after a round end)
+};
+
+RunPosition run_position(const RunLedger& ledger);
+
+Verdict exited_verdict(const RunLedger& ledger, std::optional<int> exit_code,
+                       std::optional<int> signal, bool oom_killed, Instant at);
+
+Verdict lost_verdict(const RunLedger& ledger, Instant at);
+
+}  // namespace ramguard

@@ -1,0 +1,307 @@
+#include "verdicts/growth.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "common/units.hpp"
+#include "verdicts/describe.hpp"
+#include "verdicts/fit.hpp"
+
+namespace ramguard {
+
+FloorPoint floor_point(const BoundaryRecord& boundary) {
+  const MemoryReading& r = boundary.reading;
+  FloorPoint p;
+  p.round = boundary.round;
+  p.at = r.at;
+  p.rss_bytes = boundary.settled && boundary.floor_bytes > 0 ? boundary.floor_bytes : r.rss_bytes;
+  p.file_bytes = std::min(r.file_bytes, p.rss_bytes);
+  p.growth_bytes = p.rss_bytes - p.file_bytes + r.swap_bytes;
+  return p;
+}
+
+std::vector<FloorPoint> settled_floors(const RunLedger& ledger) {
+  std::vector<FloorPoint> out;
+  for (const auto& b : ledger.boundaries) {
+    if (b.settled) out.push_back(floor_point(b));
+  }
+  return out;
+}
+
+GrowthContext growth_context(const RunInfo& info) {
+  return {info.model_bytes, info.declared_rounds};
+}
+
+const char* growth_state_name(GrowthState state) {
+  switch (state) {
+    case GrowthState::kNone:
+      return "none";
+    case GrowthState::kWarning:
+      return "warning";
+    case GrowthState::kLeak:
+      return "leak";
+    case GrowthState::kPlateau:
+      return "plateau";
+  }
+  return "none";
+}
+
+namespace {
+
+using Field = std::uint64_t FloorPoint::*;
+
+double value(const FloorPoint& p, Field field) {
+  return static_cast<double>(p.*field);
+}
+
+LineFit fit_window(std::span<const FloorPoint> f, std::size_t lo, std::size_t hi, Field field) {
+  std::vector<double> x, y;
+  for (std::size_t k = lo; k <= hi; ++k) {
+    x.push_back(f[k].round);
+    y.push_back(value(f[k], field));
+  }
+  return fit_line(x, y);
+}
+
+double projected_round(const FloorPoint& last, double slope, std::uint64_t budget) {
+  if (last.rss_bytes >= budget) return last.round;
+  if (slope <= 0) return 0;
+  return last.round + std::ceil((static_cast<double>(budget - last.rss_bytes)) / slope -
+                                1e-6);  // a millionth of a round: rounding noise
+}
+
+// What the rules say about floor i alone, given the judged floors from `ref`.
+struct Local {
+  bool step = false, leak = false, budget = false;
+  bool flat_tail = false, dropped = false, rose = false, decelerated = false;
+  double step_bytes = 0;
+  LineFit fit, rss_fit, file_fit;
+  bool projection_valid = false;
+  LineFit projection;
+};
+
+Local evaluate_at(std::span<const FloorPoint> f, std::size_t ref, std::size_t i,
+                  const GrowthContext& ctx, const DetectorParams& p) {
+  const auto g = [&](std::size_t k) { return static_cast<double>(f[k].growth_bytes); };
+  const double gmin = static_cast<double>(p.growth_min_bytes);
+  const double band = static_cast<double>(p.plateau_band_bytes);
+  const std::size_t judged = i - ref + 1;
+  Local l;
+
+  double max_prev = g(ref);
+  for (std::size_t k = ref; k < i; ++k) max_prev = std::max(max_prev, g(k));
+  l.step_bytes = g(i) - g(i - 1);
+  l.step = l.step_bytes >= gmin && g(i) > max_prev + band;
+  l.rose = std::max(max_prev, g(i)) - g(ref) >= gmin;
+  l.dropped = g(i) < g(i - 1) - band;
+
+  const std::size_t wlo = i + 1 - std::min<std::size_t>(p.fit_rounds, judged);
+  l.fit = fit_window(f, wlo, i, &FloorPoint::growth_bytes);
+  l.rss_fit = fit_window(f, wlo, i, &FloorPoint::rss_bytes);
+  l.file_fit = fit_window(f, wlo, i, &FloorPoint::file_bytes);
+  std::size_t growth_steps = 0;
+  for (std::size_t k = wlo + 1; k <= i; ++k) growth_steps += g(k) > g(k - 1) ? 1 : 0;
+  l.leak = i - wlo + 1 >= 4 && growth_steps >= 3 && l.fit.slope >= gmin &&
+           l.fit.r2 >= p.min_fit_r2 && l.step_bytes >= 0.5 * l.fit.slope;
+
+  const std::size_t plo = i + 1 - std::min<std::size_t>(p.projection_fit_rounds, judged);
+  l.projection = fit_window(f, plo, i, &FloorPoint::growth_bytes);
+  l.projection_valid =
+      i - plo + 1 >= 4 && l.projection.r2 >= p.min_fit_r2 && l.projection.slope > 0;
+  if (l.projection_valid && ctx.declared_rounds > 0) {
+    const double at = projected_round(f[i], l.projection.slope, p.budget_bytes);
+    l.budget = at > 0 && at <= ctx.declared_rounds;
+  }
+
+  if (judged >= p.plateau_rounds) {
+    const std::size_t t0 = i + 1 - p.plateau_rounds;
+    double lo = g(t0), hi = g(t0);
+    for (std::size_t k = t0; k <= i; ++k) lo = std::min(lo, g(k)), hi = std::max(hi, g(k));
+    l.flat_tail = hi - lo <= band;
+    // Growth stopped rather than crept: the tail rose at most half as much as the same
+    // number of rounds before it.
+    const std::size_t pre = t0 - std::min<std::size_t>(t0 - ref, p.plateau_rounds - 1);
+    const double tail_rise = g(i) - g(t0);
+    const double pre_rise = std::max(0.0, g(t0) - g(pre));
+    l.decelerated = tail_rise <= 0.5 * pre_rise || tail_rise <= 0;
+  }
+  return l;
+}
+
+std::string window_text(std::uint32_t from, std::uint32_t to) {
+  return "rounds " + std::to_string(from) + "-" + std::to_string(to);
+}
+
+void describe(GrowthAssessment& a, std::span<const FloorPoint> f, std::size_t ref,
+              const GrowthContext& ctx, const DetectorParams& p) {
+  const FloorPoint& last = f.back();
+  const FloorPoint& reference = f[ref];
+  std::map<std::string, double> figures{
+      {"rss_floor_bytes", static_cast<double>(a.rss_floor_bytes)},
+      {"growth_floor_bytes", static_cast<double>(a.growth_floor_bytes)},
+      {"file_bytes", static_cast<double>(a.file_bytes)},
+      {"reference_floor_bytes", static_cast<double>(reference.rss_bytes)},
+      {"reference_round", static_cast<double>(reference.round)},
+      {"step_bytes", a.step_bytes},
+      {"slope_bytes_per_round", a.slope_bytes_per_round},
+      {"fit_r2", a.fit_r2},
+      {"rss_slope_bytes_per_round", a.rss_slope_bytes_per_round},
+      {"file_slope_bytes_per_round", a.file_slope_bytes_per_round},
+      {"budget_bytes", static_cast<double>(p.budget_bytes)},
+      {"since_round", static_cast<double>(a.since_round)},
+  };
+  add_copies_figure(figures, "copies_per_round", a.slope_bytes_per_round, ctx.model_bytes);
+  add_copies_figure(figures, "step_copies", a.step_bytes, ctx.model_bytes);
+  if (a.projected_round > 0) figures["projected_round"] = a.projected_round;
+  if (ctx.declared_rounds > 0) figures["declared_rounds"] = ctx.declared_rounds;
+  if (a.sawtooth) figures["sawtooth"] = 1;
+
+  const std::string now = format_bytes(static_cast<double>(last.rss_bytes));
+  const std::string per_round = format_bytes(a.slope_bytes_per_round) + "/round" +
+                                copies_note(a.slope_bytes_per_round, ctx.model_bytes, "/round");
+  const std::string budget = format_bytes(static_cast<double>(p.budget_bytes));
+  std::string projection;
+  if (a.projected_round > 0) {
+    projection =
+        "; the " + budget + " budget is reached at about round " + fixed(a.projected_round, 0) +
+        (ctx.declared_rounds > 0 ? " of " + std::to_string(ctx.declared_rounds) + " declared" : "");
+  }
+
+  std::string summary;
+  switch (a.state) {
+    case GrowthState::kNone:
+      return;
+    case GrowthState::kLeak:
+      summary = "Leak: the floor grows " + per_round + " over " +
+                window_text(f[f.size() - std::min<std::size_t>(p.fit_rounds, f.size() - ref)].round,
+                            last.round) +
+                " (fit R^2 " + fixed(a.fit_r2, 2) + "), now " + now + projection + ".";
+      a.verdicts.push_back(make_verdict(verdict_kind::kLeak, Severity::kCritical, false, last.round,
+                                        "", summary, figures, last.at));
+      return;
+    case GrowthState::kWarning:
+      if (a.reason == "budget") {
+        summary = "Slow growth: the floor grows " + per_round + ", now " + now + projection +
+                  ", before the run ends.";
+      } else if (a.since_round == last.round) {
+        summary = "Floor rose from " +
+                  format_bytes(static_cast<double>(f[f.size() - 2].rss_bytes)) + " to " + now +
+                  " in round " + std::to_string(last.round) + " (+" + format_bytes(a.step_bytes) +
+                  copies_note(a.step_bytes, ctx.model_bytes) + "), at least " +
+                  format_bytes(static_cast<double>(p.growth_min_bytes)) + " in one round" +
+                  projection + ".";
+      } else {
+        summary = "Growth continues since round " + std::to_string(a.since_round) + ": floor " +
+                  format_bytes(static_cast<double>(reference.rss_bytes)) + " at round " +
+                  std::to_string(reference.round) + ", now " + now + ", " + per_round + projection +
+                  ".";
+      }
+      a.verdicts.push_back(make_verdict(verdict_kind::kGrowthWarning, Severity::kWarning, false,
+                                        last.round, "", summary, figures, last.at));
+      return;
+    case GrowthState::kPlateau:
+      figures["plateau_bytes"] = static_cast<double>(last.rss_bytes);
+      figures["plateau_growth_bytes"] = static_cast<double>(last.growth_bytes);
+      summary = "Growth stopped: plateau at " + now + " since round " +
+                std::to_string(a.since_round) + ", " +
+                format_bytes(static_cast<double>(last.rss_bytes) -
+                             static_cast<double>(reference.rss_bytes)) +
+                " above the round " + std::to_string(reference.round) + " floor; no leak.";
+      a.verdicts.push_back(make_verdict(verdict_kind::kPlateau, Severity::kInfo, true, last.round,
+                                        "", summary, figures, last.at));
+      return;
+  }
+}
+
+}  // namespace
+
+GrowthAssessment assess_growth(std::span<const FloorPoint> floors, const GrowthContext& ctx,
+                               const DetectorParams& p) {
+  GrowthAssessment a;
+  if (floors.empty()) return a;
+  const FloorPoint& last = floors.back();
+  a.round = last.round;
+  a.at = last.at;
+  a.rss_floor_bytes = last.rss_bytes;
+  a.growth_floor_bytes = last.growth_bytes;
+  a.file_bytes = last.file_bytes;
+  const std::size_t ref = p.warmup_rounds > 0 ? p.warmup_rounds - 1 : 0;
+  if (ref + 1 >= floors.size()) return a;  // nothing judged yet: warm-up only
+
+  GrowthState state = GrowthState::kNone;
+  std::string reason;
+  std::uint32_t since = floors[ref].round;
+  Local l;
+  for (std::size_t i = ref + 1; i < floors.size(); ++i) {
+    l = evaluate_at(floors, ref, i, ctx, p);
+    const bool growing = state == GrowthState::kWarning || state == GrowthState::kLeak;
+    const bool stopped = l.flat_tail || l.dropped;
+    if (l.dropped && l.rose) a.sawtooth = true;
+    GrowthState next = GrowthState::kNone;
+    std::string why;
+    if (l.leak) {
+      next = GrowthState::kLeak, why = "fit";
+    } else if (growing && !stopped) {
+      next = state, why = reason;
+    } else if (l.step) {
+      next = GrowthState::kWarning, why = "step";
+    } else if (l.budget) {
+      next = GrowthState::kWarning, why = "budget";
+    } else if (l.flat_tail && l.rose && (state == GrowthState::kPlateau || l.decelerated)) {
+      next = GrowthState::kPlateau, why = "plateau";
+    }
+    if (next != state) since = floors[i].round;
+    state = next;
+    reason = why;
+  }
+
+  a.state = state;
+  a.reason = reason;
+  a.since_round = since;
+  a.step_bytes = l.step_bytes;
+  a.slope_bytes_per_round = l.fit.slope;
+  a.fit_r2 = l.fit.r2;
+  a.rss_slope_bytes_per_round = l.rss_fit.slope;
+  a.file_slope_bytes_per_round = l.file_fit.slope;
+  a.copies_per_round = model_copies(l.fit.slope, ctx.model_bytes);
+  if (l.projection_valid && (ctx.declared_rounds > 0 || state == GrowthState::kLeak)) {
+    a.projected_round = projected_round(last, l.projection.slope, p.budget_bytes);
+  } else if (state == GrowthState::kLeak) {
+    a.projected_round = projected_round(last, l.fit.slope, p.budget_bytes);
+  }
+  describe(a, floors, ref, ctx, p);
+  return a;
+}
+
+std::vector<Verdict> new_growth_verdicts(const GrowthAssessment& previous,
+                                         const GrowthAssessment& current) {
+  std::vector<Verdict> out;
+  if (previous.state == current.state) return out;
+  const bool was_growing =
+      previous.state == GrowthState::kWarning || previous.state == GrowthState::kLeak;
+  const bool escalation =
+      previous.state == GrowthState::kWarning && current.state == GrowthState::kLeak;
+  if (was_growing && !escalation) {
+    Verdict cleared;
+    cleared.kind =
+        previous.state == GrowthState::kLeak ? verdict_kind::kLeak : verdict_kind::kGrowthWarning;
+    cleared.severity = Severity::kInfo;
+    cleared.passed = true;
+    cleared.cleared = true;
+    cleared.round = current.round;
+    cleared.summary =
+        std::string(previous.state == GrowthState::kLeak ? "Leak" : "Growth warning") +
+        " from round " + std::to_string(previous.since_round) + " cleared at round " +
+        std::to_string(current.round) + ": growth stopped, floor " +
+        format_bytes(static_cast<double>(current.rss_floor_bytes)) + ".";
+    cleared.figures = {{"rss_floor_bytes", static_cast<double>(current.rss_floor_bytes)},
+                       {"since_round", static_cast<double>(previous.since_round)}};
+    cleared.at = current.at;
+    out.push_back(std::move(cleared));
+  }
+  for (const auto& v : current.verdicts) out.push_back(v);
+  return out;
+}
+
+}  // namespace ramguard

@@ -1,0 +1,101 @@
+#pragma once
+// Between-round growth: is the coordinator's settled floor climbing from round to round?
+//
+// The signal. Each settled round boundary gives a FloorPoint. Growth is judged on the
+// anonymous part of the floor, growth_bytes = max(0, RSS floor - file-backed) + swap, i.e.
+// anon + shmem + swap: page cache from checkpoint saves is reclaimable and is no leak
+// (scenario E). Where the reading has no split (file = 0) the whole RSS floor counts. The RSS
+// floor, the file-backed part and their slopes are reported alongside.
+//
+// The rules, evaluated for every prefix of the series (so the whole result is a pure function
+// of the floors; the state at the last floor is the answer):
+//  1. Warm-up: floors of the first `warmup_rounds` rounds are not judged; the floor of the
+//     last warm-up round is the reference (round 1 with the default 1). With warmup_rounds =
+//     0 the first floor is the reference.
+//  2. Step: one round's growth >= growth_min_bytes that also lifts the floor more than
+//     plateau_band_bytes above every earlier judged floor warns at once (DESIGN seed: 14.1 ->
+//     17.3 GB warns after round 2). Rising again within a range already seen (a saw-tooth
+//     from periodic cleanup) does not.
+//  3. Leak: over the last `fit_rounds` judged floors, the least-squares slope is >=
+//     growth_min_bytes per round with R^2 >= min_fit_r2, at least 3 of the steps in the window
+//     are growth, and the growth is not decelerating (the last step is at least half the
+//     slope). A leak outranks a warning.
+//  4. Budget projection: the slope fitted over the last `projection_fit_rounds` judged floors
+//     (>= 4 floors, R^2 >= min_fit_r2, slope > 0) extrapolated from the last RSS floor reaches
+//     budget_bytes at or before the declared round count: warning, however small the slope
+//     (scenario C).
+//  5. Persistence: a warning or leak stays until growth stops: the last `plateau_rounds`
+//     floors lie within plateau_band_bytes (plateau), or a floor drops by more than the band.
+//  6. Plateau: growth stopped after the floor had risen >= growth_min_bytes above the
+//     reference: state plateau (info, "plateau at ..."), and any warning is cleared. A flat
+//     series that never rose is state none and says nothing.
+//  Slopes are in bytes per round (x = round number); copies per round when model_bytes is
+//  known; the projected round is given when rounds are declared or the state is a leak.
+//
+// Callers: at each settled round boundary, assess the whole series, then emit
+// new_growth_verdicts(previous, current) so a run does not repeat the same warning every round.
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "runs/ledger.hpp"
+#include "runs/verdict.hpp"
+#include "verdicts/params.hpp"
+
+namespace ramguard {
+
+struct FloorPoint {
+  std::uint32_t round = 0;
+  std::uint64_t rss_bytes = 0;     // settled RSS floor
+  std::uint64_t file_bytes = 0;    // file-backed part (periodic readings: file + shmem)
+  std::uint64_t growth_bytes = 0;  // the judged signal: anon + shmem + swap
+  Instant at;
+};
+
+// From one boundary: floor_bytes when settled (else the mark reading's RSS), split from the
+// mark reading.
+FloorPoint floor_point(const BoundaryRecord& boundary);
+// The settled boundaries of a run, in order.
+std::vector<FloorPoint> settled_floors(const RunLedger& ledger);
+
+struct GrowthContext {
+  std::uint64_t model_bytes = 0;      // 0: unknown, no copies figures
+  std::uint32_t declared_rounds = 0;  // 0: not declared
+};
+GrowthContext growth_context(const RunInfo& info);
+
+enum class GrowthState { kNone, kWarning, kLeak, kPlateau };
+const char* growth_state_name(GrowthState state);
+
+struct GrowthAssessment {
+  GrowthState state = GrowthState::kNone;
+  std::uint32_t round = 0;        // last floor's round; 0 with no floors
+  std::uint32_t since_round = 0;  // round at which the current state began
+  Instant at;                     // the last floor's time
+  std::string reason;             // "step", "fit", "budget", "continues", "plateau", ""
+  std::uint64_t rss_floor_bytes = 0;
+  std::uint64_t growth_floor_bytes = 0;
+  std::uint64_t file_bytes = 0;
+  double step_bytes = 0;             // last round's change of the signal
+  double slope_bytes_per_round = 0;  // fit over the leak window (>= 2 judged floors)
+  double fit_r2 = 0;
+  double rss_slope_bytes_per_round = 0;
+  double file_slope_bytes_per_round = 0;
+  double copies_per_round = -1;   // < 0: model size unknown
+  double projected_round = 0;     // round at which the budget is reached; 0: none
+  bool sawtooth = false;          // a drop of more than the band happened after growth
+  std::vector<Verdict> verdicts;  // the verdicts describing the current state
+};
+
+GrowthAssessment assess_growth(std::span<const FloorPoint> floors, const GrowthContext& context,
+                               const DetectorParams& params);
+
+// The verdicts to emit when moving from `previous` to `current`: nothing when the state is
+// unchanged; the new warning/leak; a `cleared` verdict of the previous kind when growth
+// stopped, followed by the plateau verdict when there is one.
+std::vector<Verdict> new_growth_verdicts(const GrowthAssessment& previous,
+                                         const GrowthAssessment& current);
+
+}  // namespace ramguard

@@ -1,0 +1,73 @@
+#include "verdicts/params.hpp"
+
+#include <cmath>
+#include <string>
+
+namespace ramguard {
+
+std::string phase_gap_rule_name(const PhaseGapRule& rule) {
+  return rule.from_phase + "." + mark_edge_name(rule.from_edge) + " -> " + rule.to_phase + "." +
+         mark_edge_name(rule.to_edge);
+}
+
+namespace {
+
+Status positive(const char* name, double value) {
+  if (!std::isfinite(value) || value <= 0) {
+    return Error{std::string("verdicts.") + name + " is " + std::to_string(value) +
+                 "; it must be a positive number"};
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+Status validate_params(const DetectorParams& p) {
+  const std::pair<const char*, double> positives[] = {
+      {"budget_bytes", static_cast<double>(p.budget_bytes)},
+      {"growth_min_bytes", static_cast<double>(p.growth_min_bytes)},
+      {"runaway_bytes_per_second", p.runaway_bytes_per_second},
+      {"runaway_min_seconds", p.runaway_min_seconds},
+      {"release_grace_seconds", p.release_grace_seconds},
+      {"headroom_warn_fraction", p.headroom_warn_fraction},
+      {"calibration_factor", p.calibration_factor},
+  };
+  for (const auto& [name, value] : positives) {
+    if (auto s = positive(name, value); !s) return s;
+  }
+  if (p.fit_rounds < 4) {
+    return Error{"verdicts.fit_rounds is " + std::to_string(p.fit_rounds) +
+                 "; it must be at least 4 (a leak needs 3 growth steps)"};
+  }
+  if (p.projection_fit_rounds < 4) {
+    return Error{"verdicts.projection_fit_rounds is " + std::to_string(p.projection_fit_rounds) +
+                 "; it must be at least 4"};
+  }
+  if (p.plateau_rounds < 2) {
+    return Error{"verdicts.plateau_rounds is " + std::to_string(p.plateau_rounds) +
+                 "; it must be at least 2"};
+  }
+  if (!(p.min_fit_r2 >= 0 && p.min_fit_r2 <= 1)) {
+    return Error{"verdicts.min_fit_r2 is " + std::to_string(p.min_fit_r2) +
+                 "; it must be between 0 and 1"};
+  }
+  if (p.headroom_warn_fraction > 1) {
+    return Error{"verdicts.headroom_warn_fraction is " + std::to_string(p.headroom_warn_fraction) +
+                 "; it must be in (0, 1]"};
+  }
+  if (p.plateau_band_bytes >= p.growth_min_bytes) {
+    return Error{"verdicts.plateau_band_bytes (" + std::to_string(p.plateau_band_bytes) +
+                 ") must be smaller than growth_min_bytes (" + std::to_string(p.growth_min_bytes) +
+                 ")"};
+  }
+  for (const auto& rule : p.phase_gaps) {
+    if (rule.from_phase.empty() || rule.to_phase.empty()) {
+      return Error{"verdicts.phase_gaps: rule '" + phase_gap_rule_name(rule) +
+                   "' needs both a from and a to phase"};
+    }
+    if (auto s = positive("phase_gaps.max_seconds", rule.max_seconds); !s) return s;
+  }
+  return ok_status();
+}
+
+}  // namespace ramguard

@@ -1,0 +1,62 @@
+#pragma once
+// Thresholds of every detector, with DESIGN.md's defaults. The lead maps the YAML
+// configuration onto this struct; validate_params() rejects values that make no sense.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/result.hpp"
+
+namespace ramguard {
+
+enum class MarkEdge { kBegin, kEnd };
+
+inline const char* mark_edge_name(MarkEdge e) {
+  return e == MarkEdge::kBegin ? "begin" : "end";
+}
+
+// "aggregation.end -> synchronization.begin <= 10s": the interval from a `from` mark to the
+// next `to` mark, per round.
+struct PhaseGapRule {
+  std::string from_phase;
+  MarkEdge from_edge = MarkEdge::kEnd;
+  std::string to_phase;
+  MarkEdge to_edge = MarkEdge::kBegin;
+  double max_seconds = 10;
+};
+
+// "aggregation.end -> synchronization.begin"
+std::string phase_gap_rule_name(const PhaseGapRule& rule);
+
+struct DetectorParams {
+  std::uint64_t budget_bytes = 16'000'000'000;
+
+  // Between-round growth (see growth.hpp for the rule set).
+  std::uint64_t growth_min_bytes = 512'000'000;
+  std::uint32_t warmup_rounds = 1;
+  std::uint32_t fit_rounds = 5;  // window of the leak fit; at least 4
+  double min_fit_r2 = 0.8;
+  std::uint64_t plateau_band_bytes = 256'000'000;  // floors within this band are "flat"
+  std::uint32_t plateau_rounds = 3;                // that many flat floors make a plateau
+  std::uint32_t projection_fit_rounds = 20;        // window of the budget projection fit
+
+  // Within a round.
+  double runaway_bytes_per_second = 200e6;
+  double runaway_min_seconds = 10;
+
+  // After the run.
+  std::uint64_t release_slack_bytes = 1'000'000'000;
+  double release_grace_seconds = 30;
+
+  double headroom_warn_fraction = 0.9;
+  double calibration_factor = 1.1;
+
+  std::vector<PhaseGapRule> phase_gaps{
+      {"aggregation", MarkEdge::kEnd, "synchronization", MarkEdge::kBegin, 10}};
+};
+
+// An error names the field, the value and what is allowed.
+Status validate_params(const DetectorParams& params);
+
+}  // namespace ramguard
