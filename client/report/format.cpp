@@ -1,0 +1,308 @@
+#include "report/format.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <ctime>
+
+namespace ramguard::report {
+
+std::string format_bytes(double bytes, bool binary) {
+  const double gb = binary ? 1024.0 * 1024 * 1024 : 1e9;
+  const double mb = binary ? 1024.0 * 1024 : 1e6;
+  char buf[64];
+  const double magnitude = std::fabs(bytes);
+  if (!std::isfinite(bytes)) {
+    std::snprintf(buf, sizeof buf, "? B");
+  } else if (magnitude >= gb / 10) {
+    std::snprintf(buf, sizeof buf, "%.2f %s", bytes / gb, binary ? "GiB" : "GB");
+  } else if (magnitude >= mb / 10) {
+    std::snprintf(buf, sizeof buf, "%.1f %s", bytes / mb, binary ? "MiB" : "MB");
+  } else {
+    std::snprintf(buf, sizeof buf, "%.0f B", bytes);
+  }
+  return buf;
+}
+
+std::string format_seconds(double seconds) {
+  char buf[64];
+  const double magnitude = std::fabs(seconds);
+  if (!std::isfinite(seconds)) {
+    std::snprintf(buf, sizeof buf, "? s");
+  } else if (magnitude < 1.0) {
+    std::snprintf(buf, sizeof buf, "%.0f ms", seconds * 1e3);
+  } else if (magnitude < 600.0) {
+    std::snprintf(buf, sizeof buf, "%.2f s", seconds);
+  } else if (magnitude < 36000.0) {
+    std::snprintf(buf, sizeof buf, "%.1f min", seconds / 60.0);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.1f h", seconds / 3600.0);
+  }
+  return buf;
+}
+
+std::string format_unix_ms(std::int64_t unix_ms) {
+  if (unix_ms <= 0) return "-";
+  const std::time_t seconds = static_cast<std::time_t>(unix_ms / 1000);
+  std::tm tm{};
+  if (gmtime_r(&seconds, &tm) == nullptr) return "-";
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  return buf;
+}
+
+std::string format_fixed(double value, int decimals) {
+  if (!std::isfinite(value)) return "?";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
+  return buf;
+}
+
+std::string sanitize_utf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    std::size_t len = 0;
+    std::uint32_t min_code = 0;
+    if (c < 0x80) {
+      len = 1;
+    } else if ((c & 0xE0) == 0xC0) {
+      len = 2, min_code = 0x80;
+    } else if ((c & 0xF0) == 0xE0) {
+      len = 3, min_code = 0x800;
+    } else if ((c & 0xF8) == 0xF0) {
+      len = 4, min_code = 0x10000;
+    }
+    bool valid = len > 0 && i + len <= text.size();
+    std::uint32_t code = len == 1 ? c : (c & (0x7F >> len));
+    for (std::size_t k = 1; valid && k < len; ++k) {
+      const auto cc = static_cast<unsigned char>(text[i + k]);
+      if ((cc & 0xC0) != 0x80) valid = false;
+      code = (code << 6) | (cc & 0x3F);
+    }
+    // Overlong forms, surrogates and code points beyond Unicode are not valid UTF-8.
+    if (valid && len > 1 &&
+        (code < min_code || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF))) {
+      valid = false;
+    }
+    if (valid) {
+      out.append(text.substr(i, len));
+      i += len;
+    } else {
+      out.push_back('?');
+      ++i;
+    }
+  }
+  return out;
+}
+
+std::string escape_text(std::string_view raw) {
+  const std::string text = sanitize_utf8(raw);
+  std::string out;
+  for (char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (ch == '\n') {
+      out += "\\n";
+    } else if (ch == '\r') {
+      out += "\\r";
+    } else if (ch == '\t') {
+      out += "\\t";
+    } else if (c < 0x20 || c == 0x7F) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out.push_back(ch);
+    }
+  }
+  return out;
+}
+
+std::string escape_xml(std::string_view raw) {
+  const std::string text = sanitize_utf8(raw);
+  std::string out;
+  for (char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (ch) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        // XML 1.0 forbids most control characters even as references.
+        if (c < 0x20 && ch != '\t' && ch != '\n' && ch != '\r') {
+          out.push_back('?');
+        } else {
+          out.push_back(ch);
+        }
+    }
+  }
+  return out;
+}
+
+std::string escape_json(std::string_view raw) {
+  const std::string text = sanitize_utf8(raw);
+  std::string out;
+  for (char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (ch) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (c < 0x20 || c == 0x7F) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out.push_back(ch);
+        }
+    }
+  }
+  return out;
+}
+
+std::string escape_csv(std::string_view raw) {
+  const std::string text = sanitize_utf8(raw);
+  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char ch : text) {
+    if (ch == '"') out.push_back('"');
+    out.push_back(ch);
+  }
+  out.push_back('"');
+  return out;
+}
+
+std::string escape_markdown(std::string_view raw) {
+  const std::string text = sanitize_utf8(raw);
+  std::string out;
+  for (char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (ch) {
+      case '|':
+        out += "\\|";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '`':
+        out += "\\`";
+        break;
+      case '*':
+        out += "\\*";
+        break;
+      case '_':
+        out += "\\_";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '\n':
+      case '\r':
+        out += "<br>";
+        break;
+      default:
+        out.push_back(c < 0x20 || c == 0x7F ? ' ' : ch);
+    }
+  }
+  return out;
+}
+
+std::size_t display_width(std::string_view text) {
+  std::size_t width = 0;
+  for (char ch : text) {
+    if ((static_cast<unsigned char>(ch) & 0xC0) != 0x80) ++width;
+  }
+  return width;
+}
+
+std::map<std::string, std::string> sorted_labels(
+    const google::protobuf::Map<std::string, std::string>& labels) {
+  return {labels.begin(), labels.end()};
+}
+
+std::string labels_string(const google::protobuf::Map<std::string, std::string>& labels) {
+  std::string out;
+  for (const auto& [key, value] : sorted_labels(labels)) {
+    if (!out.empty()) out += ",";
+    out += key + "=" + value;
+  }
+  return out;
+}
+
+std::string format_figure(std::string_view name, double value, bool binary) {
+  if (name.ends_with("_bytes")) return format_bytes(value, binary);
+  if (name.ends_with("_seconds")) return format_seconds(value);
+  if (!std::isfinite(value)) return "?";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.4g", value);
+  return buf;
+}
+
+std::map<std::string, double> sorted_figures(const v1::Verdict& verdict) {
+  return {verdict.figures().begin(), verdict.figures().end()};
+}
+
+const char* severity_name(v1::Severity severity) {
+  switch (severity) {
+    case v1::INFO:
+      return "info";
+    case v1::WARNING:
+      return "warning";
+    case v1::CRITICAL:
+      return "critical";
+    default:
+      return "unspecified";
+  }
+}
+
+const v1::Verdict* worst_verdict(const google::protobuf::RepeatedPtrField<v1::Verdict>& verdicts) {
+  const v1::Verdict* worst = nullptr;
+  auto rank = [](const v1::Verdict& v) { return static_cast<int>(v.severity()) * 2 + !v.passed(); };
+  for (const v1::Verdict& v : verdicts) {
+    if (v.cleared()) continue;
+    if (worst == nullptr || rank(v) > rank(*worst)) worst = &v;
+  }
+  return worst;
+}
+
+std::string verdict_label(const v1::Verdict* verdict) {
+  if (verdict == nullptr) return "-";
+  std::string out = std::string(severity_name(verdict->severity())) + " " + verdict->kind();
+  if (verdict->kind() == "release") out += verdict->passed() ? " (pass)" : " (fail)";
+  return out;
+}
+
+}  // namespace ramguard::report

@@ -1,0 +1,67 @@
+#include <gtest/gtest.h>
+
+#include "report/format.hpp"
+
+namespace ramguard::report {
+namespace {
+
+TEST(Escape, XmlEscapesMarkupAndDropsForbiddenControls) {
+  EXPECT_EQ(escape_xml("<a href=\"x\">&'</a>"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&apos;&lt;/a&gt;");
+  EXPECT_EQ(escape_xml(std::string("a\x01\x1b"
+                                   "b\n",
+                                   5)),
+            "a??b\n");
+}
+
+TEST(Escape, CsvQuotesOnlyWhenNeeded) {
+  EXPECT_EQ(escape_csv("plain"), "plain");
+  EXPECT_EQ(escape_csv("a,b"), "\"a,b\"");
+  EXPECT_EQ(escape_csv("say \"hi\""), "\"say \"\"hi\"\"\"");
+  EXPECT_EQ(escape_csv("two\nlines"), "\"two\nlines\"");
+}
+
+TEST(Escape, JsonEscapesQuotesBackslashesAndControls) {
+  EXPECT_EQ(escape_json("a\"b\\c\n\x02"), "a\\\"b\\\\c\\n\\u0002");
+}
+
+TEST(Escape, InvalidUtf8BecomesQuestionMarks) {
+  EXPECT_EQ(sanitize_utf8("ok \xc3\xa9"), "ok \xc3\xa9");  // é stays
+  EXPECT_EQ(sanitize_utf8("bad \xff\xc3"), "bad ??");      // stray and truncated bytes
+  EXPECT_EQ(sanitize_utf8("\xc0\xaf"), "??");              // overlong '/'
+  EXPECT_EQ(sanitize_utf8("\xed\xa0\x80"), "???");         // surrogate
+  EXPECT_EQ(display_width("\xc3\xa9t\xc3\xa9"), 3u);
+}
+
+TEST(Units, DecimalByDefaultBinaryOnRequest) {
+  EXPECT_EQ(format_bytes(14.1e9, false), "14.10 GB");
+  EXPECT_EQ(format_bytes(16.0 * (1ull << 30), true), "16.00 GiB");
+  EXPECT_EQ(format_bytes(54e6, false), "54.0 MB");
+  EXPECT_EQ(format_bytes(512, false), "512 B");
+  EXPECT_EQ(format_seconds(6.75), "6.75 s");
+  EXPECT_EQ(format_seconds(0.3), "300 ms");
+  EXPECT_EQ(format_seconds(3600), "60.0 min");
+  EXPECT_EQ(format_unix_ms(1714560000000), "2024-05-01 10:40:00 UTC");
+}
+
+TEST(Verdicts, WorstIsHighestSeverityNotCleared) {
+  google::protobuf::RepeatedPtrField<v1::Verdict> list;
+  EXPECT_EQ(worst_verdict(list), nullptr);
+  auto* cleared = list.Add();
+  cleared->set_kind("leak");
+  cleared->set_severity(v1::CRITICAL);
+  cleared->set_cleared(true);
+  auto* warning = list.Add();
+  warning->set_kind("growth_warning");
+  warning->set_severity(v1::WARNING);
+  auto* info = list.Add();
+  info->set_kind("plateau");
+  info->set_severity(v1::INFO);
+  info->set_passed(true);
+  ASSERT_NE(worst_verdict(list), nullptr);
+  EXPECT_EQ(worst_verdict(list)->kind(), "growth_warning");
+  EXPECT_EQ(verdict_label(worst_verdict(list)), "warning growth_warning");
+}
+
+}  // namespace
+}  // namespace ramguard::report

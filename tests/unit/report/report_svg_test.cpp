@@ -1,0 +1,71 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "fixtures.hpp"
+#include "report/render.hpp"
+
+namespace ramguard::report {
+namespace {
+
+using testing::design_build;
+using testing::design_report;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using testing::run_python_check;
+using testing::write_temp;
+
+TEST(ReportSvg, WellFormedWithPhasesVerdictsAxesAndLines) {
+  const v1::ReportReply reply = design_report(design_build(3));
+  const std::string svg = report_svg(reply, {.budget_bytes = 16'000'000'000});
+  EXPECT_THAT(svg, HasSubstr("budget 16.00 GB"));
+  EXPECT_THAT(svg, HasSubstr("estimate 11.10 GB"));
+  EXPECT_THAT(svg, HasSubstr("RSS (GB)"));
+  EXPECT_THAT(svg, HasSubstr("time since run start (s)"));
+  EXPECT_THAT(svg, HasSubstr("class=\"range\""));  // downsampled min/max
+  const std::string path = write_temp("final.svg", svg);
+  EXPECT_EQ(run_python_check("check_svg.py", path + " load aggregation synchronization save "
+                                                    "release phase_gap estimate_accuracy R1 R3 "
+                                                    "'budget 16.00 GB'"),
+            0);
+}
+
+TEST(ReportSvg, BaselineBuildShowsItsWarningsInBinaryUnits) {
+  const std::string svg = report_svg(design_report(design_build(0)), {.binary_units = true});
+  EXPECT_THAT(svg, HasSubstr("RSS (GiB)"));
+  EXPECT_EQ(svg.find("budget"), std::string::npos);  // no budget known: no line, no legend
+  const std::string path = write_temp("baseline.svg", svg);
+  EXPECT_EQ(
+      run_python_check("check_svg.py", path + " growth_warning release 'warning growth_warning:' "
+                                              "'critical release:'"),
+      0);
+}
+
+TEST(ReportSvg, HostileLabelsAreEscaped) {
+  v1::ReportReply reply = design_report(design_build(0));
+  const std::string hostile = "<script>alert('x')</script> & \"q\"";
+  reply.mutable_run()->set_job(hostile);
+  reply.mutable_run()->mutable_phases(0)->set_phase("<ph&se>");
+  reply.mutable_run()->mutable_verdicts(0)->set_kind("k<i>nd");
+  reply.mutable_run()->mutable_verdicts(0)->set_summary("sum\x01mary]]>");
+  const std::string svg = report_svg(reply, {});
+  EXPECT_THAT(svg, Not(HasSubstr("<script")));
+  EXPECT_THAT(svg, Not(HasSubstr("<ph&se>")));
+  EXPECT_THAT(svg,
+              HasSubstr("&lt;script&gt;alert(&apos;x&apos;)&lt;/script&gt; &amp; &quot;q&quot;"));
+  const std::string path = write_temp("hostile.svg", svg);
+  const std::string expected = write_temp("hostile.expected", hostile + "\n<ph&se>\nk<i>nd\n");
+  EXPECT_EQ(run_python_check("check_svg.py", path + " @" + expected), 0);
+}
+
+TEST(ReportSvg, EmptyAndSampleLessRunsStillDraw) {
+  const std::string path = write_temp("empty.svg", report_svg(v1::ReportReply{}, {}));
+  EXPECT_EQ(run_python_check("check_svg.py", path + " 'RSS (GB)'"), 0);
+  v1::ReportReply reply = design_report(design_build(1));
+  reply.clear_samples();
+  const std::string svg = report_svg(reply, {});
+  EXPECT_THAT(svg, HasSubstr("<polyline class=\"rss\""));
+  EXPECT_EQ(run_python_check("check_svg.py", write_temp("nosamples.svg", svg) + " R2"), 0);
+}
+
+}  // namespace
+}  // namespace ramguard::report

@@ -1,0 +1,128 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "fixtures.hpp"
+#include "report/render.hpp"
+
+namespace ramguard::report {
+namespace {
+
+using testing::design_build;
+using testing::design_report;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+TEST(ReportText, BaselineBuildShowsPeakFloorsReleaseAndVerdicts) {
+  const std::string text = report_text(design_report(design_build(0)), {});
+  EXPECT_THAT(text, HasSubstr("vit-h14-fedavg"));
+  EXPECT_THAT(text, HasSubstr("arch=vit-h14,build=baseline"));
+  EXPECT_THAT(text, HasSubstr("29.40 GB (exact: kernel high-water mark)"));
+  EXPECT_THAT(text, HasSubstr("Baseline:       0.60 GB (anon 0.50 GB, file 0.10 GB"));
+  EXPECT_THAT(text, HasSubstr("14.10 GB"));
+  EXPECT_THAT(text, HasSubstr("15.70 GB"));
+  EXPECT_THAT(text, HasSubstr("17.30 GB"));
+  EXPECT_THAT(text, HasSubstr("+1.60 GB"));  // floor change per round
+  EXPECT_THAT(text, HasSubstr("FAILED"));
+  EXPECT_THAT(text, HasSubstr("held_bytes: 25.40 GB"));
+  EXPECT_THAT(text, HasSubstr("growth_warning"));
+  EXPECT_THAT(text, HasSubstr("critical"));
+  EXPECT_THAT(text, HasSubstr("Rounds:         3 of 3"));
+  EXPECT_THAT(text, HasSubstr("none (no admitted estimate)"));
+  for (const char* phase : {"load", "aggregation", "synchronization", "save"}) {
+    EXPECT_THAT(text, HasSubstr(phase));
+  }
+}
+
+TEST(ReportText, FinalBuildShowsGapsEstimateAndPassedRelease) {
+  const std::string text = report_text(design_report(design_build(3)), {});
+  EXPECT_THAT(text, HasSubstr("9.60 GB (exact"));
+  EXPECT_THAT(text,
+              HasSubstr("Estimate:       11.10 GB; peak/estimate 0.86 (peak within estimate)"));
+  EXPECT_THAT(text, HasSubstr("PASSED"));
+  EXPECT_THAT(text, HasSubstr("aggregation      synchronization  6.75 s"));
+  EXPECT_THAT(text, HasSubstr("6.75 s"));
+  EXPECT_THAT(text, HasSubstr("5.00 s"));
+  EXPECT_THAT(text, HasSubstr("within target"));
+  EXPECT_THAT(text, Not(HasSubstr("FAILED")));
+  EXPECT_THAT(text, Not(HasSubstr("growth_warning")));
+}
+
+TEST(ReportText, BinaryUnitsUseGiB) {
+  const std::string text = report_text(design_report(design_build(0)), {.binary_units = true});
+  EXPECT_THAT(text, HasSubstr("27.38 GiB"));  // 29.4e9 / 2^30
+  EXPECT_THAT(text, HasSubstr("13.13 GiB"));  // first floor 14.1e9
+  // Only the daemon's own summaries (decimal by design) may still say GB.
+  EXPECT_THAT(text, Not(HasSubstr("29.40 GB")));
+  EXPECT_THAT(text, Not(HasSubstr("14.10 GB")));
+}
+
+TEST(ReportText, SampledPeakIsSaidSo) {
+  v1::ReportReply reply = design_report(design_build(3));
+  reply.mutable_run()->set_peak_exact(false);
+  reply.mutable_run()->mutable_phases(1)->set_peak_exact(false);
+  const std::string text = report_text(reply, {});
+  EXPECT_THAT(text, HasSubstr("9.60 GB (sampled: short spikes between samples may be missed)"));
+  EXPECT_THAT(text, HasSubstr("sampled\n"));
+}
+
+TEST(ReportText, EmptyReplyRendersWithoutCrashing) {
+  const std::string text = report_text(v1::ReportReply{}, {});
+  EXPECT_THAT(text, HasSubstr("Phases: none marked"));
+  EXPECT_THAT(text, HasSubstr("Round boundaries: none"));
+  EXPECT_THAT(text, HasSubstr("Verdicts: none"));
+}
+
+TEST(ReportText, HostileStringsCannotBreakLinesOrSendEscapes) {
+  v1::ReportReply reply = design_report(design_build(0));
+  reply.mutable_run()->set_job("evil\njob\x1b[31m");
+  (*reply.mutable_run()->mutable_labels())["note"] = "a\rb";
+  reply.mutable_run()->mutable_verdicts(0)->set_summary("line1\nline2");
+  const std::string text = report_text(reply, {});
+  EXPECT_THAT(text, HasSubstr("evil\\njob\\x1b[31m"));
+  EXPECT_THAT(text, HasSubstr("note=a\\rb"));
+  EXPECT_THAT(text, HasSubstr("line1\\nline2"));
+  EXPECT_THAT(text, Not(HasSubstr("\x1b")));
+  EXPECT_THAT(text, Not(HasSubstr("\r")));
+}
+
+TEST(RunsTable, ListsJobLabelsStateAndWorstVerdict) {
+  v1::ListRunsReply reply;
+  *reply.add_runs() = design_report(design_build(0)).run();
+  *reply.add_runs() = design_report(design_build(3)).run();
+  reply.mutable_runs(1)->set_state("active");
+  const std::string text = runs_table(reply, {});
+  EXPECT_THAT(text, HasSubstr("r-baseline"));
+  EXPECT_THAT(text, HasSubstr("critical release (fail)"));
+  EXPECT_THAT(text, HasSubstr("active"));
+  EXPECT_THAT(text, HasSubstr("build=final"));
+  EXPECT_THAT(text, HasSubstr("2024-05-01 10:40:00 UTC"));
+  EXPECT_EQ(runs_table(v1::ListRunsReply{}, {}), "no runs\n");
+}
+
+TEST(StatusText, ShowsBudgetReservationsAndRuns) {
+  v1::StatusReply reply;
+  reply.set_budget_bytes(16'000'000'000);
+  reply.set_margin_bytes(500'000'000);
+  reply.set_reserved_bytes(11'100'000'000);
+  reply.set_store_available(false);
+  v1::Reservation* r = reply.add_reservations();
+  r->set_reservation_id("res-1");
+  r->set_job("vit");
+  r->set_bytes(11'100'000'000);
+  r->set_expires_in_seconds(42.5);
+  v1::RunStatus* run = reply.add_runs();
+  *run = design_report(design_build(3)).run();
+  run->set_state("active");
+  run->set_current_phase("aggregation");
+  const std::string text = status_text(reply, {});
+  EXPECT_THAT(text, HasSubstr("16.00 GB (margin 0.50 GB, usable 15.50 GB)"));
+  EXPECT_THAT(text, HasSubstr("11.10 GB in 1 reservation(s)"));
+  EXPECT_THAT(text, HasSubstr("UNAVAILABLE"));
+  EXPECT_THAT(text, HasSubstr("(unclaimed)"));
+  EXPECT_THAT(text, HasSubstr("42.50 s"));
+  EXPECT_THAT(text, HasSubstr("aggregation"));
+  EXPECT_THAT(text, HasSubstr("0.70 GB"));  // last reading
+}
+
+}  // namespace
+}  // namespace ramguard::report
