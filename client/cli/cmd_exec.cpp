@@ -1,0 +1,172 @@
+// exec: admit, start CMD under a run on its PID, wait, end the run, exit with CMD's status.
+//
+// The child is forked first and held at a pipe until the run has started, so the run's baseline
+// is taken before CMD does anything and RAMGUARD_RUN can be handed to it.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <ostream>
+
+#include "commands.hpp"
+#include "output.hpp"
+
+namespace ramguard::cli {
+namespace {
+
+volatile sig_atomic_t g_child_pid = 0;
+
+void forward_signal(int signal_number) {
+  if (g_child_pid > 0) ::kill(static_cast<pid_t>(g_child_pid), signal_number);
+}
+
+// In the child: wait for the run id, export it, exec. Never returns.
+[[noreturn]] void child_main(int gate_fd, const std::string& socket_path,
+                             const std::vector<std::string>& command) {
+  std::string run_id;
+  char buffer[256];
+  for (;;) {
+    const ssize_t n = ::read(gate_fd, buffer, sizeof buffer);
+    if (n > 0) {
+      run_id.append(buffer, static_cast<std::size_t>(n));
+    } else if (n == 0 || errno != EINTR) {
+      break;
+    }
+  }
+  ::close(gate_fd);
+  if (run_id.empty()) ::_exit(125);  // the parent could not start the run; CMD never runs
+  ::setenv("RAMGUARD_RUN", run_id.c_str(), 1);
+  ::setenv("RAMGUARD_SOCKET", socket_path.c_str(), 1);
+  std::vector<char*> argv;
+  for (const std::string& arg : command) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  ::execvp(argv[0], argv.data());
+  const int error = errno;
+  const std::string message =
+      "ramguard exec: cannot run '" + command[0] + "': " + std::strerror(error) + "\n";
+  [[maybe_unused]] const ssize_t ignored = ::write(STDERR_FILENO, message.data(), message.size());
+  ::_exit(error == ENOENT ? 127 : 126);
+}
+
+int wait_for_child(pid_t child) {
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0) {
+    if (errno != EINTR) return 1;
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+// SIGTERM/SIGHUP go on to the child; SIGINT/SIGQUIT come from the terminal to the child's
+// process group already, so ramguard ignores them and keeps guarding until the child exits.
+struct SignalForwarding {
+  struct sigaction old_term {
+  }, old_hup{}, old_int{}, old_quit{};
+  explicit SignalForwarding(pid_t child) {
+    g_child_pid = child;
+    struct sigaction forward {};
+    forward.sa_handler = forward_signal;
+    sigemptyset(&forward.sa_mask);
+    forward.sa_flags = SA_RESTART;
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    ::sigaction(SIGTERM, &forward, &old_term);
+    ::sigaction(SIGHUP, &forward, &old_hup);
+    ::sigaction(SIGINT, &ignore, &old_int);
+    ::sigaction(SIGQUIT, &ignore, &old_quit);
+  }
+  ~SignalForwarding() {
+    ::sigaction(SIGTERM, &old_term, nullptr);
+    ::sigaction(SIGHUP, &old_hup, nullptr);
+    ::sigaction(SIGINT, &old_int, nullptr);
+    ::sigaction(SIGQUIT, &old_quit, nullptr);
+    g_child_pid = 0;
+  }
+};
+
+}  // namespace
+
+int cmd_exec(const GlobalOptions& g, const ExecArgs& a, std::ostream& err) {
+  Client client = connect(g);
+  std::string reservation;
+  if (a.admission) {
+    const v1::AdmitReply admitted = client.admit(to_admit_options(a.admit));
+    if (!admitted.admitted()) {
+      err << admit_text(admitted, g.binary_units) << "ramguard exec: not starting '" << a.command[0]
+          << "'\n";
+      return kExitRefused;
+    }
+    reservation = admitted.reservation_id();
+  }
+
+  int gate[2];
+  if (::pipe2(gate, O_CLOEXEC) != 0) {
+    err << "ramguard exec: cannot create a pipe: " << std::strerror(errno) << "\n";
+    return kExitFailure;
+  }
+  err.flush();
+  std::fflush(nullptr);  // the child must not write buffered output a second time
+  const pid_t child = ::fork();
+  if (child < 0) {
+    err << "ramguard exec: cannot fork: " << std::strerror(errno) << "\n";
+    return kExitFailure;
+  }
+  if (child == 0) {
+    ::close(gate[1]);
+    child_main(gate[0], client.socket_path(), a.command);
+  }
+  ::close(gate[0]);
+
+  std::optional<Run> run;
+  try {
+    run.emplace(client.start_run(RunOptions{.pid = static_cast<std::uint32_t>(child),
+                                            .job = a.admit.job,
+                                            .labels = a.labels,
+                                            .model_bytes = a.admit.model_bytes,
+                                            .declared_rounds = a.rounds,
+                                            .hosts = a.admit.hosts,
+                                            .reservation_id = reservation}));
+  } catch (const ClientError&) {
+    ::close(gate[1]);  // the child sees no run id and exits without running CMD
+    wait_for_child(child);
+    if (!reservation.empty()) {
+      try {
+        client.release(reservation);
+      } catch (const ClientError&) {
+        // The reservation expires with its lease anyway.
+      }
+    }
+    throw;
+  }
+  const std::string& run_id = run->id();
+  [[maybe_unused]] const ssize_t written = ::write(gate[1], run_id.data(), run_id.size());
+  ::close(gate[1]);
+  err << "ramguard: run " << run_id << " on pid " << child << ": " << a.command[0] << "\n";
+
+  int exit_code = 0;
+  {
+    SignalForwarding forwarding(child);
+    exit_code = wait_for_child(child);
+  }
+  try {
+    const v1::RunEndReply ended = run->end();
+    err << run_end_text(run_id, ended, g.binary_units);
+  } catch (const ClientError& e) {
+    // The daemon ends a run by itself when its process exits; that is no failure of exec.
+    if (e.code() == v1::Error::FAILED_PRECONDITION || e.code() == v1::Error::NOT_FOUND) {
+      err << "ramguard: run " << run_id << " was already ended by the daemon\n";
+    } else {
+      err << "ramguard: warning: could not end run " << run_id << ": " << e.what() << "\n";
+    }
+  }
+  return exit_code;
+}
+
+}  // namespace ramguard::cli

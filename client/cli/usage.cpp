@@ -1,0 +1,84 @@
+// Help text of the ramguard CLI.
+#include <map>
+
+#include "args.hpp"
+
+namespace ramguard::cli {
+namespace {
+
+constexpr const char* kOverview =
+    R"(usage: ramguard [--socket PATH] [--timeout DURATION] [--json] [--gib] COMMAND ...
+
+Talks to ramguardd, the RAM guard of a training coordinator.
+
+commands:
+  hello                          check the daemon answers; show its version and budget
+  admit ESTIMATE-OPTIONS         ask whether a Load fits the budget (exit 0 admitted, 3 refused)
+  start [OPTIONS]                start a run on a process; prints the run id
+  mark RUN begin|end PHASE       mark a phase boundary (load, aggregation, synchronization, save)
+  round-end RUN [--round N]      mark the end of a round
+  end RUN                        end a run
+  release RESERVATION            give back an admitted reservation
+  status [RUN]                   budget, reservations and runs
+  exec [OPTIONS] -- CMD ARGS...  admit, run CMD under a run, exit with CMD's status
+  runs [--limit N]               recent runs
+  report RUN [--svg FILE]        a run's report (--json, --gib)
+  compare RUN... | --label K=V...  runs side by side [--format text|markdown|json|csv]
+
+global options (anywhere before --):
+  --socket PATH       control socket (default: $RAMGUARD_SOCKET, /run/ramguard/ramguard.sock
+                      for root, $XDG_RUNTIME_DIR/ramguard.sock, /tmp/ramguard-UID.sock)
+  --timeout DURATION  per request, e.g. 5s or 500ms (default 5s)
+  --json              print the daemon's reply as JSON
+  --gib               binary units (GiB) instead of decimal GB
+
+Sizes: plain bytes or a number with kB MB GB TB (powers of 1000) or KiB MiB GiB TiB (1024).
+Exit status: 0 success, 1 daemon error or unreachable, 2 usage error, 3 admission refused;
+exec exits with the command's status (128+N when killed by signal N).
+See ramguard help COMMAND for a command's options.
+)";
+
+const std::map<std::string, std::string>& topics() {
+  static const std::map<std::string, std::string> kTopics{
+      {"hello", "usage: ramguard hello\n"},
+      {"admit",
+       "usage: ramguard admit [--job NAME] (--estimate SIZE | --plan NAME (--model-bytes SIZE |\n"
+       "                      --params N --bytes-per-param B) | --use-calibrated)\n"
+       "                      [--hosts N] [--pid PID]\n"
+       "Prints every term of baseline + reserved + estimate <= budget - margin.\n"
+       "Exit 0 when admitted (prints the reservation id), 3 when refused.\n"},
+      {"start",
+       "usage: ramguard start [--pid PID] [--job NAME] [--label KEY=VALUE]... [--model-bytes "
+       "SIZE]\n"
+       "                      [--rounds N] [--hosts N] [--reservation ID]\n"
+       "Prints the run id. --pid defaults to this command's own PID as the daemon sees it;\n"
+       "give the coordinator's PID.\n"},
+      {"mark", "usage: ramguard mark RUN begin|end PHASE [--round N]\n"},
+      {"round-end", "usage: ramguard round-end RUN [--round N]\n"},
+      {"end", "usage: ramguard end RUN\n"},
+      {"release", "usage: ramguard release RESERVATION\n"},
+      {"status", "usage: ramguard status [RUN]\n"},
+      {"exec",
+       "usage: ramguard exec [--job NAME] [--estimate SIZE | --plan NAME --model-bytes SIZE]\n"
+       "                     [--hosts N] [--use-calibrated] [--label KEY=VALUE]... [--rounds N]\n"
+       "                     -- CMD ARGS...\n"
+       "Admits (when an estimate is given; exit 3 without running CMD if refused), starts CMD\n"
+       "with RAMGUARD_SOCKET and RAMGUARD_RUN set, runs it under a run claiming the reservation,\n"
+       "ends the run when CMD exits and exits with CMD's status (128+N if killed by signal N).\n"},
+      {"runs", "usage: ramguard runs [--limit N]\n"},
+      {"report", "usage: ramguard report RUN [--json] [--svg FILE] [--gib]\n"},
+      {"compare",
+       "usage: ramguard compare RUN... | --label KEY=VALUE... [--format text|markdown|json|csv]"
+       " [--gib]\n"},
+  };
+  return kTopics;
+}
+
+}  // namespace
+
+std::string usage_text(const std::string& topic) {
+  auto it = topics().find(topic);
+  return it == topics().end() ? kOverview : it->second;
+}
+
+}  // namespace ramguard::cli

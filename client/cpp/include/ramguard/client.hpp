@@ -1,0 +1,167 @@
+#pragma once
+// libramguard: the C++ client of ramguardd's control socket.
+//
+//   ramguard::Client client;                       // RAMGUARD_SOCKET or the default path
+//   auto admitted = client.admit({.job = "vit", .estimate_bytes = 11'100'000'000});
+//   if (!admitted.admitted()) { /* do not claim GPU hosts */ }
+//   ramguard::Run run = client.start_run({.job = "vit", .reservation_id =
+//   admitted.reservation_id()}); { auto g = run.phase("aggregation"); aggregate(); }  // begin now,
+//   end at scope exit run.round_end(); run.end();
+//
+// Wire: one JSON object per line (protobuf JSON mapping of ramguard.v1.Request/Reply) over a
+// Unix socket, one reply per request, request ids echoed. Every call throws ClientError on
+// failure (transport, timeout, garbled reply, or the daemon's error reply with its code); a
+// refused admission is not an error (AdmitReply::admitted() is false). A Client is safe to share
+// between threads (calls are serialized); Run and PhaseGuard refer to their Client, which must
+// outlive them.
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ramguard.pb.h"
+#include "ramguard/error.hpp"
+#include "ramguard/socket_path.hpp"
+
+namespace ramguard {
+
+inline constexpr std::uint32_t kProtocolVersion = 1;
+inline constexpr std::size_t kMaxRequestBytes = 64 * 1024;
+// Replies carrying a report with samples can exceed the daemon's 64 KiB request cap.
+inline constexpr std::size_t kDefaultMaxReplyBytes = 16 * 1024 * 1024;
+inline constexpr std::chrono::milliseconds kDefaultTimeout{5000};
+
+// Option structs give every member a default so designated initializers that name only some
+// members compile cleanly under -Wextra (-Wmissing-field-initializers).
+struct ClientOptions {
+  std::string socket_path{};                            // empty: default_socket_path()
+  std::chrono::milliseconds timeout = kDefaultTimeout;  // per call: connect, send and reply
+  std::size_t max_reply_bytes = kDefaultMaxReplyBytes;
+  std::string client_name = "ramguard-cpp/0.1.0";  // sent in hello
+};
+
+struct AdmitOptions {
+  std::string job{};
+  std::uint64_t estimate_bytes = 0;  // either this ...
+  std::uint64_t model_bytes = 0;     // ... or a model (bytes, or parameters x bytes each) ...
+  std::uint64_t parameter_count = 0;
+  double bytes_per_parameter = 0;
+  std::string plan{};  // ... and a plan named in the daemon's configuration
+  std::uint32_t hosts = 0;
+  std::uint32_t pid = 0;  // whose RSS is the baseline; 0: the caller
+  bool use_calibrated = false;
+};
+
+struct RunOptions {
+  std::uint32_t pid = 0;  // 0: the caller's own PID
+  std::string job{};
+  std::map<std::string, std::string> labels{};
+  std::uint64_t model_bytes = 0;
+  std::uint32_t declared_rounds = 0;
+  std::uint32_t hosts = 0;
+  std::string reservation_id{};  // an admitted reservation this run claims
+};
+
+// Optional facts attached to a mark (allocator statistics, a garbage-collector probe).
+struct MarkFacts {
+  std::optional<v1::AllocatorStats> allocator{};
+  std::optional<v1::GcProbe> gc{};
+};
+
+class Run;
+
+class Client {
+ public:
+  // Connects at once; throws ClientError naming the path when nobody answers.
+  explicit Client(ClientOptions options = {});
+  explicit Client(std::string socket_path, std::chrono::milliseconds timeout = kDefaultTimeout);
+  ~Client();
+  Client(Client&&) noexcept;
+  Client& operator=(Client&&) noexcept;
+
+  const std::string& socket_path() const;
+
+  // Sends any request (version and request id are filled in) and returns its reply. Throws
+  // ClientError when the reply carries an error. Reconnects once a broken or timed-out
+  // connection is used again.
+  v1::Reply call(v1::Request request);
+
+  v1::HelloReply hello();
+  v1::AdmitReply admit(const AdmitOptions& options);
+  v1::ReleaseReply release(const std::string& reservation_id);
+  Run start_run(const RunOptions& options);
+  v1::StatusReply status(const std::string& run_id = {});
+  v1::ReportReply report(const std::string& run_id, bool include_samples = false);
+  v1::CompareReply compare(const std::vector<std::string>& run_ids,
+                           const std::map<std::string, std::string>& labels = {});
+  v1::ListRunsReply list_runs(std::uint32_t limit = 0);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// Marks a phase's begin on construction and its end on destruction (also while an exception
+// unwinds). The destructor never throws: a failed end mark is dropped silently; call end() to
+// see it. Movable, not copyable.
+class PhaseGuard {
+ public:
+  PhaseGuard(Run& run, std::string phase);  // throws ClientError if the begin mark fails
+  ~PhaseGuard();
+  PhaseGuard(PhaseGuard&& other) noexcept;
+  PhaseGuard& operator=(PhaseGuard&&) = delete;
+  PhaseGuard(const PhaseGuard&) = delete;
+  PhaseGuard& operator=(const PhaseGuard&) = delete;
+
+  // Ends the phase now and returns the mark's reply (exact phase peak, duration); throws.
+  v1::MarkReply end(const MarkFacts& facts = {});
+  const std::string& phase() const { return phase_; }
+  const v1::MarkReply& begin_reply() const { return begin_reply_; }
+
+ private:
+  Run* run_;
+  std::string phase_;
+  v1::MarkReply begin_reply_;
+};
+
+// A run on the daemon. Not ended automatically: call end() (the daemon ends a run by itself when
+// its process exits). Movable; refers to its Client.
+class Run {
+ public:
+  Run(Client& client, std::string run_id, v1::RunStartReply start = {});
+
+  // Joins a run started elsewhere (e.g. by `ramguard exec`): run_id, or env RAMGUARD_RUN when
+  // empty. Throws ClientError(kUsage) when neither names a run.
+  static Run attach(Client& client, std::string run_id = {});
+
+  const std::string& id() const { return run_id_; }
+  const v1::RunStartReply& start_reply() const { return start_; }
+
+  v1::MarkReply mark(v1::MarkRequest::Kind kind, const std::string& phase, std::uint32_t round = 0,
+                     const MarkFacts& facts = {});
+  v1::MarkReply phase_begin(const std::string& phase) {
+    return mark(v1::MarkRequest::PHASE_BEGIN, phase);
+  }
+  v1::MarkReply phase_end(const std::string& phase, const MarkFacts& facts = {}) {
+    return mark(v1::MarkRequest::PHASE_END, phase, 0, facts);
+  }
+  // round 0: the daemon counts rounds.
+  v1::MarkReply round_end(std::uint32_t round = 0, const MarkFacts& facts = {}) {
+    return mark(v1::MarkRequest::ROUND_END, {}, round, facts);
+  }
+  v1::RunEndReply end();
+
+  // RAII phase: auto g = run.phase("aggregation");
+  [[nodiscard]] PhaseGuard phase(std::string name) { return PhaseGuard(*this, std::move(name)); }
+
+ private:
+  Client* client_;
+  std::string run_id_;
+  v1::RunStartReply start_;
+};
+
+}  // namespace ramguard

@@ -1,0 +1,182 @@
+#include "ramguard/client.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <mutex>
+
+#include "codec.hpp"
+#include "line_socket.hpp"
+
+namespace ramguard {
+
+const char* to_string(ClientError::Kind kind) noexcept {
+  switch (kind) {
+    case ClientError::Kind::kTransport:
+      return "transport";
+    case ClientError::Kind::kTimeout:
+      return "timeout";
+    case ClientError::Kind::kProtocol:
+      return "protocol";
+    case ClientError::Kind::kServer:
+      return "server";
+    case ClientError::Kind::kUsage:
+      return "usage";
+  }
+  return "unknown";
+}
+
+struct Client::State {
+  ClientOptions options;
+  std::mutex mutex;  // one request in flight per connection
+  detail::LineSocket socket;
+  std::uint64_t next_id = 1;
+
+  std::chrono::steady_clock::time_point deadline() const {
+    return std::chrono::steady_clock::now() + options.timeout;
+  }
+};
+
+Client::Client(ClientOptions options) : state_(std::make_unique<State>()) {
+  options.socket_path = default_socket_path(options.socket_path);
+  state_->options = std::move(options);
+  state_->socket.connect(state_->options.socket_path, state_->deadline());
+}
+
+Client::Client(std::string socket_path, std::chrono::milliseconds timeout)
+    : Client(ClientOptions{.socket_path = std::move(socket_path), .timeout = timeout}) {}
+
+Client::~Client() = default;
+Client::Client(Client&&) noexcept = default;
+Client& Client::operator=(Client&&) noexcept = default;
+
+const std::string& Client::socket_path() const {
+  return state_->options.socket_path;
+}
+
+v1::Reply Client::call(v1::Request request) {
+  std::lock_guard lock(state_->mutex);
+  const std::string& path = state_->options.socket_path;
+  request.set_version(kProtocolVersion);
+  if (request.request_id().empty()) {
+    request.set_request_id("cpp-" + std::to_string(::getpid()) + "-" +
+                           std::to_string(state_->next_id++));
+  }
+  const std::string line = detail::encode_request(request);
+  const auto deadline = state_->deadline();
+  if (state_->socket.peer_closed()) state_->socket.connect(path, deadline);
+  state_->socket.write_line(line, deadline);
+  const std::string reply_line =
+      state_->socket.read_line(state_->options.max_reply_bytes, deadline);
+  v1::Reply reply = detail::decode_reply(reply_line, path);
+
+  if (reply.has_error()) {
+    // A request the server could not parse has no id to echo; anything else must match.
+    if (!reply.request_id().empty() && reply.request_id() != request.request_id()) {
+      state_->socket.close();
+    }
+    throw ClientError(
+        ClientError::Kind::kServer,
+        "ramguardd: " + v1::Error::Code_Name(reply.error().code()) + ": " + reply.error().message(),
+        reply.error().code());
+  }
+  if (reply.request_id() != request.request_id()) {
+    state_->socket.close();  // the stream is out of step; start afresh on the next call
+    throw ClientError(ClientError::Kind::kProtocol,
+                      "reply from ramguard socket '" + path + "' answers request '" +
+                          reply.request_id() + "', expected '" + request.request_id() + "'");
+  }
+  if (reply.version() > kProtocolVersion) {
+    throw ClientError(ClientError::Kind::kProtocol,
+                      "ramguardd at '" + path + "' speaks protocol version " +
+                          std::to_string(reply.version()) + ", this client speaks " +
+                          std::to_string(kProtocolVersion));
+  }
+  // Result field numbers equal command field numbers, so a reply for another command shows.
+  const int expected = static_cast<int>(request.command_case());
+  const int got = static_cast<int>(reply.result_case());
+  if (got != 0 && got != expected) {
+    throw ClientError(ClientError::Kind::kProtocol,
+                      "reply from ramguard socket '" + path + "' carries result field " +
+                          std::to_string(got) + " for command field " + std::to_string(expected));
+  }
+  return reply;
+}
+
+v1::HelloReply Client::hello() {
+  v1::Request request;
+  request.mutable_hello()->set_client(state_->options.client_name);
+  return call(std::move(request)).hello();
+}
+
+v1::AdmitReply Client::admit(const AdmitOptions& options) {
+  v1::Request request;
+  v1::AdmitRequest& admit = *request.mutable_admit();
+  admit.set_job(options.job);
+  admit.set_estimate_bytes(options.estimate_bytes);
+  if (options.model_bytes != 0 || options.parameter_count != 0) {
+    admit.mutable_model()->set_model_bytes(options.model_bytes);
+    admit.mutable_model()->set_parameter_count(options.parameter_count);
+    admit.mutable_model()->set_bytes_per_parameter(options.bytes_per_parameter);
+  }
+  admit.set_plan(options.plan);
+  admit.set_hosts(options.hosts);
+  admit.set_pid(options.pid);
+  admit.set_use_calibrated(options.use_calibrated);
+  return call(std::move(request)).admit();
+}
+
+v1::ReleaseReply Client::release(const std::string& reservation_id) {
+  v1::Request request;
+  request.mutable_release()->set_reservation_id(reservation_id);
+  return call(std::move(request)).release();
+}
+
+Run Client::start_run(const RunOptions& options) {
+  v1::Request request;
+  v1::RunStartRequest& start = *request.mutable_run_start();
+  start.set_pid(options.pid);
+  start.set_job(options.job);
+  for (const auto& [key, value] : options.labels) (*start.mutable_labels())[key] = value;
+  start.set_model_bytes(options.model_bytes);
+  start.set_declared_rounds(options.declared_rounds);
+  start.set_hosts(options.hosts);
+  start.set_reservation_id(options.reservation_id);
+  v1::RunStartReply reply = call(std::move(request)).run_start();
+  if (reply.run_id().empty()) {
+    throw ClientError(ClientError::Kind::kProtocol,
+                      "reply from ramguard socket '" + socket_path() + "' names no run id");
+  }
+  std::string run_id = reply.run_id();
+  return Run(*this, std::move(run_id), std::move(reply));
+}
+
+v1::StatusReply Client::status(const std::string& run_id) {
+  v1::Request request;
+  request.mutable_status()->set_run_id(run_id);
+  return call(std::move(request)).status();
+}
+
+v1::ReportReply Client::report(const std::string& run_id, bool include_samples) {
+  v1::Request request;
+  request.mutable_report()->set_run_id(run_id);
+  request.mutable_report()->set_include_samples(include_samples);
+  return call(std::move(request)).report();
+}
+
+v1::CompareReply Client::compare(const std::vector<std::string>& run_ids,
+                                 const std::map<std::string, std::string>& labels) {
+  v1::Request request;
+  v1::CompareRequest& compare = *request.mutable_compare();
+  for (const std::string& id : run_ids) compare.add_run_ids(id);
+  for (const auto& [key, value] : labels) (*compare.mutable_labels())[key] = value;
+  return call(std::move(request)).compare();
+}
+
+v1::ListRunsReply Client::list_runs(std::uint32_t limit) {
+  v1::Request request;
+  request.mutable_list_runs()->set_limit(limit);
+  return call(std::move(request)).list_runs();
+}
+
+}  // namespace ramguard

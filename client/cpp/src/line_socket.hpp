@@ -1,0 +1,43 @@
+#pragma once
+// A blocking Unix-socket connection that exchanges '\n'-terminated lines under a deadline.
+// Plain POSIX (poll + non-blocking fd): a client library must not bring an event loop into the
+// coordinator. Failures throw ClientError naming the socket path.
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace ramguard::detail {
+
+class LineSocket {
+ public:
+  using Deadline = std::chrono::steady_clock::time_point;
+
+  LineSocket() = default;
+  ~LineSocket() { close(); }
+  LineSocket(const LineSocket&) = delete;
+  LineSocket& operator=(const LineSocket&) = delete;
+
+  // Connects to the socket at path before the deadline.
+  void connect(const std::string& path, Deadline deadline);
+  bool connected() const { return fd_ >= 0; }
+  // True when the peer has closed an idle connection (checked without blocking), so the next
+  // request can go over a fresh one instead of failing.
+  bool peer_closed() const;
+  void close() noexcept;
+
+  // Writes line plus '\n' completely.
+  void write_line(std::string_view line, Deadline deadline);
+  // Reads up to the next '\n' (not included); a line longer than max_bytes is a protocol error.
+  std::string read_line(std::size_t max_bytes, Deadline deadline);
+
+ private:
+  void wait_for(short events, Deadline deadline, const char* what);
+
+  int fd_ = -1;
+  std::string path_;
+  std::string buffer_;  // bytes received after the last returned line
+};
+
+}  // namespace ramguard::detail

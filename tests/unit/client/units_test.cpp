@@ -1,0 +1,92 @@
+// The client's size/duration parsing and formatting, and where the socket is by default.
+#include "ramguard/units.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "ramguard/socket_path.hpp"
+
+namespace ramguard {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(ParseSize, AcceptsDecimalAndBinaryUnits) {
+  const struct {
+    const char* text;
+    std::uint64_t bytes;
+  } cases[] = {
+      {"0", 0},
+      {"123", 123},
+      {"16GB", 16'000'000'000},
+      {"16GiB", 16ull << 30},
+      {"2.5GB", 2'500'000'000},
+      {"2.5 GB", 2'500'000'000},
+      {"11.1GB", 11'100'000'000},
+      {"512MB", 512'000'000},
+      {"512MiB", 512ull << 20},
+      {"1kB", 1000},
+      {"1KB", 1000},
+      {"1KiB", 1024},
+      {"3TB", 3'000'000'000'000},
+      {"1TiB", 1ull << 40},
+      {"7B", 7},
+  };
+  for (const auto& c : cases) {
+    const auto parsed = units::parse_size(c.text);
+    ASSERT_TRUE(parsed) << c.text << ": " << parsed.error;
+    EXPECT_EQ(*parsed.value, c.bytes) << c.text;
+  }
+}
+
+TEST(ParseSize, RejectsAnythingElseNamingTheText) {
+  for (const char* text : {"", "GB", "16gb", "16 G", "16Gb", "-1GB", "1e9", "1.5", "16GB ", " 16GB",
+                           "1.2.3GB", "16 GiBs", "0x10", "99999999999TB"}) {
+    const auto parsed = units::parse_size(text);
+    EXPECT_FALSE(parsed) << text;
+    EXPECT_THAT(parsed.error, HasSubstr(std::string("'") + text + "'")) << text;
+  }
+}
+
+TEST(ParseDuration, NeedsAUnit) {
+  EXPECT_EQ(*units::parse_duration("5s").value, std::chrono::milliseconds(5000));
+  EXPECT_EQ(*units::parse_duration("500ms").value, std::chrono::milliseconds(500));
+  EXPECT_EQ(*units::parse_duration("1.5m").value, std::chrono::milliseconds(90000));
+  EXPECT_EQ(*units::parse_duration("2h").value, std::chrono::milliseconds(7'200'000));
+  for (const char* text : {"5", "", "s", "5 sec", "-1s", "5S"}) {
+    const auto parsed = units::parse_duration(text);
+    EXPECT_FALSE(parsed) << text;
+    EXPECT_THAT(parsed.error, HasSubstr("ms, s, m or h")) << text;
+  }
+}
+
+TEST(ParseCount, WholeNumbersWithinTheLimit) {
+  EXPECT_EQ(*units::parse_count("42", 100).value, 42u);
+  EXPECT_FALSE(units::parse_count("101", 100));
+  EXPECT_FALSE(units::parse_count("-1", 100));
+  EXPECT_FALSE(units::parse_count("4x", 100));
+  EXPECT_THAT(units::parse_count("", 100).error, HasSubstr("0 to 100"));
+}
+
+TEST(FormatBytes, DecimalByDefaultAlwaysWithTheUnit) {
+  EXPECT_EQ(units::format_bytes(14.1e9), "14.10 GB");
+  EXPECT_EQ(units::format_bytes(16.0 * (1ull << 30), true), "16.00 GiB");
+  EXPECT_EQ(units::format_seconds(6.75), "6.75 s");
+  EXPECT_EQ(units::format_seconds(0.3), "300 ms");
+}
+
+TEST(SocketPath, FollowsTheDocumentedOrder) {
+  SocketEnvironment env{"/env/ramguard.sock", "/run/user/1000", 1000};
+  EXPECT_EQ(resolve_socket_path("/flag.sock", env), "/flag.sock");
+  EXPECT_EQ(resolve_socket_path("", env), "/env/ramguard.sock");
+  env.ramguard_socket.reset();
+  EXPECT_EQ(resolve_socket_path("", env), "/run/user/1000/ramguard.sock");
+  env.xdg_runtime_dir = "";
+  EXPECT_EQ(resolve_socket_path("", env), "/tmp/ramguard-1000.sock");
+  env.uid = 0;
+  env.xdg_runtime_dir = "/run/user/0";
+  EXPECT_EQ(resolve_socket_path("", env), "/run/ramguard/ramguard.sock");
+}
+
+}  // namespace
+}  // namespace ramguard
