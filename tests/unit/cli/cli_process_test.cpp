@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "unit/cli/run_cli.hpp"
 #include "unit/client/fake_server.hpp"
 
 namespace ramguard {
@@ -18,47 +19,6 @@ namespace {
 using test_support::FakeServer;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-struct Outcome {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string slurp(const std::string& path) {
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
-// Runs the CLI with args, stdout and stderr captured through temp files.
-Outcome run_cli(const std::vector<std::string>& args) {
-  const std::string base = ::testing::TempDir() + "cli-" + std::to_string(::getpid());
-  const std::string out_path = base + ".out";
-  const std::string err_path = base + ".err";
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    const int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    ::dup2(out, STDOUT_FILENO);
-    ::dup2(err, STDERR_FILENO);
-    std::vector<char*> argv{const_cast<char*>(RAMGUARD_CLI_PATH)};
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execv(RAMGUARD_CLI_PATH, argv.data());
-    ::_exit(99);
-  }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  Outcome outcome;
-  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 200 + WTERMSIG(status);
-  outcome.out = slurp(out_path);
-  outcome.err = slurp(err_path);
-  std::filesystem::remove(out_path);
-  std::filesystem::remove(err_path);
-  return outcome;
-}
 
 // A daemon-like fake: admits up to 10 GB estimates, starts runs as r-1, remembers run starts.
 v1::Reply fake_daemon(const v1::Request& request) {
