@@ -3,7 +3,7 @@
 // `recent_window` are kept at full resolution (at most `max_recent` of them); older ones are
 // folded into buckets of `bucket_width` holding min/max/last RSS and the last anon/file split.
 // When there are more than `max_buckets` buckets, adjacent pairs merge and the width doubles,
-// so a run of any length costs at most capacity_bytes() (about 145 KB with the defaults: a
+// so a run of any length costs at most capacity_bytes() (155,760 bytes with the defaults: a
 // month of 2 s samples ends up in ~675 buckets of 64 min).
 
 #include <chrono>

@@ -1,0 +1,81 @@
+#include "control/convert.hpp"
+
+namespace ramguard::control {
+
+std::int64_t unix_ms(const Instant& at) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(at.wall).count();
+}
+
+void to_proto(const MemoryReading& reading, v1::Reading& out) {
+  out.set_at_unix_ms(unix_ms(reading.at));
+  out.set_complete(reading.source == ReadingSource::kMark);
+  out.set_rss_bytes(reading.rss_bytes);
+  out.set_anon_bytes(reading.anon_bytes);
+  out.set_file_bytes(reading.file_bytes);
+  out.set_shmem_bytes(reading.shmem_bytes);
+  out.set_swap_bytes(reading.swap_bytes);
+  out.set_hwm_bytes(reading.hwm_bytes);
+}
+
+static v1::Severity severity_to_proto(Severity s) {
+  switch (s) {
+    case Severity::kInfo: return v1::INFO;
+    case Severity::kWarning: return v1::WARNING;
+    case Severity::kCritical: return v1::CRITICAL;
+  }
+  return v1::INFO;
+}
+
+void to_proto(const Verdict& verdict, const std::string& run_id, v1::Verdict& out) {
+  out.set_kind(verdict.kind);
+  out.set_severity(severity_to_proto(verdict.severity));
+  out.set_passed(verdict.passed);
+  out.set_run_id(run_id);
+  out.set_round(verdict.round);
+  out.set_phase(verdict.phase);
+  out.set_summary(verdict.summary);
+  for (const auto& [name, value] : verdict.figures) (*out.mutable_figures())[name] = value;
+  out.set_at_unix_ms(unix_ms(verdict.at));
+  out.set_cleared(verdict.cleared);
+}
+
+void to_proto(const RunLedger& ledger, v1::RunStatus& out) {
+  const RunInfo& info = ledger.info;
+  out.set_run_id(info.run_id);
+  out.set_job(info.job);
+  for (const auto& [k, v] : info.labels) (*out.mutable_labels())[k] = v;
+  out.set_pid(static_cast<std::uint32_t>(info.target.pid));
+  out.set_state(run_state_name(ledger.state));
+  to_proto(ledger.baseline, *out.mutable_baseline());
+  to_proto(ledger.last, *out.mutable_last());
+  out.set_peak_bytes(ledger.peak_bytes);
+  out.set_peak_exact(ledger.peak_exact);
+  out.set_model_bytes(info.model_bytes);
+  out.set_declared_rounds(info.declared_rounds);
+  out.set_hosts(info.hosts);
+  out.set_estimate_bytes(info.estimate_bytes);
+  out.set_started_unix_ms(unix_ms(ledger.started));
+  if (ledger.ended) out.set_ended_unix_ms(unix_ms(*ledger.ended));
+  std::uint32_t round = 0;
+  for (const PhaseRecord& p : ledger.phases) {
+    auto* phase = out.add_phases();
+    phase->set_phase(p.phase);
+    phase->set_round(p.round);
+    phase->set_begin_seconds(seconds_between(ledger.started, p.begin));
+    if (p.end) phase->set_duration_seconds(seconds_between(p.begin, *p.end));
+    phase->set_peak_bytes(p.peak_bytes);
+    phase->set_peak_exact(p.peak_exact);
+    if (!p.end && ledger.state == RunState::kActive) out.set_current_phase(p.phase);
+  }
+  for (const BoundaryRecord& b : ledger.boundaries) {
+    auto* boundary = out.add_boundaries();
+    boundary->set_round(b.round);
+    to_proto(b.reading, *boundary->mutable_reading());
+    boundary->set_floor_bytes(b.floor_bytes);
+    round = std::max(round, b.round);
+  }
+  out.set_round(round);
+  for (const Verdict& v : ledger.verdicts) to_proto(v, info.run_id, *out.add_verdicts());
+}
+
+}  // namespace ramguard::control

@@ -1,0 +1,325 @@
+#include "control/dispatcher.hpp"
+
+#include "admission/calibration.hpp"
+#include "admission/estimator.hpp"
+#include "common/log.hpp"
+#include "control/codec.hpp"
+#include "control/convert.hpp"
+#include "control/queries.hpp"
+#include "metrics/exporter.hpp"
+#include "store/store.hpp"
+
+namespace ramguard::control {
+namespace {
+
+v1::Error::Code code_for(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::kInvalidArgument: return v1::Error::INVALID_ARGUMENT;
+    case ErrorKind::kNotFound: return v1::Error::NOT_FOUND;
+    case ErrorKind::kPermissionDenied: return v1::Error::PERMISSION_DENIED;
+    case ErrorKind::kFailedPrecondition: return v1::Error::FAILED_PRECONDITION;
+    case ErrorKind::kResourceExhausted: return v1::Error::RESOURCE_EXHAUSTED;
+    case ErrorKind::kUnavailable: return v1::Error::UNAVAILABLE;
+    case ErrorKind::kInternal: return v1::Error::INTERNAL;
+  }
+  return v1::Error::INTERNAL;
+}
+
+Caller caller_of(const Peer& peer) { return Caller{peer.pid, peer.uid, peer.privileged()}; }
+
+std::optional<MarkKind> mark_kind(v1::MarkRequest::Kind kind) {
+  switch (kind) {
+    case v1::MarkRequest::PHASE_BEGIN: return MarkKind::kPhaseBegin;
+    case v1::MarkRequest::PHASE_END: return MarkKind::kPhaseEnd;
+    case v1::MarkRequest::ROUND_END: return MarkKind::kRoundEnd;
+    default: return std::nullopt;
+  }
+}
+
+// Job names become metric labels: keep them short and printable.
+Status check_job(const std::string& job) {
+  if (job.size() > 128) return Error{"job name is longer than 128 characters"};
+  for (char c : job) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      return Error{"job name contains a control character"};
+    }
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+Dispatcher::Dispatcher(RunRegistry& registry, Admission& admission, const ProcFs& procfs,
+                       DispatchSettings settings)
+    : registry_(registry), admission_(admission), procfs_(procfs), settings_(std::move(settings)) {}
+
+void Dispatcher::handle(const v1::Request& request, const Peer& peer, v1::Reply& reply) {
+  const Caller caller = caller_of(peer);
+  Status result = ok_status();
+  switch (request.command_case()) {
+    case v1::Request::kHello: result = hello(request.hello(), peer, *reply.mutable_hello()); break;
+    case v1::Request::kRunStart:
+      result = run_start(request.run_start(), caller, *reply.mutable_run_start());
+      break;
+    case v1::Request::kMark: result = mark(request.mark(), caller, *reply.mutable_mark()); break;
+    case v1::Request::kRunEnd:
+      result = run_end(request.run_end(), caller, *reply.mutable_run_end());
+      break;
+    case v1::Request::kAdmit: result = admit(request.admit(), caller, *reply.mutable_admit()); break;
+    case v1::Request::kRelease:
+      result = release(request.release(), caller, *reply.mutable_release());
+      break;
+    case v1::Request::kStatus: result = status(request.status(), *reply.mutable_status()); break;
+    case v1::Request::kReport: result = report(request.report(), *reply.mutable_report()); break;
+    case v1::Request::kCompare: result = compare(request.compare(), *reply.mutable_compare()); break;
+    case v1::Request::kListRuns:
+      result = list_runs(request.list_runs(), *reply.mutable_list_runs());
+      break;
+    default:
+      result = Error{"unknown command", ErrorKind::kInvalidArgument};
+  }
+  if (!result) {
+    reply.clear_result();
+    *reply.mutable_error() = make_error(code_for(result.error().kind), result.error().message);
+    log::debug("control.error", {{"peer", peer.description},
+                                 {"command", command_name(request)},
+                                 {"message", result.error().message}});
+  }
+}
+
+Status Dispatcher::hello(const v1::HelloRequest&, const Peer& peer, v1::HelloReply& out) {
+  out.set_protocol_version(kProtocolVersion);
+  out.set_budget_bytes(admission_.budget_bytes());
+  out.set_peer_pid(static_cast<std::uint32_t>(peer.pid));
+  out.set_peer_uid(peer.uid);
+  return ok_status();
+}
+
+Status Dispatcher::run_start(const v1::RunStartRequest& in, const Caller& caller,
+                             v1::RunStartReply& out) {
+  if (auto s = check_job(in.job()); !s) return s;
+  if (in.labels_size() > 32) return Error{"at most 32 labels per run"};
+  StartRunInput input;
+  input.pid = static_cast<pid_t>(in.pid());
+  if (in.pid() > 4194304) return Error{"pid " + std::to_string(in.pid()) + " is out of range"};
+  input.job = in.job();
+  for (const auto& [k, v] : in.labels()) {
+    if (k.empty() || k.size() > 64 || v.size() > 256) {
+      return Error{"label '" + k.substr(0, 64) + "': keys are 1-64 characters, values up to 256"};
+    }
+    input.labels[k] = v;
+  }
+  input.model_bytes = in.model_bytes();
+  input.declared_rounds = in.declared_rounds();
+  input.hosts = in.hosts();
+  input.reservation_id = in.reservation_id();
+  auto started = registry_.start(input, caller);
+  if (!started) return started.error();
+  const RunLedger& ledger = **started;
+  out.set_run_id(ledger.info.run_id);
+  to_proto(ledger.baseline, *out.mutable_baseline());
+  out.set_start_time_ticks(ledger.info.target.start_time_ticks);
+  out.set_exact_peaks(ledger.peak_exact);
+  return ok_status();
+}
+
+Status Dispatcher::mark(const v1::MarkRequest& in, const Caller& caller, v1::MarkReply& out) {
+  MarkInput input;
+  input.run_id = in.run_id();
+  auto kind = mark_kind(in.kind());
+  if (!kind) return Error{"mark needs a kind: PHASE_BEGIN, PHASE_END or ROUND_END"};
+  input.kind = *kind;
+  input.phase = in.phase();
+  input.round = in.round();
+  if (in.has_allocator()) {
+    const auto& a = in.allocator();
+    input.allocator = AllocatorFacts{a.allocated_bytes(), a.active_bytes(), a.resident_bytes(),
+                                     a.retained_bytes()};
+  }
+  if (in.has_gc()) {
+    const auto& g = in.gc();
+    input.gc = GcFacts{g.rss_before_bytes(), g.rss_after_bytes(), g.collected_objects(),
+                       g.duration_seconds()};
+  }
+  auto marked = registry_.mark(input, caller);
+  if (!marked) return marked.error();
+  to_proto(marked->mark.reading, *out.mutable_reading());
+  out.set_round(marked->mark.round);
+  out.set_phase_peak_bytes(marked->phase_peak_bytes);
+  out.set_phase_duration_seconds(marked->phase_duration_seconds);
+  out.set_peak_exact(marked->peak_exact);
+  out.set_stored(marked->stored);
+  for (const Verdict& v : marked->verdicts) to_proto(v, input.run_id, *out.add_verdicts());
+  return ok_status();
+}
+
+Status Dispatcher::run_end(const v1::RunEndRequest& in, const Caller& caller,
+                           v1::RunEndReply& out) {
+  auto ended = registry_.end(in.run_id(), caller);
+  if (!ended) return ended.error();
+  to_proto(ended->reading, *out.mutable_reading());
+  out.set_peak_bytes(ended->peak_bytes);
+  out.set_stored(ended->stored);
+  for (const Verdict& v : ended->verdicts) to_proto(v, in.run_id(), *out.add_verdicts());
+  return ok_status();
+}
+
+Status Dispatcher::admit(const v1::AdmitRequest& in, const Caller& caller, v1::AdmitReply& out) {
+  if (auto s = check_job(in.job()); !s) return s;
+  EstimateInputs inputs;
+  if (in.estimate_bytes() != 0) inputs.given_bytes = in.estimate_bytes();
+  if (!in.plan().empty()) {
+    auto plan = settings_.plans.find(in.plan());
+    if (plan == settings_.plans.end()) {
+      std::string known;
+      for (const auto& [name, p] : settings_.plans) known += (known.empty() ? "" : ", ") + name;
+      return Error{"unknown plan '" + in.plan() + "' (configured plans: " +
+                   (known.empty() ? "none" : known) + ")"};
+    }
+    const auto& m = in.model();
+    auto model_bytes = model_bytes_from(m.parameter_count(), m.bytes_per_parameter(), m.model_bytes());
+    if (!model_bytes) return model_bytes.error();
+    auto estimate = estimate_from_plan(plan->second, *model_bytes, in.hosts());
+    if (!estimate) return estimate.error();
+    inputs.plan_estimate = *estimate;
+  }
+  inputs.use_calibrated = in.use_calibrated() || settings_.use_calibrated;
+  inputs.factor = settings_.calibration_factor;
+  if (registry_.store() != nullptr && !in.job().empty()) {
+    if (auto peak = registry_.store()->job_peak_on_record(in.job()); peak && *peak) {
+      inputs.peak_on_record = MeasuredPeak{(*peak)->run_id, (*peak)->peak_bytes};
+    }
+  }
+  auto choice = choose_estimate(inputs);
+  if (!choice) return choice.error();
+  const pid_t pid = in.pid() != 0 ? static_cast<pid_t>(in.pid()) : caller.pid;
+  std::uint64_t baseline_bytes = 0;
+  if (pid > 0) {
+    auto handle = procfs_.open(pid);
+    if (!handle) return Error{handle.error().message, ErrorKind::kNotFound};
+    auto reading = handle->read_periodic(Instant{});
+    if (!reading) return Error{reading.error().message, ErrorKind::kUnavailable};
+    baseline_bytes = reading->rss_bytes;
+  }
+  AdmitInput input{in.job(), choice->bytes, choice->source, baseline_bytes};
+  const Decision d = admission_.admit(input);
+  out.set_admitted(d.admitted);
+  out.set_reservation_id(d.reservation_id);
+  out.set_baseline_bytes(d.baseline_bytes);
+  out.set_reserved_bytes(d.reserved_bytes);
+  out.set_estimate_bytes(d.estimate_bytes);
+  out.set_budget_bytes(d.budget_bytes);
+  out.set_margin_bytes(d.margin_bytes);
+  out.set_headroom_bytes(d.headroom_bytes);
+  out.set_estimate_source(d.estimate_source);
+  out.set_reason(choice->detail.empty() ? d.reason : d.reason + "; estimate: " + choice->detail);
+  out.set_lease_seconds(d.lease_seconds);
+  if (d.admitted) registry_.sync_reservations();
+  if (metrics_ != nullptr) {
+    metrics_->observe_admission(in.job().empty() ? "default" : in.job(), d.admitted,
+                                d.headroom_bytes);
+    metrics_->set_reserved_bytes(admission_.reserved_bytes());
+  }
+  log::info("admission", {{"job", in.job()},
+                          {"admitted", d.admitted},
+                          {"pid", pid},
+                          {"estimate_bytes", d.estimate_bytes},
+                          {"source", d.estimate_source},
+                          {"reason", out.reason()}});
+  return ok_status();
+}
+
+Status Dispatcher::release(const v1::ReleaseRequest& in, const Caller&, v1::ReleaseReply& out) {
+  if (in.reservation_id().empty()) return Error{"release needs a reservation id"};
+  auto released = admission_.release(in.reservation_id());
+  if (!released) return Error{released.error().message, ErrorKind::kNotFound};
+  out.set_released_bytes(*released);
+  registry_.sync_reservations();
+  if (metrics_ != nullptr) metrics_->set_reserved_bytes(admission_.reserved_bytes());
+  return ok_status();
+}
+
+Status Dispatcher::status(const v1::StatusRequest& in, v1::StatusReply& out) {
+  out.set_budget_bytes(admission_.budget_bytes());
+  out.set_margin_bytes(admission_.margin_bytes());
+  out.set_reserved_bytes(admission_.reserved_bytes());
+  out.set_store_available(registry_.store() != nullptr);
+  if (!in.run_id().empty()) {
+    auto ledger = find_ledger(registry_, in.run_id());
+    if (!ledger) return ledger.error();
+    auto* run = out.add_runs();
+    to_proto(*ledger, *run);
+    add_gaps(*ledger, registry_.params().detectors, *run);
+  } else {
+    for (const Run* r : registry_.runs()) {
+      auto* run = out.add_runs();
+      to_proto(r->ledger, *run);
+      add_gaps(r->ledger, registry_.params().detectors, *run);
+    }
+  }
+  for (const auto& r : admission_.reservations()) {
+    auto* rv = out.add_reservations();
+    rv->set_reservation_id(r.reservation_id);
+    rv->set_job(r.job);
+    rv->set_bytes(r.bytes);
+    rv->set_run_id(r.run_id);
+    rv->set_expires_in_seconds(r.expires_in_seconds);
+  }
+  return ok_status();
+}
+
+Status Dispatcher::report(const v1::ReportRequest& in, v1::ReportReply& out) {
+  auto ledger = find_ledger(registry_, in.run_id());
+  if (!ledger) return ledger.error();
+  fill_report(registry_, *ledger, in.include_samples(), out);
+  return ok_status();
+}
+
+Status Dispatcher::compare(const v1::CompareRequest& in, v1::CompareReply& out) {
+  std::vector<std::string> ids(in.run_ids().begin(), in.run_ids().end());
+  if (ids.size() > 100) return Error{"compare at most 100 runs"};
+  if (!in.labels().empty()) {
+    if (registry_.store() == nullptr) {
+      return Error{"comparing by label needs the ledger database, which is unavailable",
+                   ErrorKind::kUnavailable};
+    }
+    std::map<std::string, std::string> labels(in.labels().begin(), in.labels().end());
+    auto found = registry_.store()->find_runs_by_labels(labels, 100);
+    if (!found) return Error{found.error().message, ErrorKind::kUnavailable};
+    for (auto it = found->rbegin(); it != found->rend(); ++it) ids.push_back(it->info.run_id);
+  }
+  if (ids.empty()) return Error{"compare needs run ids or labels"};
+  for (const auto& id : ids) {
+    auto ledger = find_ledger(registry_, id);
+    if (!ledger) return ledger.error();
+    fill_compare_row(*ledger, registry_.params().detectors, *out.add_rows());
+  }
+  return ok_status();
+}
+
+Status Dispatcher::list_runs(const v1::ListRunsRequest& in, v1::ListRunsReply& out) {
+  const std::size_t limit = in.limit() == 0 ? 20 : std::min<std::size_t>(in.limit(), 1000);
+  if (registry_.store() == nullptr) {
+    for (const Run* r : registry_.runs()) to_proto(r->ledger, *out.add_runs());
+    return ok_status();
+  }
+  auto runs = registry_.store()->list_runs(limit);
+  if (!runs) return Error{runs.error().message, ErrorKind::kUnavailable};
+  for (const RunSummary& s : *runs) {
+    auto* run = out.add_runs();
+    RunLedger ledger;
+    ledger.info = s.info;
+    ledger.state = s.state;
+    ledger.started = s.started;
+    ledger.ended = s.ended;
+    ledger.baseline = s.baseline;
+    ledger.last = s.last;
+    ledger.peak_bytes = s.peak_bytes;
+    ledger.peak_exact = s.peak_exact;
+    if (s.worst_verdict) ledger.verdicts.push_back(*s.worst_verdict);
+    to_proto(ledger, *run);
+  }
+  return ok_status();
+}
+
+}  // namespace ramguard::control

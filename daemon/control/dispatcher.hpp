@@ -1,0 +1,54 @@
+#pragma once
+// Typed request handling: one function per command, from protocol messages to the registry
+// and admission and back. Knows nothing about sockets (that is server.hpp).
+
+#include <map>
+#include <string>
+
+#include "admission/admission.hpp"
+#include "config/plan.hpp"
+#include "control/handler.hpp"
+#include "procfs/proc_fs.hpp"
+#include "runs/run_registry.hpp"
+
+namespace ramguard {
+class MetricsExporter;
+}
+
+namespace ramguard::control {
+
+struct DispatchSettings {
+  std::map<std::string, MemoryPlan> plans;
+  bool use_calibrated = false;
+  double calibration_factor = 1.1;
+};
+
+class Dispatcher final : public RequestHandler {
+ public:
+  Dispatcher(RunRegistry& registry, Admission& admission, const ProcFs& procfs,
+             DispatchSettings settings);
+  void set_settings(DispatchSettings settings) { settings_ = std::move(settings); }
+  void set_metrics(MetricsExporter* metrics) { metrics_ = metrics; }
+
+  void handle(const v1::Request& request, const Peer& peer, v1::Reply& reply) override;
+
+ private:
+  Status hello(const v1::HelloRequest& in, const Peer& peer, v1::HelloReply& out);
+  Status run_start(const v1::RunStartRequest& in, const Caller& caller, v1::RunStartReply& out);
+  Status mark(const v1::MarkRequest& in, const Caller& caller, v1::MarkReply& out);
+  Status run_end(const v1::RunEndRequest& in, const Caller& caller, v1::RunEndReply& out);
+  Status admit(const v1::AdmitRequest& in, const Caller& caller, v1::AdmitReply& out);
+  Status release(const v1::ReleaseRequest& in, const Caller& caller, v1::ReleaseReply& out);
+  Status status(const v1::StatusRequest& in, v1::StatusReply& out);
+  Status report(const v1::ReportRequest& in, v1::ReportReply& out);
+  Status compare(const v1::CompareRequest& in, v1::CompareReply& out);
+  Status list_runs(const v1::ListRunsRequest& in, v1::ListRunsReply& out);
+
+  RunRegistry& registry_;
+  Admission& admission_;
+  const ProcFs& procfs_;
+  DispatchSettings settings_;
+  MetricsExporter* metrics_ = nullptr;
+};
+
+}  // namespace ramguard::control

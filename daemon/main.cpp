@@ -1,0 +1,264 @@
+// ramguardd: flags, wiring and the io_context. Everything else lives in the modules.
+#include <signal.h>
+
+#include <asio.hpp>
+#include <cstdio>
+#include <iostream>
+
+#include "admission/admission.hpp"
+#include "common/log.hpp"
+#include "config/command_line.hpp"
+#include "config/describe.hpp"
+#include "config/load.hpp"
+#include "config/paths.hpp"
+#include "config/reload.hpp"
+#include "control/dispatcher.hpp"
+#include "control/server.hpp"
+#include "metrics/exporter.hpp"
+#include "procfs/proc_fs.hpp"
+#include "runs/run_registry.hpp"
+#include "sampling/exit_watcher.hpp"
+#include "sampling/sampler.hpp"
+#include "store/store.hpp"
+
+namespace ramguard {
+namespace {
+
+log::Level to_log_level(LogLevel level) {
+  switch (level) {
+    case LogLevel::kDebug: return log::Level::kDebug;
+    case LogLevel::kInfo: return log::Level::kInfo;
+    case LogLevel::kWarning: return log::Level::kWarning;
+    case LogLevel::kError: return log::Level::kError;
+  }
+  return log::Level::kInfo;
+}
+
+double seconds(std::chrono::nanoseconds d) { return std::chrono::duration<double>(d).count(); }
+
+RegistryParams registry_params(const Config& c) {
+  RegistryParams p;
+  DetectorParams& d = p.detectors;
+  d.budget_bytes = c.budget_bytes;
+  d.growth_min_bytes = c.growth.min_bytes;
+  d.warmup_rounds = c.growth.warmup_rounds;
+  d.fit_rounds = c.growth.fit_rounds;
+  d.min_fit_r2 = c.growth.min_fit_r2;
+  d.runaway_bytes_per_second = static_cast<double>(c.growth.runaway_bytes_per_second);
+  d.runaway_min_seconds = seconds(c.growth.runaway_min_duration);
+  d.release_slack_bytes = c.release.slack_bytes;
+  d.release_grace_seconds = seconds(c.release.grace);
+  d.headroom_warn_fraction = c.headroom.warn_fraction;
+  d.calibration_factor = c.admission.calibration_factor;
+  d.phase_gaps.clear();
+  for (const PhaseGapConfig& g : c.phase_gaps) {
+    auto edge = [](PhaseEdge::Edge e) {
+      return e == PhaseEdge::Edge::kBegin ? MarkEdge::kBegin : MarkEdge::kEnd;
+    };
+    d.phase_gaps.push_back(
+        {g.from.phase, edge(g.from.edge), g.to.phase, edge(g.to.edge), seconds(g.max)});
+  }
+  p.settle = c.growth.settle;
+  p.max_runs = c.control.max_runs;
+  p.max_marks_per_run = c.control.max_marks_per_run;
+  p.series.recent_window = c.sampling.full_resolution_window;
+  p.series.bucket_width = c.sampling.bucket;
+  p.series.max_buckets = c.sampling.max_buckets;
+  p.ended_retention = c.metrics.run_retention;
+  return p;
+}
+
+control::ServerLimits server_limits(const Config& c) {
+  return {c.control.max_frame_bytes, c.control.max_connections,
+          static_cast<double>(c.control.max_requests_per_second)};
+}
+
+control::DispatchSettings dispatch_settings(const Config& c) {
+  return {c.plans, c.admission.use_calibrated, c.admission.calibration_factor};
+}
+
+Result<std::string> read_token(const std::string& path) {
+  auto text = read_small_file(path, 4096);
+  if (!text) return Error{"TCP token file: " + text.error().message};
+  std::string token = *text;
+  while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) {
+    token.pop_back();
+  }
+  if (token.size() < 16) return Error{"TCP token in " + path + " is shorter than 16 characters"};
+  return token;
+}
+
+int run_daemon(Config config, const CommandLine& flags) {
+  log::set_level(to_log_level(config.log_level));
+  asio::io_context io;
+  SystemClock clock;
+  ProcFs procfs;
+  Sampler sampler(io, procfs, clock, config.sampling.interval);
+  ExitWatcher exits(io);
+  Admission admission(config.budget_bytes, config.margin_bytes, config.admission.lease, clock);
+  RunRegistry registry(io, clock, sampler, exits, admission, registry_params(config));
+
+  auto metrics = MetricsExporter::start(config.metrics.listen.to_string());
+  if (!metrics) {
+    log::error("daemon.metrics_failed", {{"reason", metrics.error().message}});
+    std::fprintf(stderr, "ramguardd: %s\n", metrics.error().message.c_str());
+    return 1;
+  }
+  (*metrics)->set_budget(config.budget_bytes, config.margin_bytes);
+  (*metrics)->set_retention(config.metrics.run_retention);
+  registry.set_metrics(metrics->get());
+
+  std::unique_ptr<Store> store;
+  if (auto opened = Store::open(config.state_dir)) {
+    store = std::move(*opened);
+  } else {
+    log::error("store.unavailable", {{"reason", opened.error().message},
+                                     {"effect", "runs are guarded in memory only"}});
+  }
+  registry.set_store(store.get());
+  registry.recover();
+
+  control::Dispatcher dispatcher(registry, admission, procfs, dispatch_settings(config));
+  dispatcher.set_metrics(metrics->get());
+  control::ControlServer server(io, dispatcher, server_limits(config), RAMGUARD_VERSION);
+  if (auto s = server.listen_unix(config.control.socket, config.control.socket_mode); !s) {
+    std::fprintf(stderr, "ramguardd: %s\n", s.error().message.c_str());
+    return 1;
+  }
+  if (config.control.tcp.enabled) {
+    auto token = read_token(config.control.tcp.token_file);
+    if (!token) {
+      std::fprintf(stderr, "ramguardd: %s\n", token.error().message.c_str());
+      return 1;
+    }
+    if (auto s = server.listen_tcp(config.control.tcp.listen.to_string(), *token); !s) {
+      std::fprintf(stderr, "ramguardd: %s\n", s.error().message.c_str());
+      return 1;
+    }
+  }
+  for (pid_t pid : config.watch) {
+    if (auto s = registry.watch(pid); !s) {
+      log::error("watch.failed", {{"pid", pid}, {"reason", s.error().message}});
+    }
+  }
+  sampler.start();
+
+  // Upkeep once a second: leases, forgetting ended runs, metrics retention, own cost.
+  asio::steady_timer upkeep(io);
+  std::function<void()> schedule_upkeep = [&] {
+    upkeep.expires_after(std::chrono::seconds(1));
+    upkeep.async_wait([&](const asio::error_code& ec) {
+      if (ec) return;
+      registry.housekeeping();
+      schedule_upkeep();
+    });
+  };
+  schedule_upkeep();
+
+  asio::signal_set signals(io, SIGTERM, SIGINT, SIGHUP);
+  std::function<void()> wait_signal = [&] {
+    signals.async_wait([&](const asio::error_code& ec, int signo) {
+      if (ec) return;
+      if (signo != SIGHUP) {
+        log::info("daemon.stopping", {{"signal", signo}, {"active_runs", registry.active_runs()}});
+        server.stop();
+        sampler.stop();
+        upkeep.cancel();
+        io.stop();
+        return;
+      }
+      if (!flags.config_path) {
+        log::warning("config.reload_skipped", {{"reason", "no --config file to reload"}});
+      } else {
+        std::vector<std::string> notes;
+        auto next = reload(config, *flags.config_path, flags, &notes);
+        if (!next) {
+          log::error("config.reload_rejected", {{"file", *flags.config_path},
+                                                {"reason", next.error().message},
+                                                {"effect", "keeping the running configuration"}});
+        } else {
+          const Config previous = config;
+          config = *next;
+          log::set_level(to_log_level(config.log_level));
+          sampler.set_interval(config.sampling.interval);
+          admission.set_budget(config.budget_bytes, config.margin_bytes);
+          admission.set_lease(config.admission.lease);
+          registry.set_params(registry_params(config));
+          dispatcher.set_settings(dispatch_settings(config));
+          server.set_limits(server_limits(config));
+          (*metrics)->set_budget(config.budget_bytes, config.margin_bytes);
+          (*metrics)->set_retention(config.metrics.run_retention);
+          for (pid_t pid : config.watch) {
+            if (std::find(previous.watch.begin(), previous.watch.end(), pid) == previous.watch.end()) {
+              if (auto s = registry.watch(pid); !s) {
+                log::error("watch.failed", {{"pid", pid}, {"reason", s.error().message}});
+              }
+            }
+          }
+          for (const auto& note : notes) log::warning("config.restart_required", {{"change", note}});
+          log::info("config.reloaded", {{"file", *flags.config_path}, {"summary", describe_config(config)}});
+        }
+      }
+      wait_signal();
+    });
+  };
+  wait_signal();
+
+  log::info("daemon.ready", {{"version", RAMGUARD_VERSION},
+                             {"socket", config.control.socket},
+                             {"metrics_port", static_cast<unsigned>((*metrics)->port())},
+                             {"state_dir", config.state_dir},
+                             {"store", store != nullptr},
+                             {"budget_bytes", config.budget_bytes},
+                             {"interval_seconds", seconds(config.sampling.interval)}});
+  io.run();
+  log::info("daemon.stopped", {});
+  return 0;
+}
+
+}  // namespace
+}  // namespace ramguard
+
+int main(int argc, char** argv) {
+  using namespace ramguard;
+  ::signal(SIGPIPE, SIG_IGN);
+  auto flags = parse_command_line(argc, argv);
+  if (!flags) {
+    std::fprintf(stderr, "ramguardd: %s\nTry 'ramguardd --help'.\n", flags.error().message.c_str());
+    return 2;
+  }
+  if (flags->help) {
+    std::cout << usage_text();
+    return 0;
+  }
+  if (flags->version) {
+    std::cout << version_text() << "\n";
+    return 0;
+  }
+  if (flags->check_config_path) {
+    auto checked = load_config_file(*flags->check_config_path);
+    if (!checked) {
+      std::fprintf(stderr, "%s\n", checked.error().message.c_str());
+      return 1;
+    }
+    std::cout << *flags->check_config_path << ": ok\n" << describe_config(*checked) << "\n";
+    return 0;
+  }
+  Config config = default_config();
+  if (flags->config_path) {
+    auto loaded = load_config_file(*flags->config_path);
+    if (!loaded) {
+      std::fprintf(stderr, "ramguardd: %s\n", loaded.error().message.c_str());
+      return 1;
+    }
+    config = *loaded;
+  }
+  config = apply_overrides(config, *flags);
+  if (auto valid = validate_config(config, flags->config_path.value_or("flags")); !valid) {
+    std::fprintf(stderr, "ramguardd: %s\n", valid.error().message.c_str());
+    return 1;
+  }
+  config = with_resolved_paths(config, RuntimeEnv::current());
+  log::info("daemon.config", {{"summary", describe_config(config)}});
+  return run_daemon(config, *flags);
+}

@@ -1,0 +1,97 @@
+#include "runs/watch_list.hpp"
+
+#include <algorithm>
+
+#include "common/log.hpp"
+#include "metrics/exporter.hpp"
+
+namespace ramguard {
+
+// The exact peak is refreshed from the high-water mark this often (in ticks): statm stays the
+// periodic read, status is read once every few ticks.
+constexpr std::uint32_t kPeakRefreshTicks = 1;
+
+RunRegistry::WatchList::WatchList(Sampler& sampler, ExitWatcher& exits, const Clock& clock)
+    : sampler_(sampler), exits_(exits), clock_(clock) {}
+
+RunRegistry::WatchList::~WatchList() { *alive_ = false; }
+
+Status RunRegistry::WatchList::add(pid_t pid) {
+  if (targets_.count(pid) != 0) return Error{"PID " + std::to_string(pid) + " is already watched"};
+  auto key = sampler_.add(pid, [this, pid, alive = alive_](const TargetId&,
+                                                           const Result<MemoryReading>& r) {
+    if (*alive) on_reading(pid, r);
+  });
+  if (!key) return key.error();
+  Target target;
+  target.pid = pid;
+  target.job = MetricsExporter::job_for_pid(pid);
+  target.key = *key;
+  // The peak counts from now: reset the high-water mark, then read the current RSS.
+  auto reset = sampler_.reset_hwm(*key);
+  target.exact = reset.ok();
+  if (!reset) {
+    log::warning("watch.exact_peak_unavailable", {{"pid", pid}, {"reason", reset.error().message}});
+  }
+  if (auto first = sampler_.read_now(*key, true)) {
+    target.peak_bytes = std::max(first->hwm_bytes, first->rss_bytes);
+    if (metrics_ != nullptr) {
+      metrics_->observe_reading(target.job, *first);
+      metrics_->observe_peak(target.job, target.peak_bytes, target.exact);
+      metrics_->set_target_up(target.job, true, target.exact ? "" : "hwm_reset_denied");
+    }
+    log::info("watch.start", {{"pid", pid}, {"job", target.job}, {"rss_bytes", first->rss_bytes},
+                              {"exact_peak", target.exact}});
+  }
+  const auto id = sampler_.target(*key);
+  if (id) {
+    auto watched = exits_.watch(*id, [this, pid, alive = alive_](ExitInfo info) {
+      if (*alive) on_exit(pid, info);
+    });
+    if (!watched) log::warning("watch.exit_watch_unavailable", {{"pid", pid}, {"reason", watched.error().message}});
+  }
+  targets_[pid] = target;
+  return ok_status();
+}
+
+void RunRegistry::WatchList::on_reading(pid_t pid, const Result<MemoryReading>& reading) {
+  auto it = targets_.find(pid);
+  if (it == targets_.end()) return;
+  Target& target = it->second;
+  if (!reading) {
+    if (metrics_ != nullptr) metrics_->set_target_up(target.job, false, "unreadable");
+    return;
+  }
+  target.peak_bytes = std::max(target.peak_bytes, reading->rss_bytes);
+  bool exact_now = false;
+  if (target.exact && ++target.ticks % kPeakRefreshTicks == 0) {
+    if (auto complete = sampler_.read_now(target.key, true)) {
+      target.peak_bytes = std::max(target.peak_bytes, complete->hwm_bytes);
+      exact_now = true;
+    }
+  }
+  if (metrics_ != nullptr) {
+    metrics_->observe_reading(target.job, *reading);
+    metrics_->observe_peak(target.job, target.peak_bytes, target.exact && exact_now);
+  }
+  log::info("watch.reading", {{"pid", pid},
+                              {"rss_bytes", reading->rss_bytes},
+                              {"anon_bytes", reading->anon_bytes},
+                              {"file_bytes", reading->file_bytes},
+                              {"peak_bytes", target.peak_bytes}});
+}
+
+void RunRegistry::WatchList::on_exit(pid_t pid, const ExitInfo& info) {
+  auto it = targets_.find(pid);
+  if (it == targets_.end()) return;
+  log::warning("watch.exited", {{"pid", pid}, {"detail", info.detail},
+                                {"peak_bytes", it->second.peak_bytes}});
+  sampler_.remove(it->second.key);
+  if (metrics_ != nullptr) {
+    metrics_->set_target_up(it->second.job, false, "exited");
+    metrics_->retire_job(it->second.job, clock_.now());
+  }
+  targets_.erase(it);
+}
+
+}  // namespace ramguard
