@@ -9,11 +9,7 @@ constexpr std::chrono::nanoseconds kMinInterval = std::chrono::milliseconds(1);
 
 Sampler::Sampler(asio::io_context& io, ProcFs& procfs, const Clock& clock,
                  std::chrono::nanoseconds interval)
-    : io_(io),
-      procfs_(procfs),
-      clock_(clock),
-      interval_(std::max(interval, kMinInterval)),
-      timer_(io) {}
+    : procfs_(procfs), clock_(clock), interval_(std::max(interval, kMinInterval)), timer_(io) {}
 
 Sampler::~Sampler() {
   *alive_ = false;

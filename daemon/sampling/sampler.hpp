@@ -70,7 +70,6 @@ class Sampler {
   void tick();
   Error unknown(TargetKey key) const;
 
-  asio::io_context& io_;
   ProcFs& procfs_;
   const Clock& clock_;
   std::chrono::nanoseconds interval_;
