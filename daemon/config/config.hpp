@@ -1,0 +1,142 @@
+#pragma once
+// Everything ramguardd is configured with. The member initialisers ARE the embedded defaults
+// (DESIGN.md's numbers): `ramguardd` with no file runs on exactly this. load.hpp fills it from
+// YAML, command_line.hpp layers flags over it.
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "config/plan.hpp"
+
+namespace ramguard {
+
+using namespace std::chrono_literals;
+
+// HOST:PORT for a TCP listener. Port 0 asks the kernel for a free port (logged at startup).
+struct Endpoint {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 0;
+  // "127.0.0.1:9797", "[::1]:9797": the form parse_endpoint accepts.
+  std::string to_string() const;
+  friend bool operator==(const Endpoint&, const Endpoint&) = default;
+};
+
+enum class LogLevel { kDebug, kInfo, kWarning, kError };
+
+struct SamplingConfig {
+  std::chrono::nanoseconds interval = 2s;  // periodic statm read
+  // Samples younger than this are kept at full resolution; older ones are downsampled into
+  // buckets (min/max/last), at most max_buckets per run: the daemon's memory per run is bounded.
+  std::chrono::nanoseconds full_resolution_window = 10min;
+  std::chrono::nanoseconds bucket = 1min;
+  std::uint32_t max_buckets = 10080;  // one week of one-minute buckets
+  friend bool operator==(const SamplingConfig&, const SamplingConfig&) = default;
+};
+
+struct MetricsConfig {
+  Endpoint listen{"127.0.0.1", 9797};
+  std::chrono::nanoseconds run_retention = 15min;  // a finished run's series then go away
+  friend bool operator==(const MetricsConfig&, const MetricsConfig&) = default;
+};
+
+struct TcpConfig {
+  bool enabled = false;
+  Endpoint listen{"127.0.0.1", 9798};
+  std::string token_file;  // required when enabled
+  friend bool operator==(const TcpConfig&, const TcpConfig&) = default;
+};
+
+struct ControlConfig {
+  // Empty: resolved at startup (paths.hpp): $RAMGUARD_SOCKET, else /run/ramguard/ramguard.sock
+  // as root, else $XDG_RUNTIME_DIR/ramguard.sock, else /tmp/ramguard-UID.sock.
+  std::string socket;
+  std::uint32_t socket_mode = 0660;
+  std::uint64_t max_frame_bytes = 64 * 1024;
+  std::uint32_t max_connections = 64;
+  std::uint32_t max_runs = 256;
+  std::uint32_t max_marks_per_run = 100000;
+  std::uint32_t max_requests_per_second = 1000;  // per connection
+  TcpConfig tcp;
+  friend bool operator==(const ControlConfig&, const ControlConfig&) = default;
+};
+
+struct GrowthConfig {
+  std::uint64_t min_bytes = 512'000'000;  // one round's growth that warns at once
+  std::uint32_t warmup_rounds = 1;        // first rounds not judged
+  std::uint32_t fit_rounds = 5;           // recent rounds in the slope fit
+  double min_fit_r2 = 0.8;                // fit quality that makes a slope a leak
+  std::chrono::nanoseconds settle = 3s;   // floor = lowest reading this long after round end
+  std::uint64_t runaway_bytes_per_second = 200'000'000;  // within-round slope that flags runaway
+  std::chrono::nanoseconds runaway_min_duration = 10s;   // ... sustained at least this long
+  friend bool operator==(const GrowthConfig&, const GrowthConfig&) = default;
+};
+
+struct ReleaseConfig {
+  std::uint64_t slack_bytes = 1'000'000'000;  // pass: RSS <= baseline + slack ...
+  std::chrono::nanoseconds grace = 30s;       // ... within this long after run end
+  friend bool operator==(const ReleaseConfig&, const ReleaseConfig&) = default;
+};
+
+struct HeadroomConfig {
+  double warn_fraction = 0.9;  // warn when a peak passes this fraction of the budget
+  friend bool operator==(const HeadroomConfig&, const HeadroomConfig&) = default;
+};
+
+struct AdmissionConfig {
+  std::chrono::nanoseconds lease = 60s;  // a reservation no run claims expires after this
+  bool use_calibrated = false;           // prefer measured peak x factor over declared estimates
+  double calibration_factor = 1.1;       // in [1, 10]
+  friend bool operator==(const AdmissionConfig&, const AdmissionConfig&) = default;
+};
+
+// One end of a phase gap: "aggregation.end" is {phase "aggregation", edge kEnd}.
+struct PhaseEdge {
+  enum class Edge { kBegin, kEnd };
+  std::string phase;
+  Edge edge = Edge::kEnd;
+  std::string to_string() const;  // "aggregation.end"
+  friend bool operator==(const PhaseEdge&, const PhaseEdge&) = default;
+};
+
+// A target interval between two marks, checked per round.
+struct PhaseGapConfig {
+  PhaseEdge from;
+  PhaseEdge to;
+  std::chrono::nanoseconds max{0};
+  std::string name() const;  // "aggregation.end -> synchronization.begin"
+  friend bool operator==(const PhaseGapConfig&, const PhaseGapConfig&) = default;
+};
+
+// DESIGN.md's fedavg plan: the largest live sum is aggregation, (hosts + 2) copies + 1.1 GB.
+MemoryPlan default_fedavg_plan();
+// DESIGN.md's target: aggregation end to synchronization begin within 10 s.
+PhaseGapConfig default_phase_gap();
+
+struct Config {
+  std::uint64_t budget_bytes = 16'000'000'000;
+  std::uint64_t margin_bytes = 0;  // admission: estimates must fit budget - margin
+  // Empty: resolved at startup (paths.hpp): /var/lib/ramguard as root, else
+  // $XDG_STATE_HOME/ramguard, else ~/.local/state/ramguard.
+  std::string state_dir;
+  SamplingConfig sampling;
+  MetricsConfig metrics;
+  ControlConfig control;
+  GrowthConfig growth;
+  ReleaseConfig release;
+  HeadroomConfig headroom;
+  AdmissionConfig admission;
+  std::vector<PhaseGapConfig> phase_gaps{default_phase_gap()};
+  std::map<std::string, MemoryPlan> plans{{"fedavg", default_fedavg_plan()}};  // by name
+  std::vector<pid_t> watch;  // PIDs watched from startup
+  LogLevel log_level = LogLevel::kInfo;
+  friend bool operator==(const Config&, const Config&) = default;
+};
+
+const char* log_level_name(LogLevel level);  // "debug", "info", "warning", "error"
+
+}  // namespace ramguard

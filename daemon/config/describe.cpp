@@ -1,0 +1,60 @@
+#include "config/describe.hpp"
+
+#include <cstdio>
+
+#include "common/units.hpp"
+#include "config/values.hpp"
+
+namespace ramguard {
+namespace {
+
+std::string bytes(std::uint64_t b) {
+  return format_bytes(static_cast<double>(b));
+}
+std::string or_auto(const std::string& s) {
+  return s.empty() ? "(auto)" : s;
+}
+
+}  // namespace
+
+std::string describe_config(const Config& c) {
+  char mode[8];
+  std::snprintf(mode, sizeof mode, "%04o", c.control.socket_mode);
+  std::string out = "budget " + bytes(c.budget_bytes) + " (margin " + bytes(c.margin_bytes) +
+                    "), sampling every " + format_duration(c.sampling.interval) + "\n";
+  out += "control socket " + or_auto(c.control.socket) + " (mode " + mode + "), TCP " +
+         (c.control.tcp.enabled ? "on " + c.control.tcp.listen.to_string() : std::string("off")) +
+         "; metrics on " + c.metrics.listen.to_string() + "\n";
+  out += "state dir " + or_auto(c.state_dir) + "; log level " + log_level_name(c.log_level) + "\n";
+  out += "plans:";
+  if (c.plans.empty()) out += " none";
+  bool first = true;
+  for (const auto& [name, plan] : c.plans) {
+    out += std::string(first ? " " : ", ") + name + " (";
+    for (std::size_t i = 0; i < plan.phases.size(); ++i) {
+      out += (i ? ", " : "") + plan.phases[i].phase;
+    }
+    out += "; overhead " + bytes(plan.overhead_bytes) + ")";
+    first = false;
+  }
+  out += "\nphase gaps:";
+  if (c.phase_gaps.empty()) out += " none";
+  for (std::size_t i = 0; i < c.phase_gaps.size(); ++i) {
+    out += std::string(i ? ", " : " ") + c.phase_gaps[i].name() +
+           " <= " + format_duration(c.phase_gaps[i].max);
+  }
+  char headroom[16];
+  std::snprintf(headroom, sizeof headroom, "%g%%", c.headroom.warn_fraction * 100);
+  out += "\nthresholds: growth " + bytes(c.growth.min_bytes) + "/round, release " +
+         bytes(c.release.slack_bytes) + " within " + format_duration(c.release.grace) +
+         ", headroom " + headroom + ", lease " + format_duration(c.admission.lease);
+  if (!c.watch.empty()) {
+    out += "\nwatching PIDs:";
+    for (std::size_t i = 0; i < c.watch.size(); ++i) {
+      out += std::string(i ? ", " : " ") + std::to_string(c.watch[i]);
+    }
+  }
+  return out;
+}
+
+}  // namespace ramguard

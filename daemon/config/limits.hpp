@@ -1,0 +1,32 @@
+#pragma once
+// Allowed ranges of configuration values, shared by the YAML loader, the command line and
+// validate_config so every entry point refuses the same things with the same words.
+
+#include <chrono>
+#include <cstdint>
+
+namespace ramguard::limits {
+
+using namespace std::chrono_literals;
+
+// Faster than 10 ms the sampler costs more than it tells; slower than 1 h it misses rounds.
+inline constexpr std::chrono::nanoseconds kMinInterval = 10ms;
+inline constexpr std::chrono::nanoseconds kMaxInterval = 1h;
+inline constexpr std::chrono::nanoseconds kMaxWindow = 24h * 31;  // windows, retention, grace
+inline constexpr std::uint32_t kMaxBuckets = 1'000'000;
+inline constexpr std::uint64_t kMinFrameBytes = 1024;  // a status request must fit
+inline constexpr std::uint64_t kMaxFrameBytes = 64ull * 1024 * 1024;
+inline constexpr std::uint32_t kMaxConnections = 65536;
+inline constexpr std::uint32_t kMaxRuns = 100'000;
+inline constexpr std::uint32_t kMaxMarksPerRun = 100'000'000;
+inline constexpr std::uint32_t kMaxRequestsPerSecond = 1'000'000;
+inline constexpr std::uint32_t kMaxRounds = 1'000'000;  // warmup_rounds, fit_rounds
+inline constexpr std::uint32_t kMinFitRounds = 3;       // a fit quality needs three points
+inline constexpr double kMinCalibrationFactor = 1.0;    // below 1 admits less than was measured
+inline constexpr double kMaxCalibrationFactor = 10.0;
+inline constexpr double kMaxPlanCopies = 1e6;
+inline constexpr std::int64_t kMaxPid = 4'194'304;  // PID_MAX_LIMIT on 64-bit Linux
+inline constexpr std::uint64_t kMaxConfigFileBytes = 1024 * 1024;
+inline constexpr std::size_t kMaxNameLength = 64;  // plan, phase and state names
+
+}  // namespace ramguard::limits

@@ -1,0 +1,187 @@
+#include "config/schema.hpp"
+
+#include <cstdio>
+#include <limits>
+
+#include "config/limits.hpp"
+#include "config/values.hpp"
+
+namespace ramguard {
+namespace {
+
+using std::chrono::nanoseconds;
+constexpr std::uint64_t kAnySize = std::numeric_limits<std::int64_t>::max();
+
+std::string number_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+// Small adaptors so each key below is one line: what it is, where it goes, what is allowed.
+struct Reader {
+  YamlWalk& walk;
+
+  YamlWalk::Visit size(std::uint64_t& out, std::uint64_t min, std::uint64_t max = kAnySize) {
+    return [this, &out, min, max](const YAML::Node& n, const std::string& p) {
+      walk.value(n, p, "a size", out,
+                 [&](std::string_view t) { return parse_size_in(t, min, max); });
+    };
+  }
+  YamlWalk::Visit duration(nanoseconds& out, nanoseconds min, nanoseconds max) {
+    return [this, &out, min, max](const YAML::Node& n, const std::string& p) {
+      walk.value(n, p, "a duration", out,
+                 [&](std::string_view t) { return parse_duration_in(t, min, max); });
+    };
+  }
+  YamlWalk::Visit count(std::uint32_t& out, std::uint32_t min, std::uint32_t max) {
+    return [this, &out, min, max](const YAML::Node& n, const std::string& p) {
+      walk.value(n, p, "a whole number", out,
+                 [&](std::string_view t) { return parse_count(t, min, max); });
+    };
+  }
+  // A number in (low, high] (or [low, high] when low_inclusive).
+  YamlWalk::Visit real(double& out, double low, bool low_inclusive, double high) {
+    return [this, &out, low, low_inclusive, high](const YAML::Node& n, const std::string& p) {
+      walk.value(n, p, "a number", out, [&](std::string_view t) -> Result<double> {
+        auto v = parse_real(t);
+        if (!v.ok()) return v;
+        if ((low_inclusive ? *v < low : *v <= low) || *v > high) {
+          return Error{"'" + std::string(t) + "' is out of range; allowed " +
+                       (low_inclusive ? "[" : "(") + number_text(low) + ", " + number_text(high) +
+                       "]"};
+        }
+        return v;
+      });
+    };
+  }
+  YamlWalk::Visit flag(bool& out) {
+    return [this, &out](const YAML::Node& n, const std::string& p) {
+      walk.value(n, p, "true or false", out, parse_bool);
+    };
+  }
+  YamlWalk::Visit text(std::string& out) {
+    return [this, &out](const YAML::Node& n, const std::string& p) {
+      walk.value(n, p, "a string", out, [](std::string_view t) -> Result<std::string> {
+        if (t.find('\0') != std::string_view::npos) return Error{"contains a NUL byte"};
+        return std::string(t);
+      });
+    };
+  }
+  YamlWalk::Visit endpoint(Endpoint& out) {
+    return [this, &out](const YAML::Node& n, const std::string& p) {
+      walk.value(n, p, "HOST:PORT", out, parse_endpoint);
+    };
+  }
+};
+
+void read_sampling(Reader r, const YAML::Node& n, const std::string& p, SamplingConfig& c) {
+  r.walk.fields(n, p,
+                {{"interval", r.duration(c.interval, limits::kMinInterval, limits::kMaxInterval)},
+                 {"full_resolution_window",
+                  r.duration(c.full_resolution_window, nanoseconds(0), limits::kMaxWindow)},
+                 {"bucket", r.duration(c.bucket, limits::kMinInterval, limits::kMaxWindow)},
+                 {"max_buckets", r.count(c.max_buckets, 1, limits::kMaxBuckets)}});
+}
+
+void read_control(Reader r, const YAML::Node& n, const std::string& p, ControlConfig& c) {
+  auto socket_mode = [&r, &c](const YAML::Node& v, const std::string& path) {
+    r.walk.value(v, path, "an octal mode", c.socket_mode, parse_socket_mode);
+  };
+  auto tcp = [&r, &c](const YAML::Node& v, const std::string& path) {
+    r.walk.fields(v, path,
+                  {{"enabled", r.flag(c.tcp.enabled)},
+                   {"listen", r.endpoint(c.tcp.listen)},
+                   {"token_file", r.text(c.tcp.token_file)}});
+  };
+  r.walk.fields(
+      n, p,
+      {{"socket", r.text(c.socket)},
+       {"socket_mode", socket_mode},
+       {"max_frame", r.size(c.max_frame_bytes, limits::kMinFrameBytes, limits::kMaxFrameBytes)},
+       {"max_connections", r.count(c.max_connections, 1, limits::kMaxConnections)},
+       {"max_runs", r.count(c.max_runs, 1, limits::kMaxRuns)},
+       {"max_marks_per_run", r.count(c.max_marks_per_run, 1, limits::kMaxMarksPerRun)},
+       {"max_requests_per_second",
+        r.count(c.max_requests_per_second, 1, limits::kMaxRequestsPerSecond)},
+       {"tcp", tcp}});
+}
+
+void read_growth(Reader r, const YAML::Node& n, const std::string& p, GrowthConfig& c) {
+  r.walk.fields(n, p,
+                {{"min_bytes", r.size(c.min_bytes, 1)},
+                 {"warmup_rounds", r.count(c.warmup_rounds, 0, limits::kMaxRounds)},
+                 {"fit_rounds", r.count(c.fit_rounds, limits::kMinFitRounds, limits::kMaxRounds)},
+                 {"min_fit_r2", r.real(c.min_fit_r2, 0, false, 1)},
+                 {"settle", r.duration(c.settle, nanoseconds(0), limits::kMaxInterval)},
+                 {"runaway_bytes_per_second", r.size(c.runaway_bytes_per_second, 1)},
+                 {"runaway_min_duration",
+                  r.duration(c.runaway_min_duration, limits::kMinInterval, limits::kMaxWindow)}});
+}
+
+}  // namespace
+
+void read_config(YamlWalk& walk, const YAML::Node& root, Config& c) {
+  Reader r{walk};
+  auto section = [&r](auto read, auto& target) {
+    return
+        [&r, read, &target](const YAML::Node& n, const std::string& p) { read(r, n, p, target); };
+  };
+  auto watch = [&walk, &c](const YAML::Node& n, const std::string& p) {
+    c.watch.clear();
+    walk.items(n, p, [&](const YAML::Node& item, const std::string& ip) {
+      pid_t pid = 0;
+      walk.value(item, ip, "a PID", pid, parse_pid);
+      if (pid > 0) c.watch.push_back(pid);
+    });
+  };
+  auto log = [&walk, &c](const YAML::Node& n, const std::string& p) {
+    walk.fields(n, p, {{"level", [&](const YAML::Node& v, const std::string& vp) {
+                          walk.value(v, vp, "a log level", c.log_level, parse_log_level);
+                        }}});
+  };
+  walk.fields(
+      root, "",
+      {{"budget", r.size(c.budget_bytes, 1)},
+       {"margin", r.size(c.margin_bytes, 0)},
+       {"state_dir", r.text(c.state_dir)},
+       {"sampling", section(read_sampling, c.sampling)},
+       {"metrics",
+        [&](const YAML::Node& n, const std::string& p) {
+          walk.fields(n, p,
+                      {{"listen", r.endpoint(c.metrics.listen)},
+                       {"run_retention",
+                        r.duration(c.metrics.run_retention, nanoseconds(0), limits::kMaxWindow)}});
+        }},
+       {"control", section(read_control, c.control)},
+       {"growth", section(read_growth, c.growth)},
+       {"release",
+        [&](const YAML::Node& n, const std::string& p) {
+          walk.fields(n, p,
+                      {{"slack", r.size(c.release.slack_bytes, 0)},
+                       {"grace", r.duration(c.release.grace, std::chrono::milliseconds(1),
+                                            limits::kMaxWindow)}});
+        }},
+       {"headroom",
+        [&](const YAML::Node& n, const std::string& p) {
+          walk.fields(n, p, {{"warn_fraction", r.real(c.headroom.warn_fraction, 0, false, 1)}});
+        }},
+       {"admission",
+        [&](const YAML::Node& n, const std::string& p) {
+          walk.fields(n, p,
+                      {{"lease", r.duration(c.admission.lease, std::chrono::milliseconds(1),
+                                            limits::kMaxWindow)},
+                       {"use_calibrated", r.flag(c.admission.use_calibrated)},
+                       {"calibration_factor",
+                        r.real(c.admission.calibration_factor, limits::kMinCalibrationFactor, true,
+                               limits::kMaxCalibrationFactor)}});
+        }},
+       {"phase_gaps", [&](const YAML::Node& n,
+                          const std::string& p) { read_phase_gaps(walk, n, p, c.phase_gaps); }},
+       {"plans",
+        [&](const YAML::Node& n, const std::string& p) { read_plans(walk, n, p, c.plans); }},
+       {"watch", watch},
+       {"log", log}});
+}
+
+}  // namespace ramguard

@@ -1,0 +1,171 @@
+// Reading the file: what an unreadable one says, and SIGHUP reload semantics.
+#include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "config/load.hpp"
+#include "config/reload.hpp"
+#include "temp_dir.hpp"
+
+namespace ramguard {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::TempDir;
+
+TEST(ConfigFile, ReadsAValidFile) {
+  TempDir dir;
+  auto c = load_config_file(dir.write("ok.yaml", "budget: 4GB\n"));
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->budget_bytes, 4'000'000'000u);
+}
+
+TEST(ConfigFile, MessagesStartWithThePath) {
+  TempDir dir;
+  const auto path = dir.write("bad.yaml", "\n\nbudget: 4 GBs\n");
+  auto c = load_config_file(path);
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(c.error().message, ::testing::StartsWith(path.string() + ":3: budget: invalid size"));
+}
+
+TEST(ConfigFile, MissingFile) {
+  TempDir dir;
+  auto c = load_config_file(dir.path() / "nope.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(c.error().message, HasSubstr("config file '" + (dir.path() / "nope.yaml").string()));
+  EXPECT_THAT(c.error().message, HasSubstr("No such file or directory"));
+}
+
+TEST(ConfigFile, Directory) {
+  TempDir dir;
+  auto c = load_config_file(dir.path());
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(c.error().message, HasSubstr(dir.path().string()));
+  EXPECT_THAT(c.error().message, HasSubstr("is a directory"));
+}
+
+TEST(ConfigFile, FifoIsNotARegularFile) {
+  TempDir dir;
+  const auto fifo = dir.path() / "fifo.yaml";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+  auto c = load_config_file(fifo);  // must not block waiting for a writer
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(c.error().message, HasSubstr("is not a regular file"));
+}
+
+TEST(ConfigFile, OversizedFile) {
+  TempDir dir;
+  auto c = load_config_file(dir.write("big.yaml", std::string(2 * 1024 * 1024, '#')));
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(c.error().message, HasSubstr("larger than 1048576 bytes"));
+}
+
+// Root reads any file, so as root the read is attempted by a child that has dropped to nobody.
+std::string load_as_unprivileged(const std::filesystem::path& path) {
+  if (::geteuid() != 0) {
+    auto c = load_config_file(path);
+    return c.ok() ? "loaded" : c.error().message;
+  }
+  int fds[2];
+  if (::pipe(fds) != 0) return "pipe failed";
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::close(fds[0]);
+    std::string out = "setuid failed";
+    if (::setgid(65534) == 0 && ::setuid(65534) == 0) {
+      auto c = load_config_file(path);
+      out = c.ok() ? "loaded" : c.error().message;
+    }
+    (void)!::write(fds[1], out.data(), out.size());
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string out;
+  char buf[512];
+  ssize_t n;
+  while ((n = ::read(fds[0], buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return out;
+}
+
+TEST(ConfigFile, PermissionDenied) {
+  TempDir dir;
+  ::chmod(dir.path().c_str(), 0755);
+  const auto path = dir.write("secret.yaml", "budget: 4GB\n");
+  ASSERT_EQ(::chmod(path.c_str(), 0000), 0);
+  const std::string message = load_as_unprivileged(path);
+  EXPECT_THAT(message, HasSubstr("config file '" + path.string() + "': cannot read"));
+  EXPECT_THAT(message, HasSubstr("Permission denied"));
+}
+
+TEST(ConfigReload, GoodFileIsAdoptedAndFlagsStillWin) {
+  TempDir dir;
+  const auto path = dir.write("r.yaml", "budget: 4GB\nsampling: { interval: 5s }\n");
+  Config current = default_config();
+  CommandLine flags;
+  flags.interval = std::chrono::seconds(1);
+  std::vector<std::string> notes;
+  auto next = reload(current, path, flags, &notes);
+  ASSERT_TRUE(next.ok()) << next.error().message;
+  EXPECT_EQ(next->budget_bytes, 4'000'000'000u);
+  EXPECT_EQ(next->sampling.interval, std::chrono::seconds(1));  // the flag, not the file
+  EXPECT_TRUE(notes.empty());
+}
+
+TEST(ConfigReload, BadFileLeavesTheRunningConfigUntouched) {
+  TempDir dir;
+  const auto path = dir.write("r.yaml", "budget: 4GB\ngrowth: { min_bytes: 5 GBs }\n");
+  Config current = default_config();
+  current.budget_bytes = 9'000'000'000;
+  const Config before = current;
+  auto next = reload(current, path);
+  ASSERT_FALSE(next.ok());
+  EXPECT_THAT(next.error().message, HasSubstr("growth.min_bytes: invalid size '5 GBs'"));
+  EXPECT_EQ(current, before);
+  auto missing = reload(current, dir.path() / "gone.yaml");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.error().message, HasSubstr("No such file"));
+  EXPECT_EQ(current, before);
+}
+
+TEST(ConfigReload, ListenersAndPathsNeedARestart) {
+  TempDir dir;
+  const auto path = dir.write("r.yaml",
+                              "state_dir: /new/state\nmetrics: { listen: \"0.0.0.0:9000\" }\n"
+                              "control: { socket: /new.sock, socket_mode: \"0600\" }\n"
+                              "release: { grace: 45s }\n");
+  Config current = default_config();
+  current.state_dir = "/old/state";
+  current.control.socket = "/old.sock";
+  std::vector<std::string> notes;
+  auto next = reload(current, path, {}, &notes);
+  ASSERT_TRUE(next.ok()) << next.error().message;
+  EXPECT_EQ(next->release.grace, std::chrono::seconds(45));  // applied
+  EXPECT_EQ(next->state_dir, "/old/state");                  // kept
+  EXPECT_EQ(next->control.socket, "/old.sock");
+  EXPECT_EQ(next->control.socket_mode, 0660u);
+  EXPECT_EQ(next->metrics.listen, current.metrics.listen);
+  ASSERT_EQ(notes.size(), 4u);
+  EXPECT_THAT(notes[0],
+              HasSubstr("state_dir: '/old/state' -> '/new/state' takes effect after a restart"));
+  EXPECT_THAT(notes[1], HasSubstr("control.socket: '/old.sock' -> '/new.sock'"));
+  EXPECT_THAT(notes[2], HasSubstr("control.socket_mode: '0660' -> '0600'"));
+  EXPECT_THAT(notes[3], HasSubstr("metrics.listen: '127.0.0.1:9797' -> '0.0.0.0:9000'"));
+}
+
+TEST(ConfigReload, UnsetPathsInTheNewFileAreNoChange) {
+  Config running = default_config();
+  running.state_dir = "/var/lib/ramguard";
+  running.control.socket = "/run/ramguard/ramguard.sock";
+  EXPECT_TRUE(restart_required_changes(running, default_config()).empty());
+}
+
+}  // namespace
+}  // namespace ramguard
