@@ -1,0 +1,213 @@
+#include "store/sqlite_db.hpp"
+
+#include <sqlite3.h>
+
+#include <utility>
+
+namespace ramguard {
+
+Error sqlite_error(int code, std::string_view sqlite_message, const std::filesystem::path& file,
+                   std::string_view operation) {
+  const std::string path = file.string();
+  const std::string op(operation);
+  const std::string msg(sqlite_message);
+  switch (code & 0xff) {
+    case SQLITE_FULL:
+      return Error{"disk full while " + op + " (" + path + "): " + msg};
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      return Error{"database file " + path + " is corrupt or not a ramguard database (while " + op +
+                   "): " + msg};
+    case SQLITE_READONLY:
+    case SQLITE_CANTOPEN:
+    case SQLITE_PERM:
+      return Error{"cannot write " + path + " while " + op + ": " + msg};
+    case SQLITE_IOERR:
+      return Error{"I/O error on " + path + " while " + op + ": " + msg};
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return Error{"database " + path + " is locked by another process while " + op + ": " + msg};
+    default:
+      return Error{"database error while " + op + " (" + path + "): " + msg + " (sqlite code " +
+                   std::to_string(code) + ")"};
+  }
+}
+
+// ---- Query -----------------------------------------------------------------------------------
+
+Query::Query(SqliteDb* db, sqlite3_stmt* stmt, std::string_view operation)
+    : db_(db), stmt_(stmt), operation_(operation) {}
+
+Query::Query(Query&& other) noexcept
+    : db_(other.db_),
+      stmt_(std::exchange(other.stmt_, nullptr)),
+      operation_(std::move(other.operation_)),
+      bind_error_(other.bind_error_),
+      bind_error_index_(other.bind_error_index_) {}
+
+Query::~Query() {
+  if (stmt_ != nullptr) {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+}
+
+void Query::note_bind(int rc, int index) {
+  if (rc != SQLITE_OK && bind_error_ == 0) {
+    bind_error_ = rc;
+    bind_error_index_ = index;
+  }
+}
+
+Query& Query::bind(int index, std::int64_t value) {
+  note_bind(sqlite3_bind_int64(stmt_, index, value), index);
+  return *this;
+}
+
+Query& Query::bind(int index, double value) {
+  note_bind(sqlite3_bind_double(stmt_, index, value), index);
+  return *this;
+}
+
+Query& Query::bind(int index, std::string_view value) {
+  // SQLITE_TRANSIENT: SQLite copies, so the caller's buffer may go away before step().
+  note_bind(
+      sqlite3_bind_text64(stmt_, index, value.data(), value.size(), SQLITE_TRANSIENT, SQLITE_UTF8),
+      index);
+  return *this;
+}
+
+Query& Query::bind_null(int index) {
+  note_bind(sqlite3_bind_null(stmt_, index), index);
+  return *this;
+}
+
+Result<bool> Query::step() {
+  if (bind_error_ != 0) {
+    return db_->error(
+        bind_error_, operation_ + " (binding parameter " + std::to_string(bind_error_index_) + ")");
+  }
+  const int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  Error e = db_->error(rc, operation_);
+  sqlite3_reset(stmt_);  // leaves the cached statement usable for the next caller
+  return e;
+}
+
+Status Query::run() {
+  for (;;) {
+    auto row = step();
+    if (!row) return row.error();
+    if (!*row) return ok_status();
+  }
+}
+
+bool Query::is_null(int column) const {
+  return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
+}
+std::int64_t Query::int64(int column) const {
+  return sqlite3_column_int64(stmt_, column);
+}
+double Query::real(int column) const {
+  return sqlite3_column_double(stmt_, column);
+}
+
+std::string Query::text(int column) const {
+  const auto* data = sqlite3_column_text(stmt_, column);
+  if (data == nullptr) return {};
+  return std::string(reinterpret_cast<const char*>(data),
+                     static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column)));
+}
+
+// ---- SqliteDb --------------------------------------------------------------------------------
+
+void SqliteDb::StmtDeleter::operator()(sqlite3_stmt* stmt) const {
+  sqlite3_finalize(stmt);
+}
+
+SqliteDb::SqliteDb(sqlite3* db, std::filesystem::path path) : db_(db), path_(std::move(path)) {}
+
+SqliteDb::~SqliteDb() {
+  cache_.clear();  // statements must be finalized before the connection closes
+  sqlite3_close(db_);
+}
+
+Result<std::unique_ptr<SqliteDb>> SqliteDb::open(const std::filesystem::path& file) {
+  sqlite3* handle = nullptr;
+  const int rc =
+      sqlite3_open_v2(file.c_str(), &handle,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    Error e = sqlite_error(rc, handle ? sqlite3_errmsg(handle) : sqlite3_errstr(rc), file,
+                           "opening the database");
+    sqlite3_close(handle);
+    return e;
+  }
+  sqlite3_extended_result_codes(handle, 1);
+  return std::unique_ptr<SqliteDb>(new SqliteDb(handle, file));
+}
+
+Error SqliteDb::error(int code, std::string_view operation) {
+  last_failure_code_ = code;
+  return sqlite_error(code, sqlite3_errmsg(db_), path_, operation);
+}
+
+Status SqliteDb::exec(std::string_view sql, std::string_view operation) {
+  char* message = nullptr;
+  const int rc = sqlite3_exec(db_, std::string(sql).c_str(), nullptr, nullptr, &message);
+  if (rc == SQLITE_OK) return ok_status();
+  last_failure_code_ = sqlite3_extended_errcode(db_);
+  Error e = sqlite_error(rc, message ? message : sqlite3_errstr(rc), path_, operation);
+  sqlite3_free(message);
+  return e;
+}
+
+Result<Query> SqliteDb::query(std::string_view sql, std::string_view operation) {
+  std::string key(sql);
+  auto it = cache_.find(key);
+  if (it == cache_.end()) {
+    sqlite3_stmt* stmt = nullptr;
+    const int rc = sqlite3_prepare_v3(db_, key.data(), static_cast<int>(key.size()),
+                                      SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
+    if (rc != SQLITE_OK) {
+      sqlite3_finalize(stmt);
+      return error(rc, operation);
+    }
+    it = cache_.emplace(std::move(key), std::unique_ptr<sqlite3_stmt, StmtDeleter>(stmt)).first;
+  }
+  return Query(this, it->second.get(), operation);
+}
+
+Result<std::int64_t> SqliteDb::scalar_int64(std::string_view sql, std::string_view operation) {
+  auto q = query(sql, operation);
+  if (!q) return q.error();
+  auto row = q->step();
+  if (!row) return row.error();
+  if (!*row) return Error{std::string(operation) + ": no result from " + std::string(sql)};
+  return q->int64(0);
+}
+
+Status SqliteDb::begin(std::string_view operation) {
+  // IMMEDIATE takes the write lock up front, so a busy database fails here, not mid-way.
+  return exec("BEGIN IMMEDIATE", operation);
+}
+
+Status SqliteDb::commit(std::string_view operation) {
+  return exec("COMMIT", operation);
+}
+
+void SqliteDb::rollback() {
+  // After SQLITE_FULL or an I/O error SQLite may already have rolled back by itself.
+  if (in_transaction()) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+}
+
+bool SqliteDb::in_transaction() const {
+  return sqlite3_get_autocommit(db_) == 0;
+}
+
+std::int64_t SqliteDb::changes() const {
+  return sqlite3_changes64(db_);
+}
+
+}  // namespace ramguard

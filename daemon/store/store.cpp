@@ -1,0 +1,255 @@
+// Opening the store and the run-level writes; record writes are in store_records.cpp, reads in
+// store_load.cpp and store_query.cpp.
+#include "store/store.hpp"
+
+#include <sqlite3.h>
+
+#include <system_error>
+
+#include "store/codec.hpp"
+#include "store/schema.hpp"
+#include "store/sqlite_db.hpp"
+
+namespace ramguard {
+namespace {
+
+constexpr std::string_view kUnknownRun = "unknown run id '";
+
+Status prepare_state_dir(const std::filesystem::path& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const bool exists = fs::exists(dir, ec);
+  if (ec) return Error{"cannot access state directory " + dir.string() + ": " + ec.message()};
+  if (exists) {
+    if (!fs::is_directory(dir, ec)) {
+      return Error{"state directory " + dir.string() + " exists but is not a directory"};
+    }
+    return ok_status();
+  }
+  if (!fs::create_directories(dir, ec) || ec) {
+    return Error{"cannot create state directory " + dir.string() + ": " +
+                 (ec ? ec.message() : std::string("unknown reason"))};
+  }
+  // Run ledgers name jobs and hosts: readable by the daemon's group, nobody else.
+  fs::permissions(dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec,
+                  fs::perm_options::replace, ec);
+  if (ec)
+    return Error{"cannot set mode 0750 on state directory " + dir.string() + ": " + ec.message()};
+  return ok_status();
+}
+
+Status configure(SqliteDb& db, bool sync_every_commit) {
+  // WAL: readers never block the writer and a commit is one append + fsync. synchronous=FULL
+  // fsyncs the WAL at every commit, which is what "acknowledged only after stored" needs.
+  if (auto s = db.exec("PRAGMA busy_timeout = 2000", "configuring the connection"); !s) return s;
+  {
+    auto mode = db.query("PRAGMA journal_mode = WAL", "switching to WAL mode");
+    if (!mode) return mode.error();
+    if (auto row = mode->step(); !row) return row.error();
+  }
+  return db.exec(sync_every_commit ? "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON"
+                                   : "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON",
+                 "configuring the connection");
+}
+
+Status verify(SqliteDb& db) {
+  auto q = db.query("PRAGMA quick_check(1)", "checking the database");
+  if (!q) return q.error();
+  auto row = q->step();
+  if (!row) return row.error();
+  const std::string verdict = *row ? q->text(0) : std::string("no result");
+  if (verdict == "ok") return ok_status();
+  return Error{"database file " + db.path().string() +
+               " is corrupt or not a ramguard database (quick_check: " + verdict + ")"};
+}
+
+}  // namespace
+
+bool is_unknown_run(const Error& error) {
+  return error.message.starts_with(kUnknownRun);
+}
+
+Store::Store(std::unique_ptr<SqliteDb> db) : db_(std::move(db)) {}
+Store::~Store() = default;
+
+const std::filesystem::path& Store::path() const {
+  return db_->path();
+}
+
+Result<std::unique_ptr<Store>> Store::open(const std::filesystem::path& state_dir,
+                                           const StoreOptions& options) {
+  if (auto s = prepare_state_dir(state_dir); !s) return s.error();
+  auto db = SqliteDb::open(state_dir / kFileName);
+  if (!db) return db.error();
+  if (auto s = configure(**db, options.sync_every_commit); !s) return s.error();
+  if (options.verify_on_open) {
+    if (auto s = verify(**db); !s) return s.error();
+  }
+  if (auto s = migrate_schema(**db); !s) return s.error();
+  std::unique_ptr<Store> store(new Store(std::move(*db)));
+  if (options.max_db_bytes != 0) {
+    if (auto s = store->set_max_db_bytes(options.max_db_bytes); !s) return s.error();
+  }
+  return store;
+}
+
+Status Store::atomically(const std::function<Status()>& writes) {
+  return in_transaction(*db_, "writing to the ledger", writes);
+}
+
+Status Store::set_max_db_bytes(std::uint64_t bytes) {
+  const char* op = "setting the database size cap";
+  auto page_size = db_->scalar_int64("PRAGMA page_size", op);
+  if (!page_size) return page_size.error();
+  // 1073741823 pages is SQLite's own default limit.
+  std::uint64_t pages = 1073741823;
+  if (bytes != 0)
+    pages = std::max<std::uint64_t>(1, bytes / static_cast<std::uint64_t>(*page_size));
+  auto set = db_->scalar_int64("PRAGMA max_page_count = " + std::to_string(pages), op);
+  if (!set) return set.error();
+  return ok_status();
+}
+
+Error Store::write_error(const Error& e, const std::string& run_id) {
+  if (db_->last_failure_code() == SQLITE_CONSTRAINT_FOREIGNKEY) {
+    return Error{std::string(kUnknownRun) + run_id + "': no such run in " + path().string()};
+  }
+  return e;
+}
+
+Status Store::require_run(const std::string& run_id, const char* operation) {
+  auto q = db_->query("SELECT 1 FROM runs WHERE run_id = ?1", operation);
+  if (!q) return q.error();
+  q->bind(1, run_id);
+  auto row = q->step();
+  if (!row) return row.error();
+  if (!*row)
+    return Error{std::string(kUnknownRun) + run_id + "': no such run in " + path().string()};
+  return ok_status();
+}
+
+Status Store::insert_run(const RunLedger& l) {
+  const std::string op = "storing run '" + l.info.run_id + "'";
+  auto q = db_->query(
+      "INSERT INTO runs VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
+      "?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, "
+      "?34, ?35, ?36)",
+      op);
+  if (!q) return q.error();
+  const RunInfo& i = l.info;
+  q->bind(1, i.run_id).bind(2, i.job).bind(3, static_cast<std::int64_t>(i.target.pid));
+  q->bind(4, i.target.start_time_ticks).bind(5, i.owner_uid).bind(6, i.model_bytes);
+  q->bind(7, i.declared_rounds).bind(8, i.hosts).bind(9, i.estimate_bytes).bind(10, i.plan);
+  q->bind(11, i.reservation_id).bind(12, run_state_name(l.state));
+  bind_instant(*q, 13, l.started);
+  bind_instant(*q, 15, l.ended);
+  q->bind(17, l.peak_bytes).bind(18, l.peak_exact);
+  bind_reading(*q, 19, l.baseline);
+  bind_reading(*q, 28, l.last);
+  if (auto s = q->run(); !s) {
+    if ((db_->last_failure_code() & 0xff) == SQLITE_CONSTRAINT) {
+      return Error{"run '" + i.run_id + "' is already in " + path().string()};
+    }
+    return s;
+  }
+  for (const auto& [key, value] : i.labels) {
+    auto lq = db_->query("INSERT INTO run_labels VALUES (?1, ?2, ?3)", op);
+    if (!lq) return lq.error();
+    if (auto s = lq->bind(1, i.run_id).bind(2, key).bind(3, value).run(); !s) return s;
+  }
+  return ok_status();
+}
+
+Status Store::begin_run(const RunLedger& l) {
+  return in_transaction(*db_, "storing run '" + l.info.run_id + "'", [&]() -> Status {
+    if (auto s = insert_run(l); !s) return s;
+    for (const auto& m : l.marks) {
+      if (auto s = write_mark(l.info.run_id, m); !s) return s;
+    }
+    for (const auto& p : l.phases) {
+      if (auto s = write_phase(l.info.run_id, p); !s) return s;
+    }
+    for (const auto& b : l.boundaries) {
+      if (auto s = write_boundary(l.info.run_id, b); !s) return s;
+    }
+    for (const auto& v : l.verdicts) {
+      if (auto s = write_verdict(l.info.run_id, v); !s) return s;
+    }
+    return ok_status();
+  });
+}
+
+Status Store::update_progress(const std::string& run_id, std::uint64_t peak_bytes, bool peak_exact,
+                              const MemoryReading& last) {
+  const std::string op = "updating the progress of run '" + run_id + "'";
+  auto q = db_->query(
+      "UPDATE runs SET peak_bytes = ?2, peak_exact = ?3, last_mono_ns = ?4, last_wall_ns = ?5, "
+      "last_source = ?6, last_rss = ?7, last_anon = ?8, last_file = ?9, last_shmem = ?10, "
+      "last_swap = ?11, last_hwm = ?12 WHERE run_id = ?1",
+      op);
+  if (!q) return q.error();
+  q->bind(1, run_id).bind(2, peak_bytes).bind(3, peak_exact);
+  bind_reading(*q, 4, last);
+  if (auto s = q->run(); !s) return s;
+  if (db_->changes() == 0) return require_run(run_id, op.c_str());
+  return ok_status();
+}
+
+Status Store::end_run(const std::string& run_id, RunState state, const Instant& ended,
+                      std::uint64_t peak_bytes, const MemoryReading& last, bool peak_exact) {
+  const std::string op = "ending run '" + run_id + "'";
+  if (state == RunState::kActive) {
+    return Error{op + ": the final state must be ended, exited or lost, not active"};
+  }
+  return in_transaction(*db_, op, [&]() -> Status {
+    if (auto s = update_progress(run_id, peak_bytes, peak_exact, last); !s) return s;
+    auto q = db_->query(
+        "UPDATE runs SET state = ?2, ended_mono_ns = ?3, ended_wall_ns = ?4 WHERE run_id = ?1", op);
+    if (!q) return q.error();
+    q->bind(1, run_id).bind(2, run_state_name(state));
+    bind_instant(*q, 3, ended);
+    return q->run();
+  });
+}
+
+Status Store::append_samples(const std::string& run_id, std::span<const StoredSample> samples) {
+  const std::string op =
+      "appending " + std::to_string(samples.size()) + " samples to run '" + run_id + "'";
+  Status s = in_transaction(*db_, op, [&]() -> Status {
+    for (const StoredSample& x : samples) {
+      auto q = db_->query(
+          "INSERT INTO samples VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (run_id, "
+          "at_unix_ms) DO UPDATE SET rss = excluded.rss, min_rss = excluded.min_rss, "
+          "max_rss = excluded.max_rss, anon = excluded.anon, file = excluded.file",
+          op);
+      if (!q) return q.error();
+      q->bind(1, run_id).bind(2, x.at_unix_ms).bind(3, x.rss_bytes).bind(4, x.min_rss_bytes);
+      q->bind(5, x.max_rss_bytes).bind(6, x.anon_bytes).bind(7, x.file_bytes);
+      if (auto r = q->run(); !r) return r;
+    }
+    return ok_status();
+  });
+  return s ? s : Status(write_error(s.error(), run_id));
+}
+
+Status Store::save_reservation(const StoredReservation& r) {
+  const std::string op = "storing reservation '" + r.id + "'";
+  auto q = db_->query(
+      "INSERT INTO reservations VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (id) DO UPDATE SET "
+      "job = excluded.job, bytes = excluded.bytes, run_id = excluded.run_id, "
+      "created_wall_ms = excluded.created_wall_ms, expires_wall_ms = excluded.expires_wall_ms",
+      op);
+  if (!q) return q.error();
+  q->bind(1, r.id).bind(2, r.job).bind(3, r.bytes).bind(4, r.run_id);
+  q->bind(5, r.created_wall_ms).bind(6, r.expires_wall_ms);
+  return q->run();
+}
+
+Status Store::delete_reservation(const std::string& id) {
+  auto q =
+      db_->query("DELETE FROM reservations WHERE id = ?1", "deleting reservation '" + id + "'");
+  if (!q) return q.error();
+  return q->bind(1, id).run();
+}
+
+}  // namespace ramguard

@@ -1,0 +1,138 @@
+#pragma once
+// The durable run ledger: every run's info, marks, phase peaks, boundary readings, verdicts and
+// downsampled samples, plus admission reservations, in <state_dir>/ramguard.db (SQLite, WAL).
+//
+// Durability: by default the connection runs with synchronous=FULL, so a write method that
+// returns Ok has been fsync'ed to the WAL; a mark is acknowledged only after append_mark returns
+// Ok. (NORMAL in WAL mode may lose the last commits on power loss, which would break "nothing
+// acknowledged is lost"; StoreOptions::sync_every_commit = false trades that for speed.) Instants
+// are stored as wall ns since the epoch and CLOCK_MONOTONIC ns; both come back exactly as given. A
+// failed write is rolled back whole and leaves the Store usable. Not thread-safe: call it from the
+// daemon's io_context only.
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/result.hpp"
+#include "runs/ledger.hpp"
+#include "runs/verdict.hpp"
+#include "store/records.hpp"
+
+namespace ramguard {
+
+class SqliteDb;
+
+struct StoreOptions {
+  // Cap on the database file (rounded down to whole pages; never below its current size);
+  // 0 = no cap. Writes beyond it fail with "disk full while ...", like a full disk.
+  std::uint64_t max_db_bytes = 0;
+  // Run PRAGMA quick_check at open so a corrupt file is refused up front (linear in the size).
+  bool verify_on_open = true;
+  // true: synchronous=FULL, every commit is fsync'ed before the call returns (survives power
+  // loss and kernel crashes; a few ms per commit on a VM disk). false: synchronous=NORMAL, the
+  // WAL is written but fsync'ed only at checkpoints (survives a daemon crash or kill -9, may lose
+  // the last commits on power loss; tens of us). See the mark cost printed by store_test.
+  bool sync_every_commit = true;
+};
+
+// How many of a job's most recent completed runs job_peak_on_record looks at.
+inline constexpr std::size_t kRecentRunsForPeak = 10;
+
+class Store {
+ public:
+  static constexpr const char* kFileName = "ramguard.db";
+
+  // Creates state_dir (mode 0750) if missing and opens or creates state_dir/ramguard.db.
+  // Errors name the path: an uncreatable directory, an unwritable or corrupt file, a file that
+  // is not a ramguard database, a schema newer than this build.
+  static Result<std::unique_ptr<Store>> open(const std::filesystem::path& state_dir,
+                                             const StoreOptions& options = {});
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  const std::filesystem::path& path() const;
+
+  // Runs `writes` (calls to the methods below) as one transaction: one fsync for all of them,
+  // and all or nothing. Use it to store a mark with the phase and boundary it updates.
+  Status atomically(const std::function<Status()>& writes);
+  // Changes the size cap at runtime (0 = none); see StoreOptions::max_db_bytes.
+  Status set_max_db_bytes(std::uint64_t bytes);
+
+  // ---- runs ----
+  // Stores a new run: its info, labels, state, times, readings and any marks, phases,
+  // boundaries and verdicts already in the ledger. A run id already stored is an error.
+  Status begin_run(const RunLedger& ledger);
+  Status append_mark(const std::string& run_id, const MarkRecord& mark);  // seq must be new
+  Status save_phase(const std::string& run_id,
+                    const PhaseRecord& phase);  // upsert: phase/round/begin
+  Status save_boundary(const std::string& run_id, const BoundaryRecord& boundary);  // upsert: round
+  // Upsert keyed by kind, round, phase and raise time (at.monotonic): saving the same verdict
+  // again updates it (cleared, figures, summary).
+  Status save_verdict(const std::string& run_id, const Verdict& verdict);
+  // The run's latest reading and peak while it is active, so restart recovery has them.
+  Status update_progress(const std::string& run_id, std::uint64_t peak_bytes, bool peak_exact,
+                         const MemoryReading& last);
+  // Final state (not kActive), end time, peak and last reading.
+  Status end_run(const std::string& run_id, RunState state, const Instant& ended,
+                 std::uint64_t peak_bytes, const MemoryReading& last, bool peak_exact = false);
+  // Appends downsampled samples in one transaction; a sample at an already stored
+  // at_unix_ms replaces it (re-sending a bucket is harmless).
+  Status append_samples(const std::string& run_id, std::span<const StoredSample> samples);
+
+  // ---- reservations ----
+  Status save_reservation(const StoredReservation& reservation);  // upsert by id
+  Status delete_reservation(const std::string& id);               // absent id: Ok
+  Result<std::vector<StoredReservation>> load_reservations();     // oldest first
+
+  // ---- reading back ----
+  // Full ledgers of runs in state active, oldest first, for restart recovery.
+  Result<std::vector<RunLedger>> load_active_runs();
+  // Marks by seq, phases and verdicts in the order first saved, boundaries by round.
+  // An unknown id is an error starting with "unknown run id" (see is_unknown_run).
+  Result<RunLedger> load_run(const std::string& run_id);
+  Result<std::vector<RunSummary>> list_runs(std::size_t limit);  // most recent start first
+  // Runs carrying every given label (key=value); most recent first. An empty map lists all.
+  Result<std::vector<RunSummary>> find_runs_by_labels(
+      const std::map<std::string, std::string>& labels, std::size_t limit = 1000);
+  Result<std::vector<StoredSample>> load_samples(const std::string& run_id);  // by time
+  // The largest measured peak among the job's `recent_runs` most recently ended runs (state
+  // ended, peak > 0; exited and lost runs stopped early and would under-estimate). nullopt when
+  // the job has none.
+  Result<std::optional<JobPeak>> job_peak_on_record(const std::string& job,
+                                                    std::size_t recent_runs = kRecentRunsForPeak);
+
+ private:
+  explicit Store(std::unique_ptr<SqliteDb> db);
+  // Writes without their own transaction; the public methods wrap them.
+  Status insert_run(const RunLedger& ledger);
+  Status write_mark(const std::string& run_id, const MarkRecord& mark);
+  Status write_phase(const std::string& run_id, const PhaseRecord& phase);
+  Status write_boundary(const std::string& run_id, const BoundaryRecord& boundary);
+  Status write_verdict(const std::string& run_id, const Verdict& verdict);
+  // The Error for a failed write to `run_id`: "unknown run id" when a foreign key failed.
+  Error write_error(const Error& e, const std::string& run_id);
+  Status require_run(const std::string& run_id, const char* operation);
+  Result<std::vector<RunSummary>> summaries(const std::string& where_sql,
+                                            const std::vector<std::string>& params,
+                                            std::size_t limit);
+  Status load_labels(RunInfo& info);
+  Status load_details(RunLedger& ledger);
+  Result<std::vector<Verdict>> load_verdicts(const std::string& run_id,
+                                             std::optional<std::int64_t> only_id);
+
+  std::unique_ptr<SqliteDb> db_;
+};
+
+// True for the error load_run and the write methods give for a run id not in the store.
+bool is_unknown_run(const Error& error);
+
+}  // namespace ramguard

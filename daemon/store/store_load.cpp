@@ -1,0 +1,213 @@
+// Reading whole runs back: for restart recovery (load_active_runs) and reports (load_run).
+#include "store/codec.hpp"
+#include "store/sqlite_db.hpp"
+#include "store/store.hpp"
+
+namespace ramguard {
+
+Status Store::load_labels(RunInfo& info) {
+  auto q = db_->query("SELECT key, value FROM run_labels WHERE run_id = ?1",
+                      "loading the labels of run '" + info.run_id + "'");
+  if (!q) return q.error();
+  q->bind(1, info.run_id);
+  for (;;) {
+    auto row = q->step();
+    if (!row) return row.error();
+    if (!*row) return ok_status();
+    info.labels[q->text(0)] = q->text(1);
+  }
+}
+
+Result<std::vector<Verdict>> Store::load_verdicts(const std::string& run_id,
+                                                  std::optional<std::int64_t> only_id) {
+  const std::string op = "loading the verdicts of run '" + run_id + "'";
+  std::vector<std::pair<std::int64_t, Verdict>> found;
+  {
+    auto q = db_->query(
+        "SELECT id, kind, severity, passed, round, phase, summary, at_mono_ns, at_wall_ns, cleared "
+        "FROM verdicts WHERE run_id = ?1 AND (?2 IS NULL OR id = ?2) ORDER BY id",
+        op);
+    if (!q) return q.error();
+    q->bind(1, run_id).bind(2, only_id);
+    for (;;) {
+      auto row = q->step();
+      if (!row) return row.error();
+      if (!*row) break;
+      auto severity = parse_severity(q->text(2));
+      if (!severity) return Error{op + ": " + severity.error().message};
+      Verdict v;
+      v.kind = q->text(1);
+      v.severity = *severity;
+      v.passed = q->int64(3) != 0;
+      v.round = static_cast<std::uint32_t>(q->int64(4));
+      v.phase = q->text(5);
+      v.summary = q->text(6);
+      v.at = read_instant(*q, 7);
+      v.cleared = q->int64(9) != 0;
+      found.emplace_back(q->int64(0), std::move(v));
+    }
+  }
+  std::vector<Verdict> verdicts;
+  for (auto& [id, v] : found) {
+    auto f = db_->query("SELECT name, value FROM verdict_figures WHERE verdict_id = ?1", op);
+    if (!f) return f.error();
+    f->bind(1, id);
+    for (;;) {
+      auto row = f->step();
+      if (!row) return row.error();
+      if (!*row) break;
+      v.figures[f->text(0)] = read_real(*f, 1);
+    }
+    verdicts.push_back(std::move(v));
+  }
+  return verdicts;
+}
+
+Status Store::load_details(RunLedger& l) {
+  const std::string& id = l.info.run_id;
+  const std::string op = "loading run '" + id + "'";
+  if (auto s = load_labels(l.info); !s) return s;
+  {
+    auto q = db_->query("SELECT * FROM marks WHERE run_id = ?1 ORDER BY seq", op);
+    if (!q) return q.error();
+    q->bind(1, id);
+    for (;;) {
+      auto row = q->step();
+      if (!row) return row.error();
+      if (!*row) break;
+      MarkRecord m;
+      m.seq = q->uint64(1);
+      auto kind = parse_mark_kind(q->text(2));
+      auto reading = read_reading(*q, 5);
+      if (!kind || !reading) {
+        return Error{op + ": mark " + std::to_string(m.seq) + ": " +
+                     (kind ? reading.error() : kind.error()).message};
+      }
+      m.kind = *kind;
+      m.phase = q->text(3);
+      m.round = static_cast<std::uint32_t>(q->int64(4));
+      m.reading = *reading;
+      m.allocator = read_allocator(*q, 14);
+      m.gc = read_gc(*q, 18);
+      l.marks.push_back(std::move(m));
+    }
+  }
+  {
+    auto q = db_->query(
+        "SELECT phase, round, begin_mono_ns, begin_wall_ns, end_mono_ns, end_wall_ns, peak_bytes, "
+        "peak_exact FROM phases WHERE run_id = ?1 ORDER BY rowid",
+        op);
+    if (!q) return q.error();
+    q->bind(1, id);
+    for (;;) {
+      auto row = q->step();
+      if (!row) return row.error();
+      if (!*row) break;
+      PhaseRecord p;
+      p.phase = q->text(0);
+      p.round = static_cast<std::uint32_t>(q->int64(1));
+      p.begin = read_instant(*q, 2);
+      p.end = read_optional_instant(*q, 4);
+      p.peak_bytes = q->uint64(6);
+      p.peak_exact = q->int64(7) != 0;
+      l.phases.push_back(std::move(p));
+    }
+  }
+  {
+    auto q = db_->query("SELECT * FROM boundaries WHERE run_id = ?1 ORDER BY round", op);
+    if (!q) return q.error();
+    q->bind(1, id);
+    for (;;) {
+      auto row = q->step();
+      if (!row) return row.error();
+      if (!*row) break;
+      BoundaryRecord b;
+      b.round = static_cast<std::uint32_t>(q->int64(1));
+      auto reading = read_reading(*q, 2);
+      if (!reading)
+        return Error{op + ": boundary " + std::to_string(b.round) + ": " + reading.error().message};
+      b.reading = *reading;
+      b.floor_bytes = q->uint64(11);
+      b.settled = q->int64(12) != 0;
+      b.allocator = read_allocator(*q, 13);
+      b.gc = read_gc(*q, 17);
+      l.boundaries.push_back(std::move(b));
+    }
+  }
+  auto verdicts = load_verdicts(id, std::nullopt);
+  if (!verdicts) return verdicts.error();
+  l.verdicts = std::move(*verdicts);
+  return ok_status();
+}
+
+Result<RunLedger> Store::load_run(const std::string& run_id) {
+  std::optional<RunLedger> ledger;
+  {
+    auto q =
+        db_->query("SELECT runs.* FROM runs WHERE run_id = ?1", "loading run '" + run_id + "'");
+    if (!q) return q.error();
+    q->bind(1, run_id);
+    auto row = q->step();
+    if (!row) return row.error();
+    if (!*row) return require_run(run_id, "loading a run").error();
+    auto l = read_run_row(*q);
+    if (!l) return l.error();
+    ledger = std::move(*l);
+  }
+  if (auto s = load_details(*ledger); !s) return s.error();
+  return std::move(*ledger);
+}
+
+Result<std::vector<RunLedger>> Store::load_active_runs() {
+  std::vector<RunLedger> runs;
+  {
+    auto q =
+        db_->query("SELECT runs.* FROM runs WHERE state = 'active' ORDER BY started_wall_ns, rowid",
+                   "loading the active runs");
+    if (!q) return q.error();
+    for (;;) {
+      auto row = q->step();
+      if (!row) return row.error();
+      if (!*row) break;
+      auto l = read_run_row(*q);
+      if (!l) return l.error();
+      runs.push_back(std::move(*l));
+    }
+  }
+  for (RunLedger& l : runs) {
+    if (auto s = load_details(l); !s) return s.error();
+  }
+  return runs;
+}
+
+Result<std::vector<StoredSample>> Store::load_samples(const std::string& run_id) {
+  if (auto s = require_run(run_id, "loading samples"); !s) return s.error();
+  auto q = db_->query("SELECT * FROM samples WHERE run_id = ?1 ORDER BY at_unix_ms",
+                      "loading the samples of run '" + run_id + "'");
+  if (!q) return q.error();
+  q->bind(1, run_id);
+  std::vector<StoredSample> samples;
+  for (;;) {
+    auto row = q->step();
+    if (!row) return row.error();
+    if (!*row) return samples;
+    samples.push_back(StoredSample{q->int64(1), q->uint64(2), q->uint64(3), q->uint64(4),
+                                   q->uint64(5), q->uint64(6)});
+  }
+}
+
+Result<std::vector<StoredReservation>> Store::load_reservations() {
+  auto q = db_->query("SELECT * FROM reservations ORDER BY created_wall_ms, rowid",
+                      "loading the reservations");
+  if (!q) return q.error();
+  std::vector<StoredReservation> out;
+  for (;;) {
+    auto row = q->step();
+    if (!row) return row.error();
+    if (!*row) return out;
+    out.push_back(StoredReservation{q->text(0), q->text(1), q->uint64(2), q->text(3), q->int64(4),
+                                    q->int64(5)});
+  }
+}
+
+}  // namespace ramguard

@@ -1,0 +1,106 @@
+// Queries across runs: listings for `ramguard runs` and comparisons, and a job's peak on record
+// for calibrated admission estimates.
+#include "store/codec.hpp"
+#include "store/sqlite_db.hpp"
+#include "store/store.hpp"
+
+namespace ramguard {
+
+Result<std::vector<RunSummary>> Store::summaries(const std::string& where_sql,
+                                                 const std::vector<std::string>& params,
+                                                 std::size_t limit) {
+  const char* op = "listing runs";
+  // Worst verdict: uncleared before cleared, failed before passed, then severity, then latest.
+  const std::string sql =
+      "SELECT runs.*, (SELECT count(*) FROM marks m WHERE m.run_id = runs.run_id), "
+      "(SELECT v.id FROM verdicts v WHERE v.run_id = runs.run_id ORDER BY v.cleared, v.passed, "
+      "CASE v.severity WHEN 'critical' THEN 2 WHEN 'warning' THEN 1 ELSE 0 END DESC, v.id DESC "
+      "LIMIT 1) FROM runs " +
+      where_sql + " ORDER BY started_wall_ns DESC, rowid DESC LIMIT ?" +
+      std::to_string(params.size() + 1);
+  std::vector<std::pair<RunSummary, std::optional<std::int64_t>>> rows;
+  {
+    auto q = db_->query(sql, op);
+    if (!q) return q.error();
+    for (std::size_t i = 0; i < params.size(); ++i) q->bind(static_cast<int>(i + 1), params[i]);
+    // 0 means no limit; SQLite reads a negative LIMIT the same way.
+    q->bind(static_cast<int>(params.size() + 1),
+            limit == 0 ? std::int64_t{-1} : static_cast<std::int64_t>(limit));
+    for (;;) {
+      auto row = q->step();
+      if (!row) return row.error();
+      if (!*row) break;
+      auto l = read_run_row(*q);
+      if (!l) return l.error();
+      RunSummary s;
+      s.info = std::move(l->info);
+      s.state = l->state;
+      s.started = l->started;
+      s.ended = l->ended;
+      s.baseline = l->baseline;
+      s.last = l->last;
+      s.peak_bytes = l->peak_bytes;
+      s.peak_exact = l->peak_exact;
+      s.mark_count = static_cast<std::size_t>(q->int64(36));
+      std::optional<std::int64_t> worst;
+      if (!q->is_null(37)) worst = q->int64(37);
+      rows.emplace_back(std::move(s), worst);
+    }
+  }
+  std::vector<RunSummary> out;
+  for (auto& [s, worst] : rows) {
+    if (auto st = load_labels(s.info); !st) return st.error();
+    if (worst) {
+      auto v = load_verdicts(s.info.run_id, worst);
+      if (!v) return v.error();
+      if (!v->empty()) s.worst_verdict = std::move(v->front());
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+Result<std::vector<RunSummary>> Store::list_runs(std::size_t limit) {
+  return summaries("", {}, limit);
+}
+
+Result<std::vector<RunSummary>> Store::find_runs_by_labels(
+    const std::map<std::string, std::string>& labels, std::size_t limit) {
+  if (labels.empty()) return summaries("", {}, limit);
+  std::string where = "WHERE run_id IN (";
+  std::vector<std::string> params;
+  for (const auto& [key, value] : labels) {
+    if (!params.empty()) where += " INTERSECT ";
+    where += "SELECT run_id FROM run_labels WHERE key = ?" + std::to_string(params.size() + 1) +
+             " AND value = ?" + std::to_string(params.size() + 2);
+    params.push_back(key);
+    params.push_back(value);
+  }
+  where += ")";
+  return summaries(where, params, limit);
+}
+
+Result<std::optional<JobPeak>> Store::job_peak_on_record(const std::string& job,
+                                                         std::size_t recent_runs) {
+  auto q = db_->query(
+      "SELECT run_id, peak_bytes, peak_exact, estimate_bytes, plan, ended_mono_ns, ended_wall_ns "
+      "FROM (SELECT * FROM runs WHERE job = ?1 AND state = 'ended' AND peak_bytes > 0 "
+      "ORDER BY ended_wall_ns DESC, rowid DESC LIMIT ?2) "
+      "ORDER BY peak_bytes DESC, ended_wall_ns DESC LIMIT 1",
+      "looking up the peak on record of job '" + job + "'");
+  if (!q) return q.error();
+  q->bind(1, job).bind(2, static_cast<std::int64_t>(recent_runs));
+  auto row = q->step();
+  if (!row) return row.error();
+  if (!*row) return std::optional<JobPeak>();
+  JobPeak p;
+  p.run_id = q->text(0);
+  p.peak_bytes = q->uint64(1);
+  p.peak_exact = q->int64(2) != 0;
+  p.estimate_bytes = q->uint64(3);
+  p.plan = q->text(4);
+  p.ended = read_instant(*q, 5);
+  return std::optional<JobPeak>(std::move(p));
+}
+
+}  // namespace ramguard
