@@ -223,9 +223,6 @@ std::string escape_markdown(std::string_view raw) {
       case '<':
         out += "&lt;";
         break;
-      case '>':
-        out += "&gt;";
-        break;
       case '&':
         out += "&amp;";
         break;

@@ -78,8 +78,8 @@ TEST(CompareTable, MarkdownHasOneRowPerRunAndEscapesPipes) {
   }
   EXPECT_EQ(count, 6);
   EXPECT_THAT(md, HasSubstr("|---|---|---|---:|---|---:|---|---:|---:|"));
-  EXPECT_THAT(md, HasSubstr("a\\|b<br>c &lt;b&gt;"));
-  EXPECT_THAT(md, HasSubstr("14.10 GB -&gt; 17.30 GB"));
+  EXPECT_THAT(md, HasSubstr("a\\|b<br>c &lt;b>"));
+  EXPECT_THAT(md, HasSubstr("14.10 GB -> 17.30 GB"));
 }
 
 TEST(CompareTable, CsvRoundTripsHostileLabels) {
