@@ -31,6 +31,17 @@ class Daemon {
     bool wait_ready = true;              // wait for the socket and the metrics port
   };
   static std::unique_ptr<Daemon> start(Options options);
+  static std::unique_ptr<Daemon> with_args(std::vector<std::string> args) {
+    Options o;
+    o.args = std::move(args);
+    return start(std::move(o));
+  }
+  static std::unique_ptr<Daemon> with_config(std::string yaml, std::vector<std::string> args = {}) {
+    Options o;
+    o.config_yaml = std::move(yaml);
+    o.args = std::move(args);
+    return start(std::move(o));
+  }
   ~Daemon();
 
   pid_t pid() const { return pid_; }

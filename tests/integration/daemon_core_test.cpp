@@ -1,0 +1,215 @@
+// Issue 2's acceptance: the real daemon watching a real process.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "harness.hpp"
+
+namespace ramguard::testing {
+namespace {
+
+constexpr std::uint64_t kMiB = 1ULL << 20;
+
+std::uint64_t field(const std::string& line, const std::string& key) {
+  const auto pos = line.find(" " + key + "=");
+  if (pos == std::string::npos) return 0;
+  return std::stoull(line.substr(pos + key.size() + 2));
+}
+
+// The number of watch.reading lines for `pid` so far.
+std::size_t readings(const Daemon& d, pid_t pid) {
+  std::size_t n = 0;
+  for (const auto& l : d.log_lines()) {
+    n += l.find("event=watch.reading pid=" + std::to_string(pid) + " ") != std::string::npos;
+  }
+  return n;
+}
+
+std::string reading_after(Daemon& d, pid_t pid, std::size_t count, std::chrono::milliseconds timeout) {
+  std::string found;
+  eventually(
+      [&] {
+        std::size_t n = 0;
+        for (const auto& l : d.log_lines()) {
+          if (l.find("event=watch.reading pid=" + std::to_string(pid) + " ") != std::string::npos &&
+              ++n > count) {
+            found = l;
+            return true;
+          }
+        }
+        return false;
+      },
+      timeout, 10ms);
+  return found;
+}
+
+TEST(DaemonCore, RssFollowsTheChildWithinOneInterval) {
+  MemChild child;
+  auto d = Daemon::with_args({"--watch", std::to_string(child.pid())});
+  ASSERT_FALSE(reading_after(*d, child.pid(), 0, 5s).empty()) << d->log_text();
+  child.command("alloc big " + std::to_string(256 * kMiB));
+  const std::size_t before = readings(*d, child.pid());
+  // The next periodic reading (at most one 2 s interval away) shows the allocation.
+  const std::string grown = reading_after(*d, child.pid(), before, 2500ms);
+  ASSERT_FALSE(grown.empty()) << d->log_text();
+  EXPECT_GE(field(grown, "rss_bytes"), 256 * kMiB);
+  EXPECT_GE(field(grown, "anon_bytes"), 256 * kMiB);
+  child.command("free big");
+  const std::string shrunk = reading_after(*d, child.pid(), readings(*d, child.pid()), 2500ms);
+  ASSERT_FALSE(shrunk.empty());
+  EXPECT_LT(field(shrunk, "rss_bytes"), 64 * kMiB);
+  // The metric carries the same reading.
+  const double rss = metric_value(d->scrape_metrics(),
+                                  "ramguard_target_rss_bytes{job=\"pid-" + std::to_string(child.pid()) + "\"}");
+  EXPECT_LT(rss, 64.0 * kMiB);
+  EXPECT_GT(rss, 0.0);
+}
+
+TEST(DaemonCore, ShortSpikeBetweenSamplesIsCaughtAtFullSizeByTheHighWaterMark) {
+  MemChild child;
+  auto d = Daemon::with_args({"--watch", std::to_string(child.pid())});
+  const pid_t pid = child.pid();
+  ASSERT_FALSE(reading_after(*d, pid, 0, 5s).empty());
+  // Right after a sample, a 300 ms spike: the next sample is ~1.7 s after it ended.
+  const std::size_t seen = readings(*d, pid);
+  ASSERT_FALSE(reading_after(*d, pid, seen, 3s).empty());
+  child.command("spike " + std::to_string(512 * kMiB) + " 300");
+  const std::string after = reading_after(*d, pid, seen + 1, 3s);
+  ASSERT_FALSE(after.empty());
+  EXPECT_LT(field(after, "rss_bytes"), 64 * kMiB) << "the sample itself must have missed the spike";
+  EXPECT_GE(field(after, "peak_bytes"), 512 * kMiB) << after;
+  const double peak = metric_value(d->scrape_metrics(),
+                                   "ramguard_target_peak_bytes{job=\"pid-" + std::to_string(pid) + "\"}");
+  EXPECT_GE(peak, 512.0 * kMiB);
+}
+
+TEST(DaemonCore, ChildExitIsNoticedWithinASecond) {
+  MemChild child;
+  auto d = Daemon::with_args({"--watch", std::to_string(child.pid())});
+  ASSERT_FALSE(d->wait_for_log("event=watch.start").empty());
+  const auto killed_at = std::chrono::steady_clock::now();
+  child.kill(SIGKILL);
+  const std::string exited = d->wait_for_log("event=watch.exited pid=" + std::to_string(child.pid()), 5s);
+  const auto noticed = std::chrono::steady_clock::now() - killed_at;
+  ASSERT_FALSE(exited.empty()) << d->log_text();
+  EXPECT_LT(noticed, 1s);
+  EXPECT_TRUE(d->running()) << "the daemon keeps running after its target exits";
+}
+
+TEST(DaemonCore, NonexistentPidIsReportedAndTheDaemonKeepsRunning) {
+  auto d = Daemon::with_args({"--watch", "4000000"});
+  const std::string failed = d->wait_for_log("event=watch.failed", 5s);
+  ASSERT_FALSE(failed.empty()) << d->log_text();
+  EXPECT_NE(failed.find("4000000"), std::string::npos);
+  v1::Request hello;
+  hello.mutable_hello();
+  EXPECT_TRUE(d->call(hello).has_hello());
+}
+
+TEST(DaemonCore, BadConfigExitsNonZeroNamingTheKey) {
+  const auto dir = make_temp_dir("badcfg");
+  const auto path = dir / "bad.yaml";
+  std::ofstream(path) << "growth:\n  min_bytes: 5 GBs\nsampling:\n  intervall: 2s\n";
+  auto run = run_command({daemon_path(), "--config", path.string(), "--socket",
+                          (dir / "s.sock").string(), "--metrics", "127.0.0.1:0"});
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_NE(run.output.find("growth.min_bytes"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("5 GBs"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("intervall"), std::string::npos) << run.output;
+  auto check = run_command({daemon_path(), "--check-config", path.string()});
+  EXPECT_EQ(check.exit_code, 1);
+  EXPECT_NE(check.output.find("growth.min_bytes"), std::string::npos) << check.output;
+  auto flag = run_command({daemon_path(), "--interval", "2parsecs"});
+  EXPECT_EQ(flag.exit_code, 2);
+  EXPECT_NE(flag.output.find("--interval"), std::string::npos) << flag.output;
+  std::filesystem::remove_all(dir);
+}
+
+TEST(DaemonCore, MetricsPassPromtoolWithoutWarnings) {
+  MemChild child;
+  child.command("alloc a " + std::to_string(64 * kMiB));
+  auto d = Daemon::with_args({"--watch", std::to_string(child.pid())});
+  ASSERT_FALSE(reading_after(*d, child.pid(), 0, 5s).empty());
+  const std::string scrape = d->scrape_metrics();
+  EXPECT_EQ(metric_value(scrape, "ramguard_budget_bytes"), 16e9) << scrape;
+  EXPECT_GE(metric_value(scrape, "ramguard_target_rss_bytes{job=\"pid-" + std::to_string(child.pid()) + "\"}"),
+            64.0 * kMiB);
+  EXPECT_GT(metric_value(scrape, "ramguard_self_rss_bytes"), 0.0);
+  const auto dir = make_temp_dir("promtool");
+  const auto file = dir / "scrape.txt";
+  std::ofstream(file) << scrape;
+  auto check = run_command({"sh", "-c", "promtool check metrics < " + file.string()});
+  EXPECT_EQ(check.exit_code, 0) << check.output;
+  EXPECT_EQ(check.output, "") << check.output;
+  std::filesystem::remove_all(dir);
+}
+
+TEST(DaemonCore, SighupWithABadFileKeepsTheRunningConfiguration) {
+  auto d = Daemon::with_config("budget: 8GB\n");
+  v1::Request hello;
+  hello.mutable_hello();
+  ASSERT_EQ(d->call(hello).hello().budget_bytes(), 8'000'000'000ULL);
+  const auto config = std::filesystem::path(d->socket_path()).parent_path() / "ramguard.yaml";
+  std::ofstream(config) << "budget: -3GB\n";
+  ::kill(d->pid(), SIGHUP);
+  const std::string rejected = d->wait_for_log("event=config.reload_rejected");
+  ASSERT_FALSE(rejected.empty()) << d->log_text();
+  EXPECT_NE(rejected.find("budget"), std::string::npos);
+  EXPECT_EQ(d->call(hello).hello().budget_bytes(), 8'000'000'000ULL);
+  std::ofstream(config) << "budget: 12GiB\n";
+  ::kill(d->pid(), SIGHUP);
+  ASSERT_FALSE(d->wait_for_log("event=config.reloaded").empty());
+  EXPECT_EQ(d->call(hello).hello().budget_bytes(), 12ULL << 30);
+}
+
+TEST(DaemonCore, SigtermStopsCleanlyAndRemovesTheSocket) {
+  auto d = Daemon::with_args({});
+  ASSERT_TRUE(std::filesystem::exists(d->socket_path()));
+  const int status = d->signal_and_wait(SIGTERM);
+  EXPECT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_FALSE(std::filesystem::exists(d->socket_path()));
+}
+
+std::size_t open_fds(pid_t pid) {
+  std::size_t n = 0;
+  for ([[maybe_unused]] const auto& e :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd")) {
+    ++n;
+  }
+  return n;
+}
+
+std::uint64_t rss_of(pid_t pid) {
+  std::ifstream statm("/proc/" + std::to_string(pid) + "/statm");
+  std::uint64_t size = 0, resident = 0;
+  statm >> size >> resident;
+  return resident * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+// earlyoom-style: the guard must never be the leak. Connection churn, bad requests and status
+// calls leave its descriptors and memory where they were.
+TEST(DaemonCore, OwnDescriptorsAndMemoryStayFlatUnderRequestChurn) {
+  auto d = Daemon::with_args({});
+  v1::Request status;
+  status.mutable_status();
+  for (int i = 0; i < 200; ++i) (void)d->call(status);
+  const std::size_t fds_before = open_fds(d->pid());
+  const std::uint64_t rss_before = rss_of(d->pid());
+  for (int i = 0; i < 2000; ++i) {
+    (void)d->call(status);
+    (void)d->request_line("garbage " + std::to_string(i));
+  }
+  // A session's socket closes just after its client's: give the last one a moment.
+  EXPECT_TRUE(eventually([&] { return open_fds(d->pid()) <= fds_before; }, 2s))
+      << open_fds(d->pid()) << " descriptors, " << fds_before << " before";
+  EXPECT_LT(rss_of(d->pid()), rss_before + 8 * kMiB)
+      << "before " << rss_before << " after " << rss_of(d->pid());
+}
+
+}  // namespace
+}  // namespace ramguard::testing
