@@ -23,6 +23,11 @@ std::string copies_note(double bytes, std::uint64_t model_bytes, const char* per
   return " (" + fixed(model_copies(bytes, model_bytes), 2) + " model copies" + per + ")";
 }
 
+std::string copies_clause(double bytes, std::uint64_t model_bytes) {
+  if (model_bytes == 0) return "";
+  return ", " + fixed(model_copies(bytes, model_bytes), 2) + " model copies";
+}
+
 void add_copies_figure(std::map<std::string, double>& figures, const char* key, double bytes,
                        std::uint64_t model_bytes) {
   if (model_bytes > 0) figures[key] = model_copies(bytes, model_bytes);

@@ -17,6 +17,9 @@ double model_copies(double bytes, std::uint64_t model_bytes);
 // (for example "/round").
 std::string copies_note(double bytes, std::uint64_t model_bytes, const char* per = "");
 
+// ", 1.28 model copies" or "" when the model size is unknown (inside parentheses).
+std::string copies_clause(double bytes, std::uint64_t model_bytes);
+
 // Adds figures[key] = copies when the model size is known.
 void add_copies_figure(std::map<std::string, double>& figures, const char* key, double bytes,
                        std::uint64_t model_bytes);

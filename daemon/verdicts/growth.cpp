@@ -188,8 +188,8 @@ void describe(GrowthAssessment& a, std::span<const FloorPoint> f, std::size_t re
         summary = "Floor rose from " +
                   format_bytes(static_cast<double>(f[f.size() - 2].rss_bytes)) + " to " + now +
                   " in round " + std::to_string(last.round) + " (+" + format_bytes(a.step_bytes) +
-                  copies_note(a.step_bytes, ctx.model_bytes) + "), at least " +
-                  format_bytes(static_cast<double>(p.growth_min_bytes)) + " in one round" +
+                  copies_clause(a.step_bytes, ctx.model_bytes) + "), above the " +
+                  format_bytes(static_cast<double>(p.growth_min_bytes)) + " per-round threshold" +
                   projection + ".";
       } else {
         summary = "Growth continues since round " + std::to_string(a.since_round) + ": floor " +
