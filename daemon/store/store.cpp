@@ -57,8 +57,11 @@ Status verify(SqliteDb& db) {
   if (!q) return q.error();
   auto row = q->step();
   if (!row) return row.error();
-  const std::string verdict = *row ? q->text(0) : std::string("no result");
+  std::string verdict = *row ? q->text(0) : std::string("no result");
   if (verdict == "ok") return ok_status();
+  for (char& c : verdict) {
+    if (c == '\n') c = ' ';  // one log line
+  }
   return Error{"database file " + db.path().string() +
                " is corrupt or not a ramguard database (quick_check: " + verdict + ")"};
 }
@@ -230,6 +233,27 @@ Status Store::append_samples(const std::string& run_id, std::span<const StoredSa
     return ok_status();
   });
   return s ? s : Status(write_error(s.error(), run_id));
+}
+
+Result<std::size_t> Store::prune_runs(const std::chrono::nanoseconds ended_before_wall) {
+  const std::string op = "pruning runs that ended before " +
+                         std::to_string(ended_before_wall.count()) + " ns since the epoch";
+  std::size_t removed = 0;
+  Status s = in_transaction(*db_, op, [&]() -> Status {
+    // Child rows go with their run (ON DELETE CASCADE); active runs are never pruned.
+    auto q = db_->query(
+        "DELETE FROM runs WHERE state != 'active' AND ended_wall_ns IS NOT NULL AND "
+        "ended_wall_ns < ?1",
+        op);
+    if (!q) return q.error();
+    if (auto r = q->bind(1, static_cast<std::int64_t>(ended_before_wall.count())).run(); !r) {
+      return r;
+    }
+    removed = static_cast<std::size_t>(db_->changes());
+    return ok_status();
+  });
+  if (!s) return s.error();
+  return removed;
 }
 
 Status Store::save_reservation(const StoredReservation& r) {

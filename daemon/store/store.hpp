@@ -10,6 +10,7 @@
 // failed write is rolled back whole and leaves the Store usable. Not thread-safe: call it from the
 // daemon's io_context only.
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -87,6 +88,10 @@ class Store {
   // Appends downsampled samples in one transaction; a sample at an already stored
   // at_unix_ms replaces it (re-sending a bucket is harmless).
   Status append_samples(const std::string& run_id, std::span<const StoredSample> samples);
+
+  // Retention: deletes finished runs (not active ones) that ended before the given wall time,
+  // with all their records. Returns how many runs went.
+  Result<std::size_t> prune_runs(std::chrono::nanoseconds ended_before_wall);
 
   // ---- reservations ----
   Status save_reservation(const StoredReservation& reservation);  // upsert by id

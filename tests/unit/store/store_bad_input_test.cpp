@@ -103,6 +103,36 @@ TEST(StoreBadInput, CorruptFileIsRefused) {
   EXPECT_ERROR(store, db.string(), "is corrupt or not a ramguard database");
 }
 
+TEST(StoreBadInput, CorruptDataPagesAreFoundAtOpenOrWhenRead) {
+  TempDir dir;
+  {
+    auto store = open_store(dir.path());
+    ASSERT_TRUE(store && store->begin_run(testing::sample_ledger("r")).ok());
+    for (std::uint64_t seq = 1; seq < 400; ++seq) {
+      ASSERT_TRUE(store
+                      ->append_mark(
+                          "r", testing::mark(seq, MarkKind::kPhaseBegin, std::string(100, 'p'), 1))
+                      .ok());
+    }
+  }
+  const auto db = dir.path() / "ramguard.db";
+  const auto size = std::filesystem::file_size(db);
+  ASSERT_GT(size, 16u * 4096u);
+  {
+    // The schema on page 1 is intact; the last pages (marks) are garbage.
+    std::fstream f(db, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(size - 3 * 4096));
+    const std::string junk(3 * 4096, '\x5a');
+    f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
+  }
+  EXPECT_ERROR(Store::open(dir.path()), db.string(), "is corrupt or not a ramguard database",
+               "quick_check");
+  // Without the check at open, the damage surfaces as an Error when the run is read.
+  auto store = Store::open(dir.path(), StoreOptions{.verify_on_open = false});
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  EXPECT_ERROR((*store)->load_run("r"), db.string(), "is corrupt", "while loading run 'r'");
+}
+
 TEST(StoreBadInput, TextFileIsNotADatabase) {
   TempDir dir;
   const auto db = dir.path() / "ramguard.db";

@@ -241,5 +241,36 @@ TEST(StoreRoundTrip, AtomicallyIsAllOrNothing) {
   EXPECT_EQ(loaded->boundaries.size(), 1u);
 }
 
+TEST(StoreRoundTrip, PruneRemovesOldFinishedRunsWithTheirRecords) {
+  TempDir dir;
+  auto store = open_store(dir.path());
+  ASSERT_TRUE(store);
+  ASSERT_TRUE(store->begin_run(full_ledger("old")).ok());
+  ASSERT_TRUE(store->append_samples("old", std::vector<StoredSample>{{1, 2, 3, 4, 5, 6}}).ok());
+  ASSERT_TRUE(store->end_run("old", RunState::kEnded, testing::at_seconds(10), 1, {}).ok());
+  ASSERT_TRUE(store->begin_run(full_ledger("recent")).ok());
+  ASSERT_TRUE(store->end_run("recent", RunState::kLost, testing::at_seconds(100), 1, {}).ok());
+  ASSERT_TRUE(store->begin_run(full_ledger("active")).ok());
+
+  auto removed = store->prune_runs(testing::at_seconds(50).wall);
+  ASSERT_TRUE(removed.ok()) << removed.error().message;
+  EXPECT_EQ(*removed, 1u);
+  EXPECT_TRUE(is_unknown_run(store->load_run("old").error()));
+  EXPECT_TRUE(is_unknown_run(store->load_samples("old").error()));
+  auto remaining = store->list_runs(0);
+  ASSERT_TRUE(remaining.ok());
+  ASSERT_EQ(remaining->size(), 2u);
+  // A later prune never takes the active run.
+  auto later = store->prune_runs(testing::at_seconds(1'000'000).wall);
+  ASSERT_TRUE(later.ok());
+  EXPECT_EQ(*later, 1u);
+  auto active = store->load_run("active");
+  ASSERT_TRUE(active.ok());
+  expect_same(full_ledger("active"), *active);
+  // The old run's marks went with it: re-creating the id starts clean.
+  ASSERT_TRUE(store->begin_run(testing::sample_ledger("old")).ok());
+  EXPECT_TRUE(store->load_run("old")->marks.empty());
+}
+
 }  // namespace
 }  // namespace ramguard
