@@ -1,0 +1,68 @@
+// Beside the run records: downsampled samples, admission reservations and retention.
+#include "store/sqlite_db.hpp"
+#include "store/store.hpp"
+
+namespace ramguard {
+
+Status Store::append_samples(const std::string& run_id, std::span<const StoredSample> samples) {
+  const std::string op =
+      "appending " + std::to_string(samples.size()) + " samples to run '" + run_id + "'";
+  Status s = in_transaction(*db_, op, [&]() -> Status {
+    for (const StoredSample& x : samples) {
+      auto q = db_->query(
+          "INSERT INTO samples VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (run_id, "
+          "at_unix_ms) DO UPDATE SET rss = excluded.rss, min_rss = excluded.min_rss, "
+          "max_rss = excluded.max_rss, anon = excluded.anon, file = excluded.file",
+          op);
+      if (!q) return q.error();
+      q->bind(1, run_id).bind(2, x.at_unix_ms).bind(3, x.rss_bytes).bind(4, x.min_rss_bytes);
+      q->bind(5, x.max_rss_bytes).bind(6, x.anon_bytes).bind(7, x.file_bytes);
+      if (auto r = q->run(); !r) return r;
+    }
+    return ok_status();
+  });
+  return s ? s : Status(write_error(s.error(), run_id));
+}
+
+Result<std::size_t> Store::prune_runs(const std::chrono::nanoseconds ended_before_wall) {
+  const std::string op = "pruning runs that ended before " +
+                         std::to_string(ended_before_wall.count()) + " ns since the epoch";
+  std::size_t removed = 0;
+  Status s = in_transaction(*db_, op, [&]() -> Status {
+    // Child rows go with their run (ON DELETE CASCADE); active runs are never pruned.
+    auto q = db_->query(
+        "DELETE FROM runs WHERE state != 'active' AND ended_wall_ns IS NOT NULL AND "
+        "ended_wall_ns < ?1",
+        op);
+    if (!q) return q.error();
+    if (auto r = q->bind(1, static_cast<std::int64_t>(ended_before_wall.count())).run(); !r) {
+      return r;
+    }
+    removed = static_cast<std::size_t>(db_->changes());
+    return ok_status();
+  });
+  if (!s) return s.error();
+  return removed;
+}
+
+Status Store::save_reservation(const StoredReservation& r) {
+  const std::string op = "storing reservation '" + r.id + "'";
+  auto q = db_->query(
+      "INSERT INTO reservations VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (id) DO UPDATE SET "
+      "job = excluded.job, bytes = excluded.bytes, run_id = excluded.run_id, "
+      "created_wall_ms = excluded.created_wall_ms, expires_wall_ms = excluded.expires_wall_ms",
+      op);
+  if (!q) return q.error();
+  q->bind(1, r.id).bind(2, r.job).bind(3, r.bytes).bind(4, r.run_id);
+  q->bind(5, r.created_wall_ms).bind(6, r.expires_wall_ms);
+  return q->run();
+}
+
+Status Store::delete_reservation(const std::string& id) {
+  auto q =
+      db_->query("DELETE FROM reservations WHERE id = ?1", "deleting reservation '" + id + "'");
+  if (!q) return q.error();
+  return q->bind(1, id).run();
+}
+
+}  // namespace ramguard
