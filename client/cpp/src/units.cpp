@@ -13,19 +13,17 @@ struct Unit {
   double factor;
 };
 
-constexpr std::array<Unit, 13> kSizeUnits{{
-    {"B", 1.0},
+// The daemon's configuration accepts exactly these (daemon/common/units.cpp), so a size means the
+// same thing on the command line and in ramguard.yaml.
+constexpr std::array<Unit, 9> kSizeUnits{{
     {"kB", 1e3},
-    {"KB", 1e3},
     {"MB", 1e6},
     {"GB", 1e9},
     {"TB", 1e12},
-    {"PB", 1e15},
     {"KiB", 1024.0},
     {"MiB", 1048576.0},
     {"GiB", 1073741824.0},
     {"TiB", 1099511627776.0},
-    {"PiB", 1125899906842624.0},
     {"", 1.0},
 }};
 
@@ -40,8 +38,15 @@ std::string quoted(std::string_view text) {
   return "'" + std::string(text) + "'";
 }
 
-// Splits "2.5 GB" into the number and the unit; the number is digits with at most one point.
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// Splits " 2.5 GB " into the number and the unit; the number is digits with at most one point.
 bool split_number(std::string_view text, std::string_view& number, std::string_view& unit) {
+  text = trim(text);
   std::size_t i = 0;
   bool digits = false;
   bool point = false;
@@ -56,8 +61,7 @@ bool split_number(std::string_view text, std::string_view& number, std::string_v
     }
   }
   number = text.substr(0, i);
-  unit = text.substr(i);
-  if (!unit.empty() && unit.front() == ' ') unit.remove_prefix(1);
+  unit = trim(text.substr(i));
   return digits;
 }
 
@@ -70,8 +74,8 @@ bool to_double(std::string_view number, double& out) {
 
 Parsed<std::uint64_t> parse_size(std::string_view text) {
   constexpr const char* kAllowed =
-      "a size is plain bytes or a number with B, kB, MB, GB, TB, PB (powers of 1000) or KiB, "
-      "MiB, GiB, TiB, PiB (powers of 1024), e.g. 16GB or 16GiB";
+      "a size is plain bytes or a number with kB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, "
+      "TiB (powers of 1024), e.g. 16GB or 16GiB";
   std::string_view number;
   std::string_view unit;
   if (!split_number(text, number, unit)) {

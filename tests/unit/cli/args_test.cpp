@@ -16,7 +16,7 @@ Invocation parse_ok(std::vector<std::string> args) {
   return outcome.invocation.value_or(Invocation{});
 }
 
-TEST(Args, GlobalOptionsBeforeAndAfterTheSubcommand) {
+TEST(CliArgs, GlobalOptionsBeforeAndAfterTheSubcommand) {
   const Invocation a = parse_ok({"--socket", "/s.sock", "--timeout=500ms", "status", "--json"});
   EXPECT_EQ(a.global.socket_path, "/s.sock");
   EXPECT_EQ(a.global.timeout, std::chrono::milliseconds(500));
@@ -32,7 +32,7 @@ TEST(Args, GlobalOptionsBeforeAndAfterTheSubcommand) {
   EXPECT_EQ(std::get<StatusArgs>(b.command).run_id, "r-1");
 }
 
-TEST(Args, AdmitWithAnEstimate) {
+TEST(CliArgs, AdmitWithAnEstimate) {
   const auto a = std::get<AdmitArgs>(
       parse_ok({"admit", "--job", "vit", "--estimate", "11.1GB", "--hosts", "2", "--pid", "77"})
           .command);
@@ -43,7 +43,7 @@ TEST(Args, AdmitWithAnEstimate) {
   EXPECT_FALSE(a.use_calibrated);
 }
 
-TEST(Args, AdmitWithAModelAndAPlan) {
+TEST(CliArgs, AdmitWithAModelAndAPlan) {
   const auto a = std::get<AdmitArgs>(
       parse_ok({"admit", "--plan", "fedavg", "--model-bytes", "2.5GB", "--hosts", "2"}).command);
   EXPECT_EQ(a.plan, "fedavg");
@@ -59,7 +59,7 @@ TEST(Args, AdmitWithAModelAndAPlan) {
   EXPECT_TRUE(c.use_calibrated);
 }
 
-TEST(Args, StartCollectsLabels) {
+TEST(CliArgs, StartCollectsLabels) {
   const auto a =
       std::get<StartArgs>(parse_ok({"start", "--pid", "123", "--job", "vit", "--label",
                                     "build=final", "--label", "host=a=b", "--model-bytes", "2.5GB",
@@ -74,7 +74,7 @@ TEST(Args, StartCollectsLabels) {
   EXPECT_EQ(a.reservation_id, "res-1");
 }
 
-TEST(Args, MarksAndRoundEnds) {
+TEST(CliArgs, MarksAndRoundEnds) {
   const auto m = std::get<MarkArgs>(parse_ok({"mark", "r-1", "end", "aggregation"}).command);
   EXPECT_EQ(m.run_id, "r-1");
   EXPECT_FALSE(m.begin);
@@ -85,7 +85,7 @@ TEST(Args, MarksAndRoundEnds) {
   EXPECT_EQ(std::get<ReleaseArgs>(parse_ok({"release", "res-3"}).command).reservation_id, "res-3");
 }
 
-TEST(Args, ExecTakesTheCommandAfterTheDashes) {
+TEST(CliArgs, ExecTakesTheCommandAfterTheDashes) {
   const auto e =
       std::get<ExecArgs>(parse_ok({"exec", "--job", "vit", "--estimate", "11GB", "--label",
                                    "build=final", "--", "python3", "-c", "print(1)", "--json"})
@@ -100,7 +100,7 @@ TEST(Args, ExecTakesTheCommandAfterTheDashes) {
   EXPECT_EQ(f.command, (std::vector<std::string>{"sleep", "1"}));
 }
 
-TEST(Args, ReportsAndComparisons) {
+TEST(CliArgs, ReportsAndComparisons) {
   const Invocation r = parse_ok({"report", "r-1", "--svg", "/tmp/r.svg", "--gib", "--json"});
   EXPECT_EQ(std::get<ReportArgs>(r.command).svg_path, "/tmp/r.svg");
   EXPECT_TRUE(r.global.binary_units);
@@ -116,7 +116,7 @@ TEST(Args, ReportsAndComparisons) {
   EXPECT_EQ(std::get<RunsArgs>(parse_ok({"runs", "--limit", "5"}).command).limit, 5u);
 }
 
-TEST(Args, HelpForEverythingAndForOneCommand) {
+TEST(CliArgs, HelpForEverythingAndForOneCommand) {
   EXPECT_EQ(std::get<HelpArgs>(parse_ok({"--help"}).command).topic, "");
   EXPECT_EQ(std::get<HelpArgs>(parse_ok({"admit", "--help"}).command).topic, "admit");
   EXPECT_EQ(std::get<HelpArgs>(parse_ok({"help", "exec"}).command).topic, "exec");
@@ -124,7 +124,7 @@ TEST(Args, HelpForEverythingAndForOneCommand) {
   EXPECT_THAT(usage_text(), HasSubstr("compare"));
 }
 
-TEST(Args, EveryBadInputGetsAMessageNamingIt) {
+TEST(CliArgs, EveryBadInputGetsAMessageNamingIt) {
   const struct {
     std::vector<std::string> args;
     const char* message;

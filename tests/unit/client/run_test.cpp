@@ -64,7 +64,7 @@ std::vector<std::string> marks(const FakeServer& server) {
   return out;
 }
 
-TEST(Run, StartRunSendsEveryFieldAndReturnsTheRunId) {
+TEST(ClientRun, StartRunSendsEveryFieldAndReturnsTheRunId) {
   FakeServer server(daemon_like);
   Client client(server.path());
   ramguard::Run run = client.start_run(RunOptions{.pid = 1234,
@@ -86,7 +86,7 @@ TEST(Run, StartRunSendsEveryFieldAndReturnsTheRunId) {
   EXPECT_EQ(sent.reservation_id(), "res-1");
 }
 
-TEST(Run, AdmitSendsTheModelAndPlan) {
+TEST(ClientRun, AdmitSendsTheModelAndPlan) {
   FakeServer server(daemon_like);
   Client client(server.path());
   const v1::AdmitReply reply = client.admit(AdmitOptions{.job = "vit",
@@ -104,7 +104,7 @@ TEST(Run, AdmitSendsTheModelAndPlan) {
   EXPECT_EQ(sent.estimate_bytes(), 0u);
 }
 
-TEST(Run, MarksCarryKindPhaseRoundAndClientFacts) {
+TEST(ClientRun, MarksCarryKindPhaseRoundAndClientFacts) {
   FakeServer server(daemon_like);
   Client client(server.path());
   ramguard::Run run(client, "r-1");
@@ -210,7 +210,7 @@ TEST(PhaseGuard, AFailedBeginThrowsFromTheConstructor) {
   EXPECT_EQ(marks(server), (std::vector<std::string>{"begin:load"}));  // no end for no begin
 }
 
-TEST(Run, AttachTakesTheRunIdFromRamguardRun) {
+TEST(ClientRun, AttachTakesTheRunIdFromRamguardRun) {
   FakeServer server(daemon_like);
   Client client(server.path());
   ::setenv("RAMGUARD_RUN", "r-1", 1);
@@ -222,7 +222,7 @@ TEST(Run, AttachTakesTheRunIdFromRamguardRun) {
   EXPECT_EQ(ramguard::Run::attach(client, "r-7").id(), "r-7");  // an explicit id wins
 }
 
-TEST(Run, AttachWithoutARunIdSaysWhatToSet) {
+TEST(ClientRun, AttachWithoutARunIdSaysWhatToSet) {
   FakeServer server(daemon_like);
   Client client(server.path());
   ::unsetenv("RAMGUARD_RUN");

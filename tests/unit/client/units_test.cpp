@@ -11,7 +11,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-TEST(ParseSize, AcceptsDecimalAndBinaryUnits) {
+TEST(ClientParseSize, AcceptsDecimalAndBinaryUnits) {
   const struct {
     const char* text;
     std::uint64_t bytes;
@@ -26,11 +26,10 @@ TEST(ParseSize, AcceptsDecimalAndBinaryUnits) {
       {"512MB", 512'000'000},
       {"512MiB", 512ull << 20},
       {"1kB", 1000},
-      {"1KB", 1000},
+      {" 16GB ", 16'000'000'000},
       {"1KiB", 1024},
       {"3TB", 3'000'000'000'000},
       {"1TiB", 1ull << 40},
-      {"7B", 7},
   };
   for (const auto& c : cases) {
     const auto parsed = units::parse_size(c.text);
@@ -39,16 +38,16 @@ TEST(ParseSize, AcceptsDecimalAndBinaryUnits) {
   }
 }
 
-TEST(ParseSize, RejectsAnythingElseNamingTheText) {
-  for (const char* text : {"", "GB", "16gb", "16 G", "16Gb", "-1GB", "1e9", "1.5", "16GB ", " 16GB",
-                           "1.2.3GB", "16 GiBs", "0x10", "99999999999TB"}) {
+TEST(ClientParseSize, RejectsAnythingElseNamingTheText) {
+  for (const char* text : {"", "GB", "16gb", "16 G", "16Gb", "-1GB", "1e9", "1.5", "7B", "1KB",
+                           "1PB", "1.2.3GB", "16 GiBs", "0x10", "99999999999TB", "+1GB"}) {
     const auto parsed = units::parse_size(text);
     EXPECT_FALSE(parsed) << text;
     EXPECT_THAT(parsed.error, HasSubstr(std::string("'") + text + "'")) << text;
   }
 }
 
-TEST(ParseDuration, NeedsAUnit) {
+TEST(ClientParseDuration, NeedsAUnit) {
   EXPECT_EQ(*units::parse_duration("5s").value, std::chrono::milliseconds(5000));
   EXPECT_EQ(*units::parse_duration("500ms").value, std::chrono::milliseconds(500));
   EXPECT_EQ(*units::parse_duration("1.5m").value, std::chrono::milliseconds(90000));
@@ -60,7 +59,7 @@ TEST(ParseDuration, NeedsAUnit) {
   }
 }
 
-TEST(ParseCount, WholeNumbersWithinTheLimit) {
+TEST(ClientParseCount, WholeNumbersWithinTheLimit) {
   EXPECT_EQ(*units::parse_count("42", 100).value, 42u);
   EXPECT_FALSE(units::parse_count("101", 100));
   EXPECT_FALSE(units::parse_count("-1", 100));
@@ -68,14 +67,14 @@ TEST(ParseCount, WholeNumbersWithinTheLimit) {
   EXPECT_THAT(units::parse_count("", 100).error, HasSubstr("0 to 100"));
 }
 
-TEST(FormatBytes, DecimalByDefaultAlwaysWithTheUnit) {
+TEST(ClientFormatBytes, DecimalByDefaultAlwaysWithTheUnit) {
   EXPECT_EQ(units::format_bytes(14.1e9), "14.10 GB");
   EXPECT_EQ(units::format_bytes(16.0 * (1ull << 30), true), "16.00 GiB");
   EXPECT_EQ(units::format_seconds(6.75), "6.75 s");
   EXPECT_EQ(units::format_seconds(0.3), "300 ms");
 }
 
-TEST(SocketPath, FollowsTheDocumentedOrder) {
+TEST(ClientSocketPath, FollowsTheDocumentedOrder) {
   SocketEnvironment env{"/env/ramguard.sock", "/run/user/1000", 1000};
   EXPECT_EQ(resolve_socket_path("/flag.sock", env), "/flag.sock");
   EXPECT_EQ(resolve_socket_path("", env), "/env/ramguard.sock");

@@ -13,7 +13,7 @@
 // failure (transport, timeout, garbled reply, or the daemon's error reply with its code); a
 // refused admission is not an error (AdmitReply::admitted() is false). A Client is safe to share
 // between threads (calls are serialized); Run and PhaseGuard refer to their Client, which must
-// outlive them.
+// outlive them and stay where it is (do not move a Client that has Runs).
 
 #include <chrono>
 #include <cstdint>

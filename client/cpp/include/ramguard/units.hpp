@@ -20,8 +20,8 @@ struct Parsed {
   explicit operator bool() const { return value.has_value(); }
 };
 
-// Plain bytes ("123") or a number with one of B kB KB MB GB TB PB KiB MiB GiB TiB PiB
-// (case-sensitive but for k/K), fractions allowed with a unit ("2.5GB"), optional space.
+// Plain bytes ("123") or a number with one of kB MB GB TB KiB MiB GiB TiB (case-sensitive),
+// fractions allowed with a unit ("2.5GB"), spaces allowed around the number and unit.
 Parsed<std::uint64_t> parse_size(std::string_view text);
 
 // A number with one of ms s m h ("500ms", "2s", "1.5m"). A bare number is an error.
