@@ -12,7 +12,7 @@ ROOT=$PWD
 PACKAGES=(build-essential cmake ninja-build pkg-config
   libasio-dev prometheus-cpp-dev libyaml-cpp-dev libjemalloc-dev libprotobuf-dev protobuf-compiler
   libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev
-  prometheus python3 socat curl util-linux sqlite3)
+  prometheus python3 python3-jsonschema socat curl util-linux)
 
 install_packages() {
   local missing=()
