@@ -293,6 +293,10 @@ void RunRegistry::on_exit(const std::string& run_id, const ExitInfo& info) {
 
 void RunRegistry::stop_sampling(Run& run) {
   if (run.key == 0) return;
+  // A round that ended just before the run: its floor is taken now, not lost with the timer.
+  for (std::size_t i = 0; i < run.ledger.boundaries.size(); ++i) {
+    if (!run.ledger.boundaries[i].settled) settle_boundary(run.ledger.info.run_id, i);
+  }
   sampler_.remove(run.key);
   exits_.cancel(run.ledger.info.target.pid);
   run.key = 0;
