@@ -41,6 +41,9 @@ RegistryParams registry_params(const Config& c) {
   DetectorParams& d = p.detectors;
   d.budget_bytes = c.budget_bytes;
   d.growth_min_bytes = c.growth.min_bytes;
+  // Floors within half the step threshold count as flat (512MB -> 256MB by default): the band
+  // must scale with growth.min_bytes, or a smaller threshold could never warn nor plateau.
+  d.plateau_band_bytes = c.growth.min_bytes / 2;
   d.warmup_rounds = c.growth.warmup_rounds;
   d.fit_rounds = c.growth.fit_rounds;
   d.min_fit_r2 = c.growth.min_fit_r2;

@@ -224,6 +224,10 @@ void RunRegistry::settle_boundary(const std::string& run_id, std::size_t index) 
   boundary.floor_bytes = std::min(boundary.reading.rss_bytes, low.value_or(boundary.reading.rss_bytes));
   boundary.settled = true;
   store_write(*run, "boundary", [&] { return store_->save_boundary(run_id, boundary); });
+  log::debug("run.boundary_settled", {{"run", run_id},
+                                      {"round", boundary.round},
+                                      {"rss_bytes", boundary.reading.rss_bytes},
+                                      {"floor_bytes", boundary.floor_bytes}});
   if (metrics_ != nullptr) {
     metrics_->observe_boundary(run->ledger.info.job, boundary.round, boundary.reading.rss_bytes,
                                boundary.floor_bytes);
