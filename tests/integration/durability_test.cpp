@@ -1,0 +1,155 @@
+// Durability (issue 4): kill -9 the daemon during a run and restart it on the same state
+// directory. Every acknowledged mark is still there (count and seq), so are the verdicts raised
+// before the kill, and the run resumes: active, taking marks, ending. A run whose coordinator
+// died while the daemon was down ends `lost` with a `lost` verdict.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include "harness.hpp"
+#include "store/store.hpp"
+
+namespace ramguard::testing {
+namespace {
+
+constexpr std::uint64_t kMiB = 1 << 20;
+
+// Small thresholds so a growth warning is raised (and stored) before the kill.
+const char* kConfig =
+    "sampling:\n  interval: 100ms\n"
+    "growth:\n  min_bytes: 8MB\n  settle: 300ms\n"
+    "release:\n  slack: 16MB\n  grace: 3s\n";
+
+std::unique_ptr<Daemon> start_on(const std::filesystem::path& state_dir) {
+  Daemon::Options o;
+  o.config_yaml = kConfig;
+  o.state_dir = state_dir;
+  return Daemon::start(std::move(o));
+}
+
+v1::Reply ok(const Daemon& d, const v1::Request& req) {
+  v1::Reply reply = d.call(req);
+  EXPECT_FALSE(reply.has_error()) << reply.error().message();
+  return reply;
+}
+
+std::string start_run(const Daemon& d, pid_t pid, const std::string& job) {
+  v1::Request req;
+  req.mutable_run_start()->set_pid(static_cast<std::uint32_t>(pid));
+  req.mutable_run_start()->set_job(job);
+  req.mutable_run_start()->set_model_bytes(16 * kMiB);
+  return ok(d, req).run_start().run_id();
+}
+
+v1::MarkReply mark(const Daemon& d, const std::string& run, v1::MarkRequest::Kind kind,
+                   const std::string& phase = "") {
+  v1::Request req;
+  req.mutable_mark()->set_run_id(run);
+  req.mutable_mark()->set_kind(kind);
+  req.mutable_mark()->set_phase(phase);
+  return ok(d, req).mark();
+}
+
+v1::RunStatus report(const Daemon& d, const std::string& run) {
+  v1::Request req;
+  req.mutable_report()->set_run_id(run);
+  return ok(d, req).report().run();
+}
+
+TEST(Durability, AcknowledgedMarksAndVerdictsSurviveKill9AndTheRunResumes) {
+  const auto state_dir = make_temp_dir("durability");
+  auto daemon = start_on(state_dir);
+  MemChild child;   // lives through the daemon's death
+  MemChild doomed;  // dies while the daemon is down
+  child.command("alloc floor " + std::to_string(32 * kMiB));
+  const std::string run = start_run(*daemon, child.pid(), "durable");
+  const std::string lost_run = start_run(*daemon, doomed.pid(), "doomed");
+
+  // Rounds of aggregation; the floor steps up 16 MiB in round 2 (a growth warning).
+  std::size_t acknowledged = 0;
+  for (int r = 1; r <= 4; ++r) {
+    EXPECT_TRUE(mark(*daemon, run, v1::MarkRequest::PHASE_BEGIN, "aggregation").stored());
+    if (r == 2) child.command("alloc floor " + std::to_string(48 * kMiB));
+    EXPECT_TRUE(mark(*daemon, run, v1::MarkRequest::PHASE_END, "aggregation").stored());
+    EXPECT_TRUE(mark(*daemon, run, v1::MarkRequest::ROUND_END).stored());
+    acknowledged += 3;
+  }
+  EXPECT_TRUE(mark(*daemon, run, v1::MarkRequest::PHASE_BEGIN, "synchronization").stored());
+  ++acknowledged;  // the run is mid-phase when the daemon dies
+  v1::RunStatus before;
+  ASSERT_TRUE(eventually(
+      [&] {
+        before = report(*daemon, run);
+        for (const auto& v : before.verdicts()) {
+          if (v.kind() == "growth_warning") return true;
+        }
+        return false;
+      },
+      10s))
+      << "no growth warning before the kill";
+
+  daemon->kill_hard();
+  doomed.kill(SIGKILL);
+  doomed.wait();
+
+  // The ledger on disk: the run-start mark (seq 1) and every acknowledged mark, in order.
+  {
+    auto store = Store::open(state_dir);
+    ASSERT_TRUE(store) << store.error().message;
+    auto ledger = (*store)->load_run(run);
+    ASSERT_TRUE(ledger) << ledger.error().message;
+    ASSERT_EQ(ledger->marks.size(), acknowledged + 1);
+    for (std::size_t i = 0; i < ledger->marks.size(); ++i) {
+      EXPECT_EQ(ledger->marks[i].seq, i + 1);
+    }
+    EXPECT_EQ(ledger->marks.back().kind, MarkKind::kPhaseBegin);
+    EXPECT_EQ(ledger->marks.back().phase, "synchronization");
+  }
+
+  auto restarted = start_on(state_dir);
+  EXPECT_FALSE(restarted->wait_for_log("event=recovery.resumed run=" + run).empty())
+      << restarted->log_text();
+  const v1::RunStatus after = report(*restarted, run);
+  EXPECT_EQ(after.state(), "active");
+  EXPECT_EQ(after.current_phase(), "synchronization");
+  // Every mark is in the report: 4 aggregations plus the open synchronization, 4 boundaries.
+  ASSERT_EQ(after.phases_size(), before.phases_size());
+  EXPECT_EQ(after.phases_size(), 5);
+  ASSERT_EQ(after.boundaries_size(), 4);
+  for (int i = 0; i < after.boundaries_size(); ++i) {
+    EXPECT_EQ(after.boundaries(i).round(), static_cast<std::uint32_t>(i + 1));
+    EXPECT_EQ(after.boundaries(i).reading().rss_bytes(),
+              before.boundaries(i).reading().rss_bytes());
+  }
+  // Every verdict raised before the kill is still there, unchanged.
+  for (const auto& v : before.verdicts()) {
+    bool found = false;
+    for (const auto& w : after.verdicts()) {
+      found = found || (w.kind() == v.kind() && w.round() == v.round() &&
+                        w.summary() == v.summary() && w.cleared() == v.cleared());
+    }
+    EXPECT_TRUE(found) << "lost verdict " << v.kind() << ": " << v.summary();
+  }
+
+  // The run resumed: it takes further marks and ends.
+  EXPECT_TRUE(mark(*restarted, run, v1::MarkRequest::PHASE_END, "synchronization").stored());
+  const v1::MarkReply round5 = mark(*restarted, run, v1::MarkRequest::ROUND_END);
+  EXPECT_EQ(round5.round(), 5u);
+  EXPECT_TRUE(round5.stored());
+  v1::Request end;
+  end.mutable_run_end()->set_run_id(run);
+  EXPECT_TRUE(ok(*restarted, end).run_end().stored());
+  EXPECT_EQ(report(*restarted, run).state(), "ended");
+
+  // The run whose coordinator died meanwhile ended lost, with a verdict that says so.
+  const v1::RunStatus lost = report(*restarted, lost_run);
+  EXPECT_EQ(lost.state(), "lost");
+  int lost_verdicts = 0;
+  for (const auto& v : lost.verdicts()) lost_verdicts += v.kind() == "lost" ? 1 : 0;
+  EXPECT_EQ(lost_verdicts, 1) << lost.DebugString();
+
+  restarted.reset();
+  std::filesystem::remove_all(state_dir);
+}
+
+}  // namespace
+}  // namespace ramguard::testing
