@@ -1,0 +1,119 @@
+#!/usr/bin/python3
+"""demo_smoke: run the README's main command (tests/demo/run_demo.sh) end to end against a
+build and check that it shows what issue 4 promises:
+
+  - the baseline build: a growth warning after round 2 and a failed release;
+  - the final build: a passed release and no growth, budget, headroom or gap verdict;
+  - the comparison table with both runs, the SVG charts (well-formed) where it says they are;
+  - the daemon stopped with SIGTERM (exit 0), its temp directory removed, all within the
+    issue's two minutes.
+
+    check_demo.py BUILD_DIR OUT_DIR
+"""
+
+import os
+import re
+import subprocess
+import sys
+import time
+import xml.dom.minidom
+
+DEMO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "run_demo.sh")
+LIMIT_SECONDS = 120  # issue 4: "finishes in under two minutes on a 2-core machine"
+
+
+class Failures:
+    def __init__(self):
+        self.messages = []
+
+    def check(self, condition, message):
+        if not condition:
+            self.messages.append(message)
+
+
+def section(text, start, end):
+    """The lines from the heading `== start` up to the heading `== end`."""
+    begin = text.find(f"\n== {start}")
+    if begin < 0:
+        return ""
+    stop = text.find(f"\n== {end}", begin + 1) if end else -1
+    return text[begin:stop if stop >= 0 else len(text)]
+
+
+def verdict_lines(text):
+    return [line for line in text.splitlines() if re.search(r"ramguardd\s+\| verdict ", line)]
+
+
+def main():
+    build_dir, out_dir = sys.argv[1], sys.argv[2]
+    started = time.monotonic()
+    done = subprocess.run([DEMO, build_dir, out_dir], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, timeout=300)
+    elapsed = time.monotonic() - started
+    out = done.stdout
+    print(out)
+    print(f"check_demo: run_demo.sh exited {done.returncode} after {elapsed:.1f} s")
+
+    f = Failures()
+    f.check(done.returncode == 0, f"run_demo.sh exited {done.returncode}")
+    f.check(elapsed < LIMIT_SECONDS, f"the demo took {elapsed:.1f} s, over {LIMIT_SECONDS} s")
+
+    baseline = section(out, "baseline build", "final build")
+    final = section(out, "final build", "ramguard compare")
+    compare = section(out, "ramguard compare", "reports and charts")
+    f.check(baseline and final and compare, "missing sections: baseline, final or compare")
+
+    b_verdicts = verdict_lines(baseline)
+    f.check(any(re.search(r"verdict growth_warning WARNING: .*in round 2 .*model copies", v)
+                for v in b_verdicts),
+            f"baseline: no growth warning in round 2 among {b_verdicts}")
+    f.check(any("verdict release FAILED: Release failed" in v for v in b_verdicts),
+            f"baseline: no failed release among {b_verdicts}")
+    f.check(re.search(r"admitted, headroom", baseline) is not None,
+            "baseline: no admission with its terms")
+    f.check(re.search(r"round 2 boundary: settled floor 1\.7\d GB", baseline) is not None,
+            "baseline: no settled floor of ~1.73 GB after round 2 from the daemon's log")
+
+    f_verdicts = verdict_lines(final)
+    f.check(any("verdict release PASSED: Release passed" in v for v in f_verdicts),
+            f"final: no passed release among {f_verdicts}")
+    unclean = [v for v in f_verdicts
+               if re.search(r"verdict (growth_warning|leak|runaway|over_budget|headroom|"
+                            r"phase_gap|exited|lost) ", v) or "FAILED" in v]
+    f.check(not unclean, f"final: verdicts that should not be there: {unclean}")
+
+    rows = {label: next((line for line in compare.splitlines() if f"build={label}" in line), "")
+            for label in ("baseline", "final")}
+    f.check(re.search(r"1\.4\d GB -> 1\.7\d GB", rows["baseline"]) is not None
+            and "growth_warning" in rows["baseline"] and "release(fail)" in rows["baseline"],
+            f"compare: baseline row {rows['baseline']!r}")
+    f.check(re.search(r"0\.6\d GB -> 0\.6\d GB", rows["final"]) is not None
+            and "release(pass)" in rows["final"] and "growth_warning" not in rows["final"],
+            f"compare: final row {rows['final']!r}")
+
+    for build in ("baseline", "final"):
+        svg = os.path.join(out_dir, f"{build}.svg")
+        f.check(svg in out, f"the demo does not say where {svg} is")
+        try:
+            root = xml.dom.minidom.parse(svg).documentElement
+            f.check(root.tagName == "svg", f"{svg}: root element is {root.tagName}")
+        except (OSError, Exception) as e:  # noqa: BLE001 - any parse error is the finding
+            f.check(False, f"{svg}: not a well-formed SVG: {e}")
+
+    f.check(re.search(r"ramguardd stopped with SIGTERM \(exit 0\)", out) is not None,
+            "the daemon did not stop cleanly with SIGTERM")
+    socket = re.search(r"socket (\S+)/ramguard\.sock", out)
+    f.check(socket is not None, "the demo does not print its socket")
+    if socket:
+        f.check(not os.path.exists(socket.group(1)), f"{socket.group(1)} was not removed")
+    f.check(re.search(r"metrics: http://127\.0\.0\.1:\d+/metrics", out) is not None
+            and re.search(r"^\s+ramguard_verdicts_total\{", out, re.M) is not None,
+            "no metrics URL or scraped ramguard_ lines")
+
+    for message in f.messages:
+        print(f"check_demo: FAIL: {message}")
+    return 1 if f.messages else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# The README's main command (./dev.sh demo): ramguard doing its job on DESIGN.md's story.
+#
+#   tests/demo/run_demo.sh BUILD_DIR [OUT_DIR]
+#
+# Starts ramguardd (deploy/demo/ramguard.demo.yaml: DESIGN.md's thresholds / 10) on a temp
+# socket and state directory with metrics on a free port, then runs a simulated coordinator
+# (tests/demo/coordinator.py, a real Python process holding real memory) twice: the baseline
+# build and the final build of DESIGN.md at one tenth of the size, each admitted against the
+# budget first. The daemon's log is followed and printed as it happens. Then `ramguard compare`
+# of the two runs and `ramguard report RUN --svg` for each. Reports and SVG charts stay in
+# OUT_DIR (default BUILD_DIR/demo); everything else is removed and the daemon is stopped with
+# SIGTERM. Peak memory: about 3 GB (the baseline build), for about a minute.
+set -euo pipefail
+
+if [ $# -lt 1 ] || [ $# -gt 2 ]; then
+  echo "usage: $0 BUILD_DIR [OUT_DIR]" >&2
+  exit 2
+fi
+BUILD=$(cd "$1" && pwd)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+mkdir -p "${2:-$BUILD/demo}"
+OUT=$(cd "${2:-$BUILD/demo}" && pwd)
+DAEMON=$BUILD/daemon/ramguardd
+CLI=$BUILD/client/cli/ramguard
+PYTHON=/usr/bin/python3
+CONFIG=$ROOT/deploy/demo/ramguard.demo.yaml
+for f in "$DAEMON" "$CLI" "$PYTHON"; do
+  [ -x "$f" ] || { echo "run_demo.sh: $f is missing; build first (./dev.sh demo)" >&2; exit 1; }
+done
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/ramguard-demo.XXXXXX")
+SOCK=$TMP/ramguard.sock
+LOG=$TMP/ramguardd.log
+DAEMON_PID=""
+FOLLOW_PID=""
+
+cleanup() {
+  local status=$?
+  if [ "$status" -ne 0 ] && [ -f "$LOG" ]; then
+    echo "run_demo.sh: failed (exit $status); the daemon's last log lines:" >&2
+    tail -n 20 "$LOG" >&2
+  fi
+  if [ -n "$DAEMON_PID" ] && kill -0 "$DAEMON_PID" 2>/dev/null; then
+    kill -TERM "$DAEMON_PID" 2>/dev/null || true
+    wait "$DAEMON_PID" 2>/dev/null || true
+  fi
+  if [ -n "$FOLLOW_PID" ]; then
+    kill -TERM "$FOLLOW_PID" 2>/dev/null || true
+    wait "$FOLLOW_PID" 2>/dev/null || true
+  fi
+  rm -rf "$TMP"
+  exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+say() { printf '%s\n' "$*"; }
+section() { printf '\n== %s ==\n' "$*"; }
+
+# Wait (up to 10 s) until the log follower has printed everything the daemon has written.
+sync_log() {
+  local size printed
+  for _ in $(seq 200); do
+    size=$(stat -c %s "$LOG")
+    printed=$(cat "$TMP/follow.offset" 2>/dev/null || echo 0)
+    [ "$printed" -ge "$size" ] && return 0
+    sleep 0.05
+  done
+}
+
+rg() { "$CLI" --socket "$SOCK" "$@"; }
+
+SECONDS=0
+section "ramguard demo: DESIGN.md's baseline and final builds, replayed at 1/10 of the size"
+say "ramguardd guards a simulated coordinator: 3 rounds, 2 hosts, one model copy = 0.25 GB."
+say "Thresholds scale with the memory ($CONFIG):"
+say "  budget 1.6 GB, growth warning at +51.2 MB/round, release slack 100 MB within 5 s,"
+say "  aggregation.end -> synchronization.begin <= 1 s, fedavg plan overhead 0.11 GB."
+
+"$DAEMON" --config "$CONFIG" --socket "$SOCK" --state-dir "$TMP/state" 2>"$LOG" &
+DAEMON_PID=$!
+PORT=""
+for _ in $(seq 200); do
+  PORT=$(sed -n 's/.*event=daemon.ready .*metrics_port=\([0-9]*\).*/\1/p' "$LOG" | head -n 1)
+  [ -n "$PORT" ] && break
+  kill -0 "$DAEMON_PID" 2>/dev/null || { cat "$LOG" >&2; echo "ramguardd exited" >&2; exit 1; }
+  sleep 0.05
+done
+[ -n "$PORT" ] || { cat "$LOG" >&2; echo "ramguardd did not get ready" >&2; exit 1; }
+METRICS=http://127.0.0.1:$PORT/metrics
+say "ramguardd pid $DAEMON_PID, socket $SOCK"
+say "metrics: $METRICS"
+"$PYTHON" -u "$ROOT/tests/demo/follow_log.py" "$LOG" "$TMP/follow.offset" &
+FOLLOW_PID=$!
+
+export RAMGUARD_SOCKET=$SOCK
+run_build() {
+  local build=$1
+  section "$build build"
+  "$PYTHON" -u "$ROOT/tests/demo/coordinator.py" --build "$build" \
+    --run-id-file "$TMP/$build.run"
+  sync_log
+}
+
+run_build baseline
+say ""
+say "metrics now (curl -s $METRICS | grep ...):"
+curl -fsS "$METRICS" >"$TMP/metrics.txt" || say "  (scrape failed: $METRICS)"
+grep -E '^ramguard_(budget_bytes|target_peak_bytes|boundary_floor_bytes|verdicts_total)[{ ]' \
+  "$TMP/metrics.txt" | grep -v 'severity="info"' | sed 's/^/  /' || true
+run_build final
+
+BASELINE_RUN=$(cat "$TMP/baseline.run")
+FINAL_RUN=$(cat "$TMP/final.run")
+section "ramguard compare $BASELINE_RUN $FINAL_RUN"
+rg compare "$BASELINE_RUN" "$FINAL_RUN"
+
+section "reports and charts"
+for build in baseline final; do
+  run=$(cat "$TMP/$build.run")
+  rg report "$run" --svg "$OUT/$build.svg" >/dev/null
+  rg report "$run" >"$OUT/$build.txt"
+  rg --json report "$run" >"$OUT/$build.json"
+  say "ramguard report $run --svg $OUT/$build.svg"
+  say "  $build build: chart $OUT/$build.svg, report $OUT/$build.txt (and .json)"
+done
+
+kill -TERM "$DAEMON_PID"
+DAEMON_STATUS=0
+wait "$DAEMON_PID" || DAEMON_STATUS=$?
+DAEMON_PID=""
+sync_log
+section "done in ${SECONDS} s"
+say "ramguardd stopped with SIGTERM (exit $DAEMON_STATUS); its socket and state dir are removed."
+say "Open the charts: $OUT/baseline.svg $OUT/final.svg"
