@@ -50,21 +50,6 @@ def say(text):
     print(f"  coordinator | {text}", flush=True)
 
 
-class Memory:
-    """Named buffers of this process. `hold` replaces a buffer, freeing the old one first."""
-
-    def __init__(self, namespace):
-        self.held = namespace
-
-    def hold(self, name, nbytes):
-        self.held.pop(name, None)
-        self.held[name] = bytearray(nbytes)
-
-    def free(self, *names):
-        for name in names:
-            self.held.pop(name, None)
-
-
 def make_cycle(original, metadata):
     """The baseline's bug: a function whose global namespace holds the original state; the
     namespace holds the function. Unreachable once dropped, but only gc.collect() frees it."""
@@ -74,20 +59,25 @@ def make_cycle(original, metadata):
 
 
 class Coordinator:
+    """The phases of one build. `held` maps names to the buffers this process holds."""
+
     def __init__(self, build, run):
-        self.build = build
         self.run = run
         self.baseline = build == "baseline"
-        if self.baseline:
-            # The whole coordinator state lives in a namespace that is part of a cycle.
-            state = {}
-            state["aggregate_step"] = make_cycle(state, bytearray(0))
-            self.mem = Memory(state)
-        else:
-            self.mem = Memory({})
+        self.held = {}
+        if self.baseline:  # the whole state lives in a namespace that is part of a cycle
+            self.held["aggregate_step"] = make_cycle(self.held, bytearray(0))
         self.runtime = None
 
-    def phase(self, name, round_no, body, release):
+    def hold(self, name, nbytes):
+        self.held.pop(name, None)  # a replaced buffer is freed first
+        self.held[name] = bytearray(nbytes)
+
+    def free(self, *names):
+        for name in names:
+            self.held.pop(name, None)
+
+    def phase(self, name, round_no, body, release=lambda: None):
         """Marks the phase around body (allocate), a pause that lets the 500 ms sampler see
         the phase's memory, and release (free what the phase no longer needs): the phase ends
         with its memory handed back, so the gap to the next phase is only the coordinator's."""
@@ -97,81 +87,74 @@ class Coordinator:
             release()
         reply = p.end_reply or {}
         exact = "exact" if reply.get("peak_exact") else "sampled"
-        holds = ramguard.rss_bytes()
         where = f"round {round_no} {name}" if round_no else name
-        say(f"{where:<23} holds {gb(holds)}   ramguard: peak {gb(p.peak_bytes)} ({exact}), "
-            f"{reply.get('phase_duration_seconds', 0.0):.1f} s")
+        say(f"{where:<23} holds {gb(ramguard.rss_bytes())}   ramguard: peak "
+            f"{gb(p.peak_bytes)} ({exact}), {reply.get('phase_duration_seconds', 0.0):.1f} s")
 
     def load(self):
-        mem = self.mem
         # The framework's own memory: top the interpreter up to RUNTIME, held to the end.
         self.runtime = bytearray(max(0, RUNTIME - ramguard.rss_bytes()))
-        mem.hold("staging", MODEL)      # the checkpoint as read from disk
-        mem.hold("global", MODEL)       # the model state built from it
+        self.hold("staging", MODEL)      # the checkpoint as read from disk
+        self.hold("global", MODEL)       # the model state built from it
         if not self.baseline:
-            mem.free("staging")         # the final build drops the staging copy
-        mem.hold("momentum", MODEL)     # server optimizer state
-        mem.hold("history", 60 * MB)    # metrics and client bookkeeping
+            self.free("staging")         # the final build drops the staging copy
+        self.hold("momentum", MODEL)     # server optimizer state
+        self.hold("history", 60 * MB)    # metrics and client bookkeeping
         if self.baseline:
-            for h in range(HOSTS):      # receive buffers kept for reuse
-                mem.hold(f"recv{h}", 105 * MB)
+            for h in range(HOSTS):       # receive buffers kept for reuse
+                self.hold(f"recv{h}", 105 * MB)
 
     def aggregate(self, round_no):
-        mem = self.mem
         if self.baseline:
             for h in range(HOSTS):
-                mem.hold(f"update{h}", MODEL)   # all host updates at once
-            mem.hold("result", MODEL)
+                self.hold(f"update{h}", MODEL)   # all host updates at once
+            self.hold("result", MODEL)
             # The bug: the original state and the round's metadata end up reachable only
             # through a function <-> namespace cycle, which is dropped right away.
-            make_cycle(mem.held.pop("global"), bytearray(60 * MB))
-            mem.held["global"] = mem.held.pop("result")
+            make_cycle(self.held.pop("global"), bytearray(60 * MB))
+            self.held["global"] = self.held.pop("result")
         else:
-            for h in range(HOSTS):              # streamed: one host update at a time
-                mem.hold("update", MODEL)
-                mem.hold("decode", 60 * MB)
+            for h in range(HOSTS):               # streamed: one host update at a time
+                self.hold("update", MODEL)
+                self.hold("decode", 60 * MB)
                 if h == HOSTS - 1:
-                    time.sleep(HOLD / 2)        # let the sampler see the peak
-                mem.free("update", "decode")
+                    time.sleep(HOLD / 2)         # let the sampler see the peak
+                self.free("update", "decode")
 
     def finish_aggregation(self):
-        self.mem.free(*(f"update{h}" for h in range(HOSTS)))
-
-    def finish_synchronization(self):
-        self.mem.free("outbound")
+        self.free(*(f"update{h}" for h in range(HOSTS)))
 
     def synchronize(self, round_no):
-        self.mem.hold("outbound", MODEL)
-        self.mem.hold("history", (60 + 10 * round_no) * MB)
+        self.hold("outbound", MODEL)
+        self.hold("history", (60 + 10 * round_no) * MB)
+
+    def finish_synchronization(self):
+        self.free("outbound")
 
     def save(self):
-        mem = self.mem
-        if self.baseline:
-            mem.hold("state_dict_copy", MODEL)  # kept: referenced from the namespace
-            mem.hold("serialized", MODEL)
-            mem.hold("write_buffer", 50 * MB)
-            mem.hold("pickle_scratch", 340 * MB)
-        else:
-            mem.hold("serialized", MODEL)
+        self.hold("serialized", MODEL)
+        if self.baseline:  # kept afterwards: referenced from the namespace
+            self.hold("state_dict_copy", MODEL)
+            self.hold("write_buffer", 50 * MB)
+            self.hold("pickle_scratch", 340 * MB)
 
-    def after_save(self):
-        self.mem.free("pickle_scratch")
+    def finish_save(self):
+        self.free("pickle_scratch")
         if not self.baseline:
-            self.mem.free("serialized")
+            self.free("serialized")
 
     def teardown(self):
         # Both builds drop their reference to the state. In the final build that frees it;
         # in the baseline the state dict is still reachable from its own cycle.
-        self.mem.held = None
-        self.mem = None
+        self.held = None
 
 
 def admit(client, job):
     admission = client.admit(job, model_bytes=MODEL, plan="fedavg", hosts=HOSTS)
-    verdict = "admitted" if admission.admitted else "REFUSED"
+    verdict, sign = ("admitted", "<=") if admission.admitted else ("REFUSED", ">")
     say(f"admission before claiming {HOSTS} GPU hosts (plan fedavg, model {gb(MODEL)}):")
     say(f"  baseline {gb(admission.baseline_bytes)} + reserved {gb(admission.reserved_bytes)} + "
-        f"estimate {gb(admission.estimate_bytes)} <= budget {gb(admission.budget_bytes)} - "
+        f"estimate {gb(admission.estimate_bytes)} {sign} budget {gb(admission.budget_bytes)} - "
         f"margin {gb(admission.margin_bytes)}: {verdict}, headroom {gb(admission.headroom_bytes)}")
     return admission
 
@@ -214,7 +197,7 @@ def main():
         f"baseline {gb(run.baseline.get('rss_bytes', 0))}")
 
     coordinator = Coordinator(args.build, run)
-    coordinator.phase("load", 0, coordinator.load, lambda: None)
+    coordinator.phase("load", 0, coordinator.load)
     for round_no in range(1, ROUNDS + 1):
         coordinator.phase("aggregation", round_no, lambda: coordinator.aggregate(round_no),
                           coordinator.finish_aggregation)
@@ -228,7 +211,7 @@ def main():
             run.round_end(round=round_no, gc_probe=not coordinator.baseline)
             say(f"round {round_no} ended                holds {gb(ramguard.rss_bytes())}")
             time.sleep(SETTLE)
-    coordinator.phase("save", 0, coordinator.save, coordinator.after_save)
+    coordinator.phase("save", 0, coordinator.save, coordinator.finish_save)
     end = run.end()
     coordinator.teardown()
     say(f"run ended, peak {gb(end.get('peak_bytes', 0))}; state dropped, "

@@ -95,6 +95,7 @@ say "metrics: $METRICS"
 FOLLOW_PID=$!
 
 export RAMGUARD_SOCKET=$SOCK
+export PYTHONDONTWRITEBYTECODE=1  # keep the source tree clean
 run_build() {
   local build=$1
   section "$build build"
