@@ -11,6 +11,7 @@
 
 #include "runs/ledger.hpp"
 #include "runs/sample_series.hpp"
+#include "sampling/exit_watcher.hpp"
 #include "sampling/sampler.hpp"
 #include "verdicts/budget.hpp"
 #include "verdicts/growth.hpp"
@@ -21,6 +22,8 @@ struct Run {
   RunLedger ledger;
   SampleSeries samples;
   TargetKey key = 0;  // 0: no longer sampled
+  ExitWatcher::WatchId exit_watch = 0;  // 0: exit not watched (any more)
+  bool end_on_exit = false;  // a clean exit (code 0) ends the run normally (ramguard exec)
   bool exact_peaks = false;  // the high-water mark can be reset: phase peaks are exact
   std::vector<std::size_t> open_phases;  // indexes into ledger.phases
   std::uint32_t rounds_ended = 0;

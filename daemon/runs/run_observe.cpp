@@ -18,7 +18,7 @@ void RunRegistry::on_reading(const std::string& run_id, const Result<MemoryReadi
   if (!reading) {
     // The exit watcher normally reports an exit first; this covers a kernel without pidfds.
     if (metrics_ != nullptr) metrics_->set_target_up(run->ledger.info.job, false, "unreadable");
-    if (reading.error().message.find("exited") != std::string::npos) {
+    if (run->exit_watch == 0 && reading.error().message.find("exited") != std::string::npos) {
       on_exit(run_id, ExitInfo{.detail = reading.error().message});
     }
     return;

@@ -50,6 +50,7 @@ void RunRegistry::recover() {
     auto watched = exits_.watch(ref.ledger.info.target, [this, run_id, alive = alive_](ExitInfo e) {
       if (*alive) on_exit(run_id, e);
     });
+    if (watched) ref.exit_watch = *watched;
     if (!watched) log::warning("run.exit_watch_unavailable", {{"run", run_id}, {"reason", watched.error().message}});
     // Boundaries that were still settling when the daemon died: settle on what we have.
     for (auto& b : ref.ledger.boundaries) b.settled = true;

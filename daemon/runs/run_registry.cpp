@@ -133,6 +133,7 @@ Result<const RunLedger*> RunRegistry::start(const StartRunInput& input, const Ca
   auto run = std::make_unique<Run>();
   run->samples = SampleSeries(params_.series);
   run->key = *key;
+  run->end_on_exit = input.end_on_exit;
   RunInfo& info = run->ledger.info;
   info.run_id = run_id;
   info.job = input.job.empty() ? "default" : input.job;
@@ -181,7 +182,9 @@ Result<const RunLedger*> RunRegistry::start(const StartRunInput& input, const Ca
   auto watched = exits_.watch(*target, [this, run_id, alive = alive_](ExitInfo exit) {
     if (*alive) on_exit(run_id, exit);
   });
-  if (!watched) {
+  if (watched) {
+    run->exit_watch = *watched;
+  } else {
     log::warning("run.exit_watch_unavailable", {{"run", run_id}, {"reason", watched.error().message}});
   }
   Run& stored = *run;
@@ -276,7 +279,10 @@ void RunRegistry::on_exit(const std::string& run_id, const ExitInfo& info) {
   if (run == nullptr) return;
   const Instant now = clock_.now();
   run->exited_at = now;
-  if (run->active()) {
+  const bool clean = info.status_known && info.signal == 0 && info.exit_code == 0;
+  if (run->active() && run->end_on_exit && clean) {
+    end_with_process(*run, info, now);
+  } else if (run->active()) {
     finish(*run, RunState::kExited, now);
     emit(*run, exited_verdict(run->ledger,
                               info.status_known && info.signal == 0
@@ -291,6 +297,20 @@ void RunRegistry::on_exit(const std::string& run_id, const ExitInfo& info) {
   stop_sampling(*run);
 }
 
+// A run that ends with its process (ramguard exec): a clean exit is its normal end, as if
+// runEnd had been sent with the last reading; the release check passes since nothing is held.
+void RunRegistry::end_with_process(Run& run, const ExitInfo& info, const Instant& now) {
+  MarkRecord mark;
+  mark.seq = run.ledger.marks.size() + 1;
+  mark.kind = MarkKind::kRunEnd;
+  mark.round = run.rounds_ended;
+  mark.reading = run.ledger.last;
+  run.ledger.marks.push_back(mark);
+  finish(run, RunState::kEnded, now);
+  log::info("run.ended_with_process", {{"run", run.ledger.info.run_id}, {"detail", info.detail}});
+  check_release(run, now);
+}
+
 void RunRegistry::stop_sampling(Run& run) {
   if (run.key == 0) return;
   // A round that ended just before the run: its floor is taken now, not lost with the timer.
@@ -298,7 +318,8 @@ void RunRegistry::stop_sampling(Run& run) {
     if (!run.ledger.boundaries[i].settled) settle_boundary(run.ledger.info.run_id, i);
   }
   sampler_.remove(run.key);
-  exits_.cancel(run.ledger.info.target.pid);
+  exits_.cancel(run.exit_watch);
+  run.exit_watch = 0;
   run.key = 0;
   if (run.settle_timer) run.settle_timer->cancel();
   flush_progress(run);

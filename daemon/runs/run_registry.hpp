@@ -56,6 +56,7 @@ struct StartRunInput {
   std::uint32_t declared_rounds = 0;
   std::uint32_t hosts = 0;
   std::string reservation_id;
+  bool end_on_exit = false;  // the run ends with its process, as under `ramguard exec`
 };
 
 struct MarkInput {
@@ -125,6 +126,7 @@ class RunRegistry {
   Result<Run*> find_for_change(const std::string& run_id, const Caller& caller, const char* what);
   void on_reading(const std::string& run_id, const Result<MemoryReading>& reading);
   void on_exit(const std::string& run_id, const ExitInfo& info);
+  void end_with_process(Run& run, const ExitInfo& info, const Instant& now);
   void observe(Run& run, const MemoryReading& reading);
   void fold_hwm(Run& run, const MemoryReading& complete);
   Result<MemoryReading> mark_reading(Run& run, bool reset);

@@ -14,7 +14,10 @@ constexpr std::uint32_t kPeakRefreshTicks = 1;
 RunRegistry::WatchList::WatchList(Sampler& sampler, ExitWatcher& exits, const Clock& clock)
     : sampler_(sampler), exits_(exits), clock_(clock) {}
 
-RunRegistry::WatchList::~WatchList() { *alive_ = false; }
+RunRegistry::WatchList::~WatchList() {
+  *alive_ = false;
+  for (const auto& [pid, target] : targets_) exits_.cancel(target.exit_watch);
+}
 
 Status RunRegistry::WatchList::add(pid_t pid) {
   if (targets_.count(pid) != 0) return Error{"PID " + std::to_string(pid) + " is already watched"};
@@ -48,6 +51,7 @@ Status RunRegistry::WatchList::add(pid_t pid) {
     auto watched = exits_.watch(*id, [this, pid, alive = alive_](ExitInfo info) {
       if (*alive) on_exit(pid, info);
     });
+    if (watched) target.exit_watch = *watched;
     if (!watched) log::warning("watch.exit_watch_unavailable", {{"pid", pid}, {"reason", watched.error().message}});
   }
   targets_[pid] = target;

@@ -34,6 +34,7 @@ class RunRegistry::WatchList {
     std::uint64_t peak_bytes = 0;
     bool exact = false;
     std::uint32_t ticks = 0;
+    ExitWatcher::WatchId exit_watch = 0;
   };
   void on_reading(pid_t pid, const Result<MemoryReading>& reading);
   void on_exit(pid_t pid, const ExitInfo& info);

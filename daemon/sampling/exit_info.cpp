@@ -1,5 +1,7 @@
 #include "sampling/exit_info.hpp"
 
+#include <sys/wait.h>
+
 #include <cstring>
 
 namespace ramguard {
@@ -11,6 +13,18 @@ std::string signal_name(int sig) {
 }
 
 }  // namespace
+
+ExitInfo exit_info_from_wait_status(int wait_status) {
+  ExitInfo info;
+  info.status_known = true;
+  if (WIFSIGNALED(wait_status)) {
+    info.signal = WTERMSIG(wait_status);
+    info.core_dumped = WCOREDUMP(wait_status);
+  } else {
+    info.exit_code = WEXITSTATUS(wait_status);
+  }
+  return info;
+}
 
 void describe_exit(ExitInfo& info, pid_t pid, const OomEvidence& oom) {
   const bool rose = oom.before && oom.after && *oom.after > *oom.before;

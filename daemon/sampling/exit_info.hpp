@@ -10,7 +10,7 @@
 namespace ramguard {
 
 struct ExitInfo {
-  bool status_known = false;  // only for the daemon's own children (waitid)
+  bool status_known = false;  // waitid for the daemon's children, the proc connector for others
   int exit_code = 0;          // when it exited normally
   int signal = 0;             // when a signal ended it
   bool core_dumped = false;
@@ -26,8 +26,11 @@ struct OomEvidence {
   std::string problem;      // why there is no evidence, when there is none
 };
 
+// A wait status as waitpid or the proc connector gives it, as an ExitInfo with status_known.
+ExitInfo exit_info_from_wait_status(int wait_status);
+
 // Fills oom_killed and detail from the status fields and the OOM evidence. Pure.
-// A child's OOM kill is a SIGKILL plus a rise; for non-children a rise alone is reported.
+// With a known status an OOM kill is a SIGKILL plus a rise; without one a rise alone is reported.
 void describe_exit(ExitInfo& info, pid_t pid, const OomEvidence& oom);
 
 }  // namespace ramguard

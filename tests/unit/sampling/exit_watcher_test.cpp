@@ -1,5 +1,6 @@
-// ExitWatcher against real processes: children (exit code, SIGKILL), a non-child, OOM evidence
-// from a fake cgroup tree, cancel, and errors. Latency is measured with a generous bound.
+// ExitWatcher against real processes: children (exit code, SIGKILL), non-children (exit code,
+// SIGKILL, SIGTERM through the proc connector; unknown without it), OOM evidence from a fake
+// cgroup tree, several owners of one PID, cancel, and errors. Latency has a generous bound.
 #include "sampling/exit_watcher.hpp"
 
 #include <gtest/gtest.h>
@@ -81,47 +82,130 @@ TEST(ExitWatcher, ChildKilledBySigkill) {
   child.reap();
 }
 
-TEST(ExitWatcher, NonChildStatusIsUnknown) {
-  // Double fork: the grandchild is not ours; it exits when we close its pipe.
-  int gate[2];
-  int report[2];
-  ASSERT_EQ(::pipe(gate), 0);
-  ASSERT_EQ(::pipe(report), 0);
-  const pid_t middle = ::fork();
-  ASSERT_GE(middle, 0);
-  if (middle == 0) {
-    const pid_t grandchild = ::fork();
-    if (grandchild == 0) {
-      ::close(gate[1]);
-      char c;
-      while (::read(gate[0], &c, 1) > 0) {
+// A process that is not ours (double fork: its parent is gone, so waitid cannot tell its
+// status). It waits on a pipe; closing the gate lets it exit with `code`.
+class Grandchild {
+ public:
+  explicit Grandchild(int code) {
+    int gate[2];
+    int report[2];
+    if (::pipe(gate) != 0) return;
+    if (::pipe(report) != 0) return;
+    const pid_t middle = ::fork();
+    if (middle == 0) {
+      const pid_t grandchild = ::fork();
+      if (grandchild == 0) {
+        // Only the read end stays open here, so the gate closes when the test closes it.
+        for (int fd = 3; fd < 1024; ++fd) {
+          if (fd != gate[0]) ::close(fd);
+        }
+        char c;
+        while (::read(gate[0], &c, 1) > 0) {
+        }
+        ::_exit(code);
       }
+      (void)!::write(report[1], &grandchild, sizeof grandchild);
       ::_exit(0);
     }
-    (void)!::write(report[1], &grandchild, sizeof grandchild);
-    ::_exit(0);
+    ::close(gate[0]);
+    ::close(report[1]);
+    gate_ = gate[1];
+    if (::read(report[0], &pid_, sizeof pid_) != static_cast<ssize_t>(sizeof pid_)) pid_ = 0;
+    ::close(report[0]);
+    ::waitpid(middle, nullptr, 0);
   }
-  ::close(gate[0]);
-  pid_t grandchild = 0;
-  ASSERT_EQ(::read(report[0], &grandchild, sizeof grandchild),
-            static_cast<ssize_t>(sizeof grandchild));
-  ::waitpid(middle, nullptr, 0);
+  ~Grandchild() { release(); }
+  Grandchild(const Grandchild&) = delete;
+  Grandchild& operator=(const Grandchild&) = delete;
+  pid_t pid() const { return pid_; }
+  void release() {
+    if (gate_ >= 0) ::close(gate_);
+    gate_ = -1;
+  }
 
-  asio::io_context io;
-  ExitWatcher watcher(io);
+ private:
+  pid_t pid_ = 0;
+  int gate_ = -1;
+};
+
+// Watches a grandchild, ends it with `end`, and returns what the watcher reported.
+template <typename End>
+std::optional<ExitInfo> watch_non_child(ExitWatcher& watcher, asio::io_context& io, int code,
+                                        End end) {
+  Grandchild grandchild(code);
+  EXPECT_GT(grandchild.pid(), 0);
+  if (grandchild.pid() <= 0) return std::nullopt;
   std::optional<ExitInfo> got;
-  ASSERT_TRUE(watcher.watch(grandchild, [&](ExitInfo info) { got = std::move(info); }).ok());
-  io.run_for(std::chrono::milliseconds(50));
+  EXPECT_TRUE(watcher.watch(grandchild.pid(), [&](ExitInfo info) { got = std::move(info); }).ok());
+  io.run_for(std::chrono::milliseconds(20));
   EXPECT_FALSE(got.has_value());  // still alive
   const auto sent = Steady::now();
-  ::close(gate[1]);
-  ASSERT_TRUE(run_until(
+  end(grandchild);
+  EXPECT_TRUE(run_until(
       io, [&] { return got.has_value(); }, std::chrono::seconds(5)));
   EXPECT_LT(std::chrono::duration<double>(Steady::now() - sent).count(), 1.0);
+  EXPECT_FALSE(watcher.watching(grandchild.pid()));
+  return got;
+}
+
+// The proc connector needs CAP_NET_ADMIN: as root it must work (the tests here run as root);
+// otherwise the watcher must say why and leave the status unknown.
+bool expect_connector(const ExitWatcher& watcher) {
+  if (::geteuid() == 0) {
+    EXPECT_TRUE(watcher.knows_non_child_status()) << watcher.non_child_status_problem();
+  } else {
+    EXPECT_FALSE(watcher.knows_non_child_status());
+    EXPECT_NE(watcher.non_child_status_problem().find("CAP_NET_ADMIN"), std::string::npos)
+        << watcher.non_child_status_problem();
+  }
+  return watcher.knows_non_child_status();
+}
+
+TEST(ExitWatcher, NonChildExitCodeFromTheProcConnector) {
+  asio::io_context io;
+  ExitWatcher watcher(io);
+  const bool connector = expect_connector(watcher);
+  auto got = watch_non_child(watcher, io, 3, [](Grandchild& g) { g.release(); });
+  ASSERT_TRUE(got.has_value());
+  if (!connector) {
+    EXPECT_FALSE(got->status_known);
+    EXPECT_NE(got->detail.find("not a child"), std::string::npos) << got->detail;
+    return;
+  }
+  EXPECT_TRUE(got->status_known);
+  EXPECT_EQ(got->exit_code, 3);
+  EXPECT_EQ(got->signal, 0);
+  EXPECT_NE(got->detail.find("exited with code 3"), std::string::npos) << got->detail;
+}
+
+TEST(ExitWatcher, NonChildSignalsFromTheProcConnector) {
+  asio::io_context io;
+  ExitWatcher watcher(io);
+  const bool connector = expect_connector(watcher);
+  for (const int sig : {SIGKILL, SIGTERM}) {
+    auto got = watch_non_child(watcher, io, 0,
+                               [sig](Grandchild& g) { ASSERT_EQ(::kill(g.pid(), sig), 0); });
+    ASSERT_TRUE(got.has_value());
+    EXPECT_EQ(got->status_known, connector);
+    if (!connector) continue;
+    EXPECT_EQ(got->signal, sig);
+    EXPECT_EQ(got->exit_code, 0);
+    EXPECT_FALSE(got->core_dumped);
+    EXPECT_NE(got->detail.find(sig == SIGKILL ? "SIGKILL" : "SIGTERM"), std::string::npos)
+        << got->detail;
+  }
+  EXPECT_EQ(watcher.size(), 0u);
+}
+
+TEST(ExitWatcher, NonChildStatusIsUnknownWithoutTheConnector) {
+  asio::io_context io;
+  ExitWatcher watcher(io, ExitWatcherOptions{.proc_connector = false});
+  EXPECT_FALSE(watcher.knows_non_child_status());
+  EXPECT_NE(watcher.non_child_status_problem().find("switched off"), std::string::npos);
+  auto got = watch_non_child(watcher, io, 3, [](Grandchild& g) { g.release(); });
+  ASSERT_TRUE(got.has_value());
   EXPECT_FALSE(got->status_known);
   EXPECT_NE(got->detail.find("not a child"), std::string::npos) << got->detail;
-  ::close(report[0]);
-  ::close(report[1]);
 }
 
 TEST(ExitWatcher, OomKillFromFakeCgroupCounter) {
@@ -154,12 +238,72 @@ TEST(ExitWatcher, CancelSuppressesTheCallback) {
   TestChild child;
   ASSERT_TRUE(child.hold(0));
   bool called = false;
-  ASSERT_TRUE(watcher.watch(child.pid(), [&](ExitInfo) { called = true; }).ok());
-  watcher.cancel(child.pid());
+  auto id = watcher.watch(child.pid(), [&](ExitInfo) { called = true; });
+  ASSERT_TRUE(id.ok());
+  watcher.cancel(*id);
   EXPECT_EQ(watcher.size(), 0u);
   ::kill(child.pid(), SIGKILL);
   io.run_for(std::chrono::milliseconds(200));
   EXPECT_FALSE(called);
+  child.reap();
+}
+
+// A run and a --watch of the same process: both hear of the exit; cancelling one (a run that
+// stops sampling) leaves the other in place.
+TEST(ExitWatcher, SeveralOwnersOfOnePid) {
+  asio::io_context io;
+  ExitWatcher watcher(io);
+  TestChild child;
+  ASSERT_TRUE(child.hold(0));
+  int run_calls = 0;
+  int watch_calls = 0;
+  int cancelled_calls = 0;
+  std::optional<ExitInfo> seen;
+  auto run = watcher.watch(child.pid(), [&](ExitInfo info) {
+    ++run_calls;
+    seen = info;
+  });
+  auto list = watcher.watch(child.pid(), [&](ExitInfo) { ++watch_calls; });
+  auto dropped = watcher.watch(child.pid(), [&](ExitInfo) { ++cancelled_calls; });
+  ASSERT_TRUE(run.ok() && list.ok() && dropped.ok());
+  EXPECT_NE(*run, *list);
+  EXPECT_EQ(watcher.size(), 1u);  // one pidfd
+  EXPECT_EQ(watcher.watches(child.pid()), 3u);
+  watcher.cancel(*dropped);
+  watcher.cancel(*dropped);  // spent ids are ignored
+  EXPECT_EQ(watcher.watches(child.pid()), 2u);
+  EXPECT_TRUE(watcher.watching(child.pid()));
+  ASSERT_TRUE(child.exit_with(4));
+  ASSERT_TRUE(run_until(
+      io, [&] { return run_calls + watch_calls == 2; }, std::chrono::seconds(5)));
+  EXPECT_EQ(run_calls, 1);
+  EXPECT_EQ(watch_calls, 1);
+  EXPECT_EQ(cancelled_calls, 0);
+  EXPECT_EQ(seen->exit_code, 4);
+  EXPECT_EQ(watcher.size(), 0u);
+  watcher.cancel(*run);  // after the exit: a no-op
+  child.reap();
+}
+
+TEST(ExitWatcher, CallbackCancellingASiblingSuppressesIt) {
+  asio::io_context io;
+  ExitWatcher watcher(io);
+  TestChild child;
+  ASSERT_TRUE(child.hold(0));
+  ExitWatcher::WatchId second = 0;
+  int calls = 0;
+  auto first = watcher.watch(child.pid(), [&](ExitInfo) {
+    ++calls;
+    watcher.cancel(second);
+  });
+  auto other = watcher.watch(child.pid(), [&](ExitInfo) { calls += 100; });
+  ASSERT_TRUE(first.ok() && other.ok());
+  second = *other;
+  ::kill(child.pid(), SIGKILL);
+  ASSERT_TRUE(run_until(
+      io, [&] { return calls > 0; }, std::chrono::seconds(5)));
+  io.run_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(calls, 1);
   child.reap();
 }
 
@@ -186,11 +330,9 @@ TEST(ExitWatcher, ErrorsNameTheProblem) {
     TestChild child;
     ASSERT_TRUE(child.hold(0));
     gone = child.pid();
-    ASSERT_TRUE(watcher.watch(gone, [](ExitInfo) {}).ok());
-    auto twice = watcher.watch(gone, [](ExitInfo) {});
-    ASSERT_FALSE(twice.ok());
-    EXPECT_NE(twice.error().message.find("already watched"), std::string::npos);
-    watcher.cancel(gone);
+    auto first = watcher.watch(gone, [](ExitInfo) {});
+    ASSERT_TRUE(first.ok());
+    watcher.cancel(*first);
 
     auto id = ProcFs().identify(gone);
     ASSERT_TRUE(id.ok());
@@ -198,8 +340,9 @@ TEST(ExitWatcher, ErrorsNameTheProblem) {
     ASSERT_FALSE(wrong.ok());
     EXPECT_NE(wrong.error().message.find("another process"), std::string::npos);
     EXPECT_FALSE(watcher.watching(gone));
-    EXPECT_TRUE(watcher.watch(*id, [](ExitInfo) {}).ok());
-    watcher.cancel(gone);
+    auto right = watcher.watch(*id, [](ExitInfo) {});
+    ASSERT_TRUE(right.ok());
+    watcher.cancel(*right);
   }  // killed and reaped
   auto s = watcher.watch(gone, [](ExitInfo) {});
   ASSERT_FALSE(s.ok());
