@@ -91,6 +91,28 @@ struct SignalForwarding {
   }
 };
 
+// The run ends with the child: a clean exit ends it normally even when the daemon sees the exit
+// before our runEnd arrives; a failure or a signal ends it `exited`.
+Run start_run_on_child(Client& client, pid_t child, const ExecArgs& a,
+                       const std::string& reservation) {
+  v1::Request request;
+  v1::RunStartRequest& start = *request.mutable_run_start();
+  start.set_pid(static_cast<std::uint32_t>(child));
+  start.set_job(a.admit.job);
+  for (const auto& [key, value] : a.labels) (*start.mutable_labels())[key] = value;
+  start.set_model_bytes(a.admit.model_bytes);
+  start.set_declared_rounds(a.rounds);
+  start.set_hosts(a.admit.hosts);
+  start.set_reservation_id(reservation);
+  start.set_end_on_exit(true);
+  v1::RunStartReply reply = client.call(std::move(request)).run_start();
+  if (reply.run_id().empty()) {
+    throw ClientError(ClientError::Kind::kProtocol, "the daemon's run start reply names no run id");
+  }
+  std::string run_id = reply.run_id();
+  return Run(client, std::move(run_id), std::move(reply));
+}
+
 }  // namespace
 
 int cmd_exec(const GlobalOptions& g, const ExecArgs& a, std::ostream& err) {
@@ -126,13 +148,7 @@ int cmd_exec(const GlobalOptions& g, const ExecArgs& a, std::ostream& err) {
 
   std::optional<Run> run;
   try {
-    run.emplace(client.start_run(RunOptions{.pid = static_cast<std::uint32_t>(child),
-                                            .job = a.admit.job,
-                                            .labels = a.labels,
-                                            .model_bytes = a.admit.model_bytes,
-                                            .declared_rounds = a.rounds,
-                                            .hosts = a.admit.hosts,
-                                            .reservation_id = reservation}));
+    run.emplace(start_run_on_child(client, child, a, reservation));
   } catch (const ClientError&) {
     ::close(gate[1]);  // the child sees no run id and exits without running CMD
     wait_for_child(child);
@@ -154,6 +170,13 @@ int cmd_exec(const GlobalOptions& g, const ExecArgs& a, std::ostream& err) {
   {
     SignalForwarding forwarding(child);
     exit_code = wait_for_child(child);
+  }
+  if (exit_code != 0) {
+    // The daemon ends the run `exited` with the status it saw; a runEnd racing it must not
+    // turn a failure into a normal end.
+    err << "ramguard: run " << run_id << " ends with its process (exit status " << exit_code
+        << ")\n";
+    return exit_code;
   }
   try {
     const v1::RunEndReply ended = run->end();

@@ -113,6 +113,7 @@ Status Dispatcher::run_start(const v1::RunStartRequest& in, const Caller& caller
   input.declared_rounds = in.declared_rounds();
   input.hosts = in.hosts();
   input.reservation_id = in.reservation_id();
+  input.end_on_exit = in.end_on_exit();
   auto started = registry_.start(input, caller);
   if (!started) return started.error();
   const RunLedger& ledger = **started;
