@@ -74,7 +74,7 @@ rg() { "$CLI" --socket "$SOCK" "$@"; }
 SECONDS=0
 section "ramguard demo: DESIGN.md's baseline and final builds, replayed at 1/10 of the size"
 say "ramguardd guards a simulated coordinator: 3 rounds, 2 hosts, one model copy = 0.25 GB."
-say "Thresholds scale with the memory ($CONFIG):"
+say "Thresholds scale with the memory (deploy/demo/ramguard.demo.yaml):"
 say "  budget 1.6 GB, growth warning at +51.2 MB/round, release slack 100 MB within 5 s,"
 say "  aggregation.end -> synchronization.begin <= 1 s, fedavg plan overhead 0.11 GB."
 
