@@ -171,13 +171,6 @@ int cmd_exec(const GlobalOptions& g, const ExecArgs& a, std::ostream& err) {
     SignalForwarding forwarding(child);
     exit_code = wait_for_child(child);
   }
-  if (exit_code != 0) {
-    // The daemon ends the run `exited` with the status it saw; a runEnd racing it must not
-    // turn a failure into a normal end.
-    err << "ramguard: run " << run_id << " ends with its process (exit status " << exit_code
-        << ")\n";
-    return exit_code;
-  }
   try {
     const v1::RunEndReply ended = run->end();
     err << run_end_text(run_id, ended, g.binary_units);

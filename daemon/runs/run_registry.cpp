@@ -1,6 +1,9 @@
 #include "runs/run_registry.hpp"
 
+#include <signal.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <random>
 
@@ -212,6 +215,13 @@ Result<EndOutcome> RunRegistry::end(const std::string& run_id, const Caller& cal
   if (!found) return found.error();
   Run& run = **found;
   auto reading = mark_reading(run, /*reset=*/false);
+  // A run that ends with its process (ramguard exec) whose process is gone: its exit status,
+  // which the exit watcher is about to report, decides how it ends, not a runEnd racing it.
+  if (!reading && run.end_on_exit && run.exit_watch != 0 &&
+      ::kill(run.ledger.info.target.pid, 0) != 0 && errno == ESRCH) {
+    return Error{"run " + run_id + " ends with its process, which has exited: its exit status decides",
+                 ErrorKind::kFailedPrecondition};
+  }
   const Instant now = reading ? reading->at : clock_.now();
   EndOutcome out;
   const std::size_t verdicts_before = run.ledger.verdicts.size();
