@@ -72,6 +72,20 @@ void to_proto(const RunLedger& ledger, v1::RunStatus& out) {
     boundary->set_round(b.round);
     to_proto(b.reading, *boundary->mutable_reading());
     boundary->set_floor_bytes(b.floor_bytes);
+    if (b.gc) {
+      auto* gc = boundary->mutable_gc();
+      gc->set_rss_before_bytes(b.gc->rss_before_bytes);
+      gc->set_rss_after_bytes(b.gc->rss_after_bytes);
+      gc->set_collected_objects(b.gc->collected_objects);
+      gc->set_duration_seconds(b.gc->duration_seconds);
+    }
+    if (b.allocator) {
+      auto* alloc = boundary->mutable_allocator();
+      alloc->set_allocated_bytes(b.allocator->allocated_bytes);
+      alloc->set_active_bytes(b.allocator->active_bytes);
+      alloc->set_resident_bytes(b.allocator->resident_bytes);
+      alloc->set_retained_bytes(b.allocator->retained_bytes);
+    }
     round = std::max(round, b.round);
   }
   out.set_round(round);
