@@ -1,0 +1,267 @@
+// Issue 3's "same works from C++": libramguard (Client, Run, PhaseGuard) against the real daemon
+// guarding a real process (memchild) that allocates and frees memory inside the phases. Every
+// figure is checked against what the process itself reported (its RSS after each command).
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "harness.hpp"
+#include "ramguard/client.hpp"
+
+namespace ramguard::testing {
+namespace {
+
+constexpr std::uint64_t kMiB = 1ULL << 20;
+constexpr std::uint64_t kModel = 32 * kMiB;
+// Kernel RSS counters and memchild's own statm read may differ by a few pages.
+constexpr double kTolerance = 4.0 * kMiB;
+const std::string kJob = "cpp-coordinator";
+
+std::string mib(std::uint64_t n) {
+  return std::to_string(n * kMiB);
+}
+
+const v1::RunStatus& only_run(const v1::StatusReply& status) {
+  if (status.runs_size() != 1) throw std::runtime_error("expected one run in status");
+  return status.runs(0);
+}
+
+// The coordinator's story at a small scale: admit with the fedavg plan, load (a staging spike),
+// three rounds of aggregation (host updates + result, all freed before the phase ends) and
+// synchronization (a short outbound spike), with 16 MiB kept per round so the boundaries climb.
+TEST(ClientCpp, CoordinatorAdmitsRunsRoundsWithPhaseGuardsAndEnds) {
+  auto d = Daemon::with_config("growth:\n  settle: 300ms\n");
+  MemChild child;
+  const auto pid = static_cast<std::uint32_t>(child.pid());
+  ramguard::Client client(d->socket_path().string());
+  EXPECT_EQ(client.hello().protocol_version(), 1u);
+
+  AdmitOptions admit;
+  admit.job = kJob;
+  admit.model_bytes = kModel;
+  admit.plan = "fedavg";
+  admit.hosts = 2;
+  admit.pid = pid;
+  const v1::AdmitReply admitted = client.admit(admit);
+  ASSERT_TRUE(admitted.admitted()) << admitted.reason();
+  // Default fedavg plan: aggregation holds global + 2 host updates + result = 4 copies, + 1.1 GB.
+  EXPECT_EQ(admitted.estimate_bytes(), 4 * kModel + 1'100'000'000ULL);
+  EXPECT_EQ(admitted.estimate_source(), "plan:fedavg");
+  EXPECT_EQ(admitted.budget_bytes(), 16'000'000'000ULL);
+  EXPECT_GT(admitted.baseline_bytes(), 0u);
+  EXPECT_FALSE(admitted.reservation_id().empty());
+
+  RunOptions options;
+  options.pid = pid;
+  options.job = kJob;
+  options.labels = {{"build", "cpp"}};
+  options.model_bytes = kModel;
+  options.declared_rounds = 3;
+  options.hosts = 2;
+  options.reservation_id = admitted.reservation_id();
+  ramguard::Run run = client.start_run(options);
+  ASSERT_FALSE(run.id().empty());
+  ASSERT_TRUE(run.start_reply().exact_peaks()) << "clear_refs must be writable for own children";
+  {
+    const v1::StatusReply status = client.status();
+    ASSERT_EQ(status.reservations_size(), 1);
+    EXPECT_EQ(status.reservations(0).run_id(), run.id()) << "the run claims the reservation";
+    EXPECT_EQ(status.reserved_bytes(), admitted.estimate_bytes());
+  }
+
+  // Load: the global model stays, a 192 MiB staging buffer lives 30 ms. Ended by the guard.
+  std::uint64_t before_load = 0;
+  {
+    auto load = run.phase("load");
+    before_load = child.command("rss");
+    child.command("alloc global " + mib(32));
+    child.command("spike " + mib(192) + " 30");
+    EXPECT_EQ(only_run(client.status(run.id())).current_phase(), "load");
+  }
+  std::uint64_t load_peak = 0;
+  {
+    const v1::RunStatus s = only_run(client.status(run.id()));
+    EXPECT_EQ(s.current_phase(), "") << "the guard ended the phase at scope exit";
+    ASSERT_EQ(s.phases_size(), 1);
+    load_peak = s.phases(0).peak_bytes();
+    EXPECT_TRUE(s.phases(0).peak_exact());
+    EXPECT_GE(static_cast<double>(load_peak),
+              static_cast<double>(before_load + 224 * kMiB) - kTolerance);
+  }
+
+  std::vector<std::uint64_t> expected_boundary;
+  for (std::uint32_t round = 1; round <= 3; ++round) {
+    const std::string r = std::to_string(round);
+    {
+      auto aggregation = run.phase("aggregation");
+      const std::uint64_t at_begin = child.command("rss");
+      child.command("alloc update1 " + mib(32));
+      child.command("alloc update2 " + mib(32));
+      child.command("alloc result " + mib(32));
+      child.command("free update1");
+      child.command("free update2");
+      child.command("free result");
+      child.command("alloc keep" + r + " " + mib(16));  // survives the round
+      const v1::MarkReply end = aggregation.end();
+      EXPECT_TRUE(end.peak_exact());
+      EXPECT_EQ(end.round(), round);
+      EXPECT_GT(end.phase_duration_seconds(), 0.0);
+      // Exact: the three copies were all freed before the end mark, yet the peak holds them;
+      // and the high-water mark was reset at begin, so load's larger peak does not leak in.
+      EXPECT_NEAR(static_cast<double>(end.phase_peak_bytes()),
+                  static_cast<double>(at_begin + 96 * kMiB), kTolerance)
+          << "round " << round;
+      EXPECT_LT(end.phase_peak_bytes(), load_peak);
+    }
+    {
+      auto synchronization = run.phase("synchronization");
+      child.command("spike " + mib(64) + " 20");
+    }
+    const std::uint64_t rss = child.command("rss");
+    expected_boundary.push_back(rss);
+    const v1::MarkReply boundary = run.round_end();
+    EXPECT_EQ(boundary.round(), round);
+    EXPECT_TRUE(boundary.reading().complete());
+    EXPECT_NEAR(static_cast<double>(boundary.reading().rss_bytes()), static_cast<double>(rss),
+                kTolerance);
+    EXPECT_TRUE(boundary.stored());
+  }
+
+  // Floors settle 300 ms after each round end; the last one is read by the settle timer.
+  v1::RunStatus s;
+  ASSERT_TRUE(eventually(
+      [&] {
+        s = client.report(run.id()).run();
+        return s.boundaries_size() == 3 &&
+               d->scrape_metrics().find("ramguard_boundary_floor_bytes{job=\"" + kJob) !=
+                   std::string::npos;
+      },
+      5s));
+  EXPECT_EQ(s.state(), "active");
+  EXPECT_EQ(s.round(), 3u);
+  EXPECT_EQ(s.labels().at("build"), "cpp");
+  ASSERT_EQ(s.phases_size(), 7);  // load + 3 x (aggregation, synchronization)
+  for (const v1::PhaseStat& p : s.phases()) {
+    EXPECT_TRUE(p.peak_exact()) << p.phase();
+    EXPECT_GT(p.duration_seconds(), 0.0) << p.phase();
+    if (p.phase() == "synchronization") {
+      // The 20 ms spike had ended long before the end mark; the high-water mark kept it.
+      EXPECT_GE(static_cast<double>(p.peak_bytes()),
+                static_cast<double>(expected_boundary[p.round() - 1] + 64 * kMiB) - kTolerance);
+    }
+  }
+  for (int i = 0; i < 3; ++i) {
+    const v1::BoundaryReading& b = s.boundaries(i);
+    EXPECT_EQ(b.round(), static_cast<std::uint32_t>(i + 1));
+    EXPECT_NEAR(static_cast<double>(b.reading().rss_bytes()),
+                static_cast<double>(expected_boundary[static_cast<std::size_t>(i)]), kTolerance);
+    EXPECT_GT(b.floor_bytes(), 0u);
+    EXPECT_LE(b.floor_bytes(), b.reading().rss_bytes());
+    if (i > 0) {  // 16 MiB kept per round
+      EXPECT_NEAR(static_cast<double>(b.reading().rss_bytes()) -
+                      static_cast<double>(s.boundaries(i - 1).reading().rss_bytes()),
+                  16.0 * kMiB, kTolerance);
+    }
+  }
+
+  // Metrics: per-job series carry the last aggregation peak and the last boundary exactly.
+  const std::string scrape = d->scrape_metrics();
+  const std::string job = "job=\"" + kJob + "\"";
+  EXPECT_EQ(metric_value(scrape, "ramguard_phase_peak_bytes{" + job + ",phase=\"aggregation\"}"),
+            static_cast<double>(s.phases(5).peak_bytes()))
+      << scrape;
+  EXPECT_EQ(metric_value(scrape, "ramguard_phase_peak_bytes{" + job + ",phase=\"load\"}"),
+            static_cast<double>(load_peak));
+  EXPECT_EQ(metric_value(scrape, "ramguard_boundary_round{" + job + "}"), 3.0);
+  EXPECT_EQ(metric_value(scrape, "ramguard_boundary_rss_bytes{" + job + "}"),
+            static_cast<double>(s.boundaries(2).reading().rss_bytes()));
+  EXPECT_EQ(metric_value(scrape, "ramguard_boundary_floor_bytes{" + job + "}"),
+            static_cast<double>(s.boundaries(2).floor_bytes()));
+  EXPECT_EQ(metric_value(scrape, "ramguard_reserved_bytes"),
+            static_cast<double>(admitted.estimate_bytes()));
+
+  const v1::RunEndReply ended = run.end();
+  EXPECT_GE(ended.peak_bytes(), load_peak);
+  EXPECT_TRUE(ended.stored());
+  const v1::StatusReply after = client.status(run.id());
+  EXPECT_EQ(only_run(after).state(), "ended");
+  EXPECT_EQ(after.reserved_bytes(), 0u) << "the reservation ends with its run";
+  EXPECT_EQ(after.reservations_size(), 0);
+  EXPECT_TRUE(eventually(
+      [&] { return metric_value(d->scrape_metrics(), "ramguard_reserved_bytes") == 0.0; }, 2s));
+}
+
+// A phase whose body throws is still ended by its guard, and the daemon's error replies reach
+// the caller as ClientError with the protocol's code.
+TEST(ClientCpp, PhaseGuardEndsThePhaseWhenTheBodyThrows) {
+  auto d = Daemon::with_args({});
+  MemChild child;
+  ramguard::Client client(d->socket_path().string());
+  RunOptions options;
+  options.pid = static_cast<std::uint32_t>(child.pid());
+  options.job = "cpp-throws";
+  ramguard::Run run = client.start_run(options);
+  const std::uint64_t rss = child.command("rss");
+  EXPECT_THROW(
+      {
+        auto save = run.phase("save");
+        child.command("spike " + mib(48) + " 10");
+        throw std::runtime_error("serialization failed");
+      },
+      std::runtime_error);
+  const v1::RunStatus s = only_run(client.status(run.id()));
+  EXPECT_EQ(s.current_phase(), "");
+  ASSERT_EQ(s.phases_size(), 1);
+  EXPECT_GT(s.phases(0).duration_seconds(), 0.0);
+  EXPECT_GE(static_cast<double>(s.phases(0).peak_bytes()),
+            static_cast<double>(rss + 48 * kMiB) - kTolerance);
+  // The phase is closed: another end without begin is refused, naming the problem.
+  try {
+    run.phase_end("save");
+    FAIL() << "a second end of 'save' must be refused";
+  } catch (const ClientError& e) {
+    EXPECT_EQ(e.kind(), ClientError::Kind::kServer);
+    EXPECT_EQ(e.code(), v1::Error::FAILED_PRECONDITION);
+    EXPECT_NE(std::string(e.what()).find("save"), std::string::npos) << e.what();
+  }
+  run.end();
+}
+
+// A coordinator started by `ramguard exec` joins its run from RAMGUARD_SOCKET and RAMGUARD_RUN.
+TEST(ClientCpp, RunAttachPicksUpSocketAndRunFromTheEnvironment) {
+  auto d = Daemon::with_args({});
+  MemChild child;
+  std::string run_id;
+  {
+    ramguard::Client starter(d->socket_path().string());
+    RunOptions options;
+    options.pid = static_cast<std::uint32_t>(child.pid());
+    options.job = "cpp-attach";
+    run_id = starter.start_run(options).id();
+  }
+  ::setenv("RAMGUARD_SOCKET", d->socket_path().c_str(), 1);
+  ::setenv("RAMGUARD_RUN", run_id.c_str(), 1);
+  ramguard::Client client;  // the socket from the environment
+  ramguard::Run run = ramguard::Run::attach(client);
+  ::unsetenv("RAMGUARD_SOCKET");
+  ::unsetenv("RAMGUARD_RUN");
+  EXPECT_EQ(client.socket_path(), d->socket_path().string());
+  EXPECT_EQ(run.id(), run_id);
+  {
+    auto aggregation = run.phase("aggregation");
+    child.command("alloc a " + mib(24));
+  }
+  EXPECT_EQ(run.round_end().round(), 1u);
+  const v1::RunStatus s = only_run(client.status(run_id));
+  ASSERT_EQ(s.phases_size(), 1);
+  EXPECT_EQ(s.phases(0).phase(), "aggregation");
+  EXPECT_GE(s.phases(0).peak_bytes(), 24 * kMiB);
+  EXPECT_EQ(s.boundaries_size(), 1);
+  run.end();
+}
+
+}  // namespace
+}  // namespace ramguard::testing
