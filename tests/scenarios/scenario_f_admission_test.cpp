@@ -67,13 +67,13 @@ TEST(ScenarioF, RefusedWithEveryTermThenAdmittedOnTheMeasuredPeak) {
 
   // A run of the job whose load peaks at 37 GB (scaled) puts a measured peak on record.
   ScenarioRun run(*daemon, child.pid(), ScenarioRun::with("scenario-f", gb(34)));
-  run.begin("load");
+  const std::uint64_t from = run.begin("load").reading().rss_bytes();
   child.command("spike " + std::to_string(gb(37) - gb(4)) + " 30");
   run.end("load");
   run.finish();
   const std::uint64_t peak = run.status().peak_bytes();
-  EXPECT_GE(peak, gb(37));
-  EXPECT_LT(peak, gb(37) + (2u << 20));
+  EXPECT_GE(peak + 512 * 1024, from + gb(33));  // kernel RSS counters are batched
+  EXPECT_LT(peak, from + gb(33) + (2u << 20));
 
   const v1::AdmitReply admitted = admit(*daemon, child.pid(), true);
   SCOPED_TRACE(admitted.reason());
