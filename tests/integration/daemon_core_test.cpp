@@ -74,17 +74,25 @@ TEST(DaemonCore, ShortSpikeBetweenSamplesIsCaughtAtFullSizeByTheHighWaterMark) {
   auto d = Daemon::with_args({"--watch", std::to_string(child.pid())});
   const pid_t pid = child.pid();
   ASSERT_FALSE(reading_after(*d, pid, 0, 5s).empty());
-  // Right after a sample, a 300 ms spike: the next sample is ~1.7 s after it ended.
-  const std::size_t seen = readings(*d, pid);
-  ASSERT_FALSE(reading_after(*d, pid, seen, 3s).empty());
-  child.command("spike " + std::to_string(512 * kMiB) + " 300");
-  const std::string after = reading_after(*d, pid, seen + 1, 3s);
-  ASSERT_FALSE(after.empty());
-  EXPECT_LT(field(after, "rss_bytes"), 64 * kMiB) << "the sample itself must have missed the spike";
-  EXPECT_GE(field(after, "peak_bytes"), 512 * kMiB) << after;
-  const double peak = metric_value(d->scrape_metrics(),
-                                   "ramguard_target_peak_bytes{job=\"pid-" + std::to_string(pid) + "\"}");
-  EXPECT_GE(peak, 512.0 * kMiB);
+  // Right after a sample, a 300 ms spike: the next sample comes ~1.7 s after it ended. On a
+  // loaded machine a sample may still land inside the spike; then try again with a larger one
+  // (the exported peak only grows, so each attempt must beat the last).
+  bool missed_by_sample = false;
+  for (int attempt = 0; attempt < 3 && !missed_by_sample; ++attempt) {
+    const std::uint64_t spike_bytes = (512 + 64 * static_cast<std::uint64_t>(attempt)) * kMiB;
+    const std::size_t seen = readings(*d, pid);
+    ASSERT_FALSE(reading_after(*d, pid, seen, 3s).empty());
+    child.command("spike " + std::to_string(spike_bytes) + " 300");
+    const std::string after = reading_after(*d, pid, seen + 1, 3s);
+    ASSERT_FALSE(after.empty());
+    if (field(after, "rss_bytes") >= 64 * kMiB) continue;  // the sample saw the spike itself
+    missed_by_sample = true;
+    EXPECT_GE(field(after, "peak_bytes"), spike_bytes) << after;
+    const double peak = metric_value(d->scrape_metrics(),
+                                     "ramguard_target_peak_bytes{job=\"pid-" + std::to_string(pid) + "\"}");
+    EXPECT_GE(peak, static_cast<double>(spike_bytes));
+  }
+  EXPECT_TRUE(missed_by_sample) << "every periodic sample landed inside the spike";
 }
 
 TEST(DaemonCore, ChildExitIsNoticedWithinASecond) {
