@@ -54,6 +54,8 @@ void to_proto(const RunLedger& ledger, v1::RunStatus& out) {
   out.set_declared_rounds(info.declared_rounds);
   out.set_hosts(info.hosts);
   out.set_estimate_bytes(info.estimate_bytes);
+  // A claimed reservation is held until the run ends.
+  if (ledger.state == RunState::kActive) out.set_reservation_bytes(info.estimate_bytes);
   out.set_started_unix_ms(unix_ms(ledger.started));
   if (ledger.ended) out.set_ended_unix_ms(unix_ms(*ledger.ended));
   std::uint32_t round = 0;

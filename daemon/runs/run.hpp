@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
+#include <utility>
 #include <vector>
 
 #include "runs/ledger.hpp"
@@ -31,7 +33,8 @@ struct Run {
   GrowthAssessment growth;
   BudgetState budget_state = BudgetState::kOk;
   bool runaway_flagged = false;  // once per round
-  std::uint32_t gaps_reported = 0;  // phase gaps over target already turned into verdicts
+  // Phase gaps over target already turned into verdicts, by rule and the `from` mark's seq.
+  std::set<std::pair<std::size_t, std::uint64_t>> gaps_reported;
   std::unique_ptr<asio::steady_timer> settle_timer;
   std::optional<Instant> exited_at;
   bool release_decided = false;

@@ -192,18 +192,31 @@ Result<MarkOutcome> RunRegistry::mark(const MarkInput& input, const Caller& call
   return out;
 }
 
+// Only the recent marks are measured at each mark: a gap spans a few marks, and re-measuring
+// the whole run would make every mark cost O(marks). Reports measure the whole run.
+constexpr std::size_t kGapWindowMarks = 256;
+
 void RunRegistry::evaluate_gaps(Run& run, std::vector<Verdict>& out) {
-  const PhaseGapAssessment gaps = measure_phase_gaps(run.ledger.marks, params_.detectors);
+  const auto& marks = run.ledger.marks;
+  const std::size_t first = marks.size() > kGapWindowMarks ? marks.size() - kGapWindowMarks : 0;
+  const std::span<const MarkRecord> window(marks.data() + first, marks.size() - first);
+  const PhaseGapAssessment gaps = measure_phase_gaps(window, params_.detectors);
   if (metrics_ != nullptr && !gaps.gaps.empty()) {
     const PhaseGap& last = gaps.gaps.back();
     if (last.to_at.monotonic == run.last_mark_at.monotonic) {
       metrics_->observe_gap(run.ledger.info.job, last.rule, last.seconds);
     }
   }
-  for (std::size_t i = run.gaps_reported; i < gaps.verdicts.size(); ++i) {
-    emit(run, gaps.verdicts[i], &out);
+  std::size_t verdict_index = 0;
+  for (const PhaseGap& gap : gaps.gaps) {
+    if (!gap.over) continue;
+    const auto key = std::make_pair(gap.rule_index,
+                                    static_cast<std::uint64_t>(gap.from_at.monotonic.count()));
+    if (verdict_index < gaps.verdicts.size() && run.gaps_reported.insert(key).second) {
+      emit(run, gaps.verdicts[verdict_index], &out);
+    }
+    ++verdict_index;
   }
-  run.gaps_reported = static_cast<std::uint32_t>(gaps.verdicts.size());
 }
 
 // The floor of a round boundary is the lowest RSS between the round-end mark and the end of

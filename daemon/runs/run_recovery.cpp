@@ -7,6 +7,7 @@
 #include "runs/run_registry.hpp"
 #include "store/store.hpp"
 #include "verdicts/exit.hpp"
+#include "verdicts/phase_gap.hpp"
 
 namespace ramguard {
 
@@ -52,6 +53,13 @@ void RunRegistry::recover() {
     });
     if (watched) ref.exit_watch = *watched;
     if (!watched) log::warning("run.exit_watch_unavailable", {{"run", run_id}, {"reason", watched.error().message}});
+    // Gaps judged before the restart are not judged again.
+    for (const PhaseGap& gap : measure_phase_gaps(ref.ledger.marks, params_.detectors).gaps) {
+      if (gap.over) {
+        ref.gaps_reported.insert(
+            {gap.rule_index, static_cast<std::uint64_t>(gap.from_at.monotonic.count())});
+      }
+    }
     // Boundaries that were still settling when the daemon died: settle on what we have.
     for (auto& b : ref.ledger.boundaries) b.settled = true;
     ref.growth = {};

@@ -363,29 +363,36 @@ void RunRegistry::housekeeping() {
   }
 }
 
+// One transaction per change of the admission state: every reservation row is current and the
+// ones that ended are gone.
 void RunRegistry::sync_reservations() {
   if (store_ == nullptr) return;
   std::vector<std::string> current;
-  for (const auto& r : admission_.reservations()) {
-    current.push_back(r.reservation_id);
-    StoredReservation row;
-    row.id = r.reservation_id;
-    row.job = r.job;
-    row.bytes = r.bytes;
-    row.run_id = r.run_id;
-    row.created_wall_ms =
-        std::chrono::duration_cast<std::chrono::milliseconds>(r.created.wall).count();
-    row.expires_wall_ms =
-        row.created_wall_ms +
-        std::chrono::duration_cast<std::chrono::milliseconds>(admission_.lease()).count();
-    if (auto s = store_->save_reservation(row); !s) {
-      log::error("store.write_failed", {{"what", "reservation"}, {"reason", s.error().message}});
+  auto s = store_->atomically([&]() -> Status {
+    for (const auto& r : admission_.reservations()) {
+      current.push_back(r.reservation_id);
+      StoredReservation row;
+      row.id = r.reservation_id;
+      row.job = r.job;
+      row.bytes = r.bytes;
+      row.run_id = r.run_id;
+      row.created_wall_ms =
+          std::chrono::duration_cast<std::chrono::milliseconds>(r.created.wall).count();
+      row.expires_wall_ms =
+          row.created_wall_ms +
+          std::chrono::duration_cast<std::chrono::milliseconds>(admission_.lease()).count();
+      if (auto saved = store_->save_reservation(row); !saved) return saved;
     }
-  }
-  for (const auto& id : stored_reservations_) {
-    if (std::find(current.begin(), current.end(), id) == current.end()) {
-      (void)store_->delete_reservation(id);
+    for (const auto& id : stored_reservations_) {
+      if (std::find(current.begin(), current.end(), id) == current.end()) {
+        if (auto deleted = store_->delete_reservation(id); !deleted) return deleted;
+      }
     }
+    return ok_status();
+  });
+  if (!s) {
+    log::error("store.write_failed", {{"what", "reservations"}, {"reason", s.error().message}});
+    return;
   }
   stored_reservations_ = std::move(current);
 }
