@@ -26,15 +26,21 @@ namespace {
 
 log::Level to_log_level(LogLevel level) {
   switch (level) {
-    case LogLevel::kDebug: return log::Level::kDebug;
-    case LogLevel::kInfo: return log::Level::kInfo;
-    case LogLevel::kWarning: return log::Level::kWarning;
-    case LogLevel::kError: return log::Level::kError;
+    case LogLevel::kDebug:
+      return log::Level::kDebug;
+    case LogLevel::kInfo:
+      return log::Level::kInfo;
+    case LogLevel::kWarning:
+      return log::Level::kWarning;
+    case LogLevel::kError:
+      return log::Level::kError;
   }
   return log::Level::kInfo;
 }
 
-double seconds(std::chrono::nanoseconds d) { return std::chrono::duration<double>(d).count(); }
+double seconds(std::chrono::nanoseconds d) {
+  return std::chrono::duration<double>(d).count();
+}
 
 RegistryParams registry_params(const Config& c) {
   RegistryParams p;
@@ -120,8 +126,8 @@ int run_daemon(Config config, const CommandLine& flags) {
   if (auto opened = Store::open(config.state_dir, store_options)) {
     store = std::move(*opened);
   } else {
-    log::error("store.unavailable", {{"reason", opened.error().message},
-                                     {"effect", "runs are guarded in memory only"}});
+    log::error("store.unavailable",
+               {{"reason", opened.error().message}, {"effect", "runs are guarded in memory only"}});
   }
   registry.set_store(store.get());
   registry.recover();
@@ -197,14 +203,17 @@ int run_daemon(Config config, const CommandLine& flags) {
           (*metrics)->set_budget(config.budget_bytes, config.margin_bytes);
           (*metrics)->set_retention(config.metrics.run_retention);
           for (pid_t pid : config.watch) {
-            if (std::find(previous.watch.begin(), previous.watch.end(), pid) == previous.watch.end()) {
+            if (std::find(previous.watch.begin(), previous.watch.end(), pid) ==
+                previous.watch.end()) {
               if (auto s = registry.watch(pid); !s) {
                 log::error("watch.failed", {{"pid", pid}, {"reason", s.error().message}});
               }
             }
           }
-          for (const auto& note : notes) log::warning("config.restart_required", {{"change", note}});
-          log::info("config.reloaded", {{"file", *flags.config_path}, {"summary", describe_config(config)}});
+          for (const auto& note : notes)
+            log::warning("config.restart_required", {{"change", note}});
+          log::info("config.reloaded",
+                    {{"file", *flags.config_path}, {"summary", describe_config(config)}});
         }
       }
       wait_signal();

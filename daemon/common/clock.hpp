@@ -32,7 +32,8 @@ class SystemClock final : public Clock {
 // For tests: time moves only when told to.
 class FakeClock final : public Clock {
  public:
-  explicit FakeClock(Instant start = {std::chrono::seconds(1000), std::chrono::seconds(1'700'000'000)})
+  explicit FakeClock(Instant start = {std::chrono::seconds(1000),
+                                      std::chrono::seconds(1'700'000'000)})
       : now_(start) {}
   Instant now() const override { return now_; }
   void advance(std::chrono::nanoseconds d) {

@@ -13,10 +13,14 @@ std::atomic<void (*)(const std::string&)> g_sink{nullptr};
 
 const char* level_name(Level level) {
   switch (level) {
-    case Level::kDebug: return "debug";
-    case Level::kInfo: return "info";
-    case Level::kWarning: return "warning";
-    case Level::kError: return "error";
+    case Level::kDebug:
+      return "debug";
+    case Level::kInfo:
+      return "info";
+    case Level::kWarning:
+      return "warning";
+    case Level::kError:
+      return "error";
   }
   return "info";
 }
@@ -64,8 +68,12 @@ Field::Field(std::string_view k, double v) : key(k) {
   value = buf;
 }
 
-void set_level(Level level) { g_level = static_cast<int>(level); }
-Level level() { return static_cast<Level>(g_level.load()); }
+void set_level(Level level) {
+  g_level = static_cast<int>(level);
+}
+Level level() {
+  return static_cast<Level>(g_level.load());
+}
 
 bool parse_level(std::string_view text, Level& out) {
   for (Level l : {Level::kDebug, Level::kInfo, Level::kWarning, Level::kError}) {
@@ -77,7 +85,9 @@ bool parse_level(std::string_view text, Level& out) {
   return false;
 }
 
-void set_sink(void (*sink)(const std::string&)) { g_sink = sink; }
+void set_sink(void (*sink)(const std::string&)) {
+  g_sink = sink;
+}
 
 std::string format_line(Level lvl, std::string_view event, std::initializer_list<Field> fields) {
   std::string line = "level=";

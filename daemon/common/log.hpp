@@ -21,8 +21,8 @@ struct Field {
   Field(std::string_view k, bool v) : key(k), value(v ? "true" : "false") {}
   Field(std::string_view k, double v);
   template <typename Int>
-    requires std::is_integral_v<Int>
-  Field(std::string_view k, Int v) : key(k), value(std::to_string(v)) {}
+  requires std::is_integral_v<Int> Field(std::string_view k, Int v)
+      : key(k), value(std::to_string(v)) {}
   std::string_view key;
   std::string value;
 };

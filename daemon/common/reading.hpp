@@ -28,8 +28,8 @@ struct MemoryReading {
   // Periodic readings cannot tell file from shmem: statm's "shared" is both, kept in file_bytes.
   std::uint64_t file_bytes = 0;
   std::uint64_t shmem_bytes = 0;
-  std::uint64_t swap_bytes = 0;   // mark readings only
-  std::uint64_t hwm_bytes = 0;    // kernel high-water mark since the last reset; mark readings only
+  std::uint64_t swap_bytes = 0;  // mark readings only
+  std::uint64_t hwm_bytes = 0;   // kernel high-water mark since the last reset; mark readings only
 };
 
 }  // namespace ramguard

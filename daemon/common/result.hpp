@@ -51,6 +51,8 @@ class [[nodiscard]] Result {
 // For operations that produce nothing but can fail.
 struct Ok {};
 using Status = Result<Ok>;
-inline Status ok_status() { return Ok{}; }
+inline Status ok_status() {
+  return Ok{};
+}
 
 }  // namespace ramguard

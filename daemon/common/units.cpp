@@ -24,7 +24,8 @@ constexpr std::array<Unit, 8> kSizeUnits{{{"KiB", 1024.0},
                                           {"GB", 1e9},
                                           {"TB", 1e12}}};
 
-constexpr std::array<Unit, 4> kDurationUnits{{{"ms", 1e-3}, {"s", 1.0}, {"m", 60.0}, {"h", 3600.0}}};
+constexpr std::array<Unit, 4> kDurationUnits{
+    {{"ms", 1e-3}, {"s", 1.0}, {"m", 60.0}, {"h", 3600.0}}};
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -35,8 +36,8 @@ std::string_view trim(std::string_view s) {
 // Parses a non-negative decimal number that spans the whole of `digits`.
 bool parse_number(std::string_view digits, double& out) {
   if (digits.empty() || digits.front() == '-' || digits.front() == '+') return false;
-  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), out,
-                                   std::chars_format::fixed);
+  auto [ptr, ec] =
+      std::from_chars(digits.data(), digits.data() + digits.size(), out, std::chars_format::fixed);
   return ec == std::errc() && ptr == digits.data() + digits.size() && std::isfinite(out);
 }
 

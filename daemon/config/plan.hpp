@@ -10,9 +10,9 @@
 namespace ramguard {
 
 struct PlanState {
-  std::string name;      // "global", "host_updates", ...
-  double copies = 1;     // model copies alive; multiplied by the host count when per_host
-  bool per_host = false; // written "hosts" (or "2*hosts") in YAML
+  std::string name;       // "global", "host_updates", ...
+  double copies = 1;      // model copies alive; multiplied by the host count when per_host
+  bool per_host = false;  // written "hosts" (or "2*hosts") in YAML
   friend bool operator==(const PlanState&, const PlanState&) = default;
 };
 

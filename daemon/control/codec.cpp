@@ -44,8 +44,8 @@ Decoded decode_request(std::string_view line) {
     // field of Request is an unknown command when it is an object, which is what clients send.
     const bool unknown_field = detail.find("Cannot find field") != std::string::npos;
     if (unknown_field) {
-      return make_error(v1::Error::UNKNOWN_COMMAND, "unknown command or field: " + detail +
-                                                        " (commands: " + kCommands + ")");
+      return make_error(v1::Error::UNKNOWN_COMMAND,
+                        "unknown command or field: " + detail + " (commands: " + kCommands + ")");
     }
     return make_error(v1::Error::MALFORMED, "malformed request: " + detail);
   }

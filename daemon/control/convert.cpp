@@ -19,9 +19,12 @@ void to_proto(const MemoryReading& reading, v1::Reading& out) {
 
 static v1::Severity severity_to_proto(Severity s) {
   switch (s) {
-    case Severity::kInfo: return v1::INFO;
-    case Severity::kWarning: return v1::WARNING;
-    case Severity::kCritical: return v1::CRITICAL;
+    case Severity::kInfo:
+      return v1::INFO;
+    case Severity::kWarning:
+      return v1::WARNING;
+    case Severity::kCritical:
+      return v1::CRITICAL;
   }
   return v1::INFO;
 }

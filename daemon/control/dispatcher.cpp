@@ -14,25 +14,38 @@ namespace {
 
 v1::Error::Code code_for(ErrorKind kind) {
   switch (kind) {
-    case ErrorKind::kInvalidArgument: return v1::Error::INVALID_ARGUMENT;
-    case ErrorKind::kNotFound: return v1::Error::NOT_FOUND;
-    case ErrorKind::kPermissionDenied: return v1::Error::PERMISSION_DENIED;
-    case ErrorKind::kFailedPrecondition: return v1::Error::FAILED_PRECONDITION;
-    case ErrorKind::kResourceExhausted: return v1::Error::RESOURCE_EXHAUSTED;
-    case ErrorKind::kUnavailable: return v1::Error::UNAVAILABLE;
-    case ErrorKind::kInternal: return v1::Error::INTERNAL;
+    case ErrorKind::kInvalidArgument:
+      return v1::Error::INVALID_ARGUMENT;
+    case ErrorKind::kNotFound:
+      return v1::Error::NOT_FOUND;
+    case ErrorKind::kPermissionDenied:
+      return v1::Error::PERMISSION_DENIED;
+    case ErrorKind::kFailedPrecondition:
+      return v1::Error::FAILED_PRECONDITION;
+    case ErrorKind::kResourceExhausted:
+      return v1::Error::RESOURCE_EXHAUSTED;
+    case ErrorKind::kUnavailable:
+      return v1::Error::UNAVAILABLE;
+    case ErrorKind::kInternal:
+      return v1::Error::INTERNAL;
   }
   return v1::Error::INTERNAL;
 }
 
-Caller caller_of(const Peer& peer) { return Caller{peer.pid, peer.uid, peer.privileged()}; }
+Caller caller_of(const Peer& peer) {
+  return Caller{peer.pid, peer.uid, peer.privileged()};
+}
 
 std::optional<MarkKind> mark_kind(v1::MarkRequest::Kind kind) {
   switch (kind) {
-    case v1::MarkRequest::PHASE_BEGIN: return MarkKind::kPhaseBegin;
-    case v1::MarkRequest::PHASE_END: return MarkKind::kPhaseEnd;
-    case v1::MarkRequest::ROUND_END: return MarkKind::kRoundEnd;
-    default: return std::nullopt;
+    case v1::MarkRequest::PHASE_BEGIN:
+      return MarkKind::kPhaseBegin;
+    case v1::MarkRequest::PHASE_END:
+      return MarkKind::kPhaseEnd;
+    case v1::MarkRequest::ROUND_END:
+      return MarkKind::kRoundEnd;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -57,21 +70,33 @@ void Dispatcher::handle(const v1::Request& request, const Peer& peer, v1::Reply&
   const Caller caller = caller_of(peer);
   Status result = ok_status();
   switch (request.command_case()) {
-    case v1::Request::kHello: result = hello(request.hello(), peer, *reply.mutable_hello()); break;
+    case v1::Request::kHello:
+      result = hello(request.hello(), peer, *reply.mutable_hello());
+      break;
     case v1::Request::kRunStart:
       result = run_start(request.run_start(), caller, *reply.mutable_run_start());
       break;
-    case v1::Request::kMark: result = mark(request.mark(), caller, *reply.mutable_mark()); break;
+    case v1::Request::kMark:
+      result = mark(request.mark(), caller, *reply.mutable_mark());
+      break;
     case v1::Request::kRunEnd:
       result = run_end(request.run_end(), caller, *reply.mutable_run_end());
       break;
-    case v1::Request::kAdmit: result = admit(request.admit(), caller, *reply.mutable_admit()); break;
+    case v1::Request::kAdmit:
+      result = admit(request.admit(), caller, *reply.mutable_admit());
+      break;
     case v1::Request::kRelease:
       result = release(request.release(), caller, *reply.mutable_release());
       break;
-    case v1::Request::kStatus: result = status(request.status(), *reply.mutable_status()); break;
-    case v1::Request::kReport: result = report(request.report(), *reply.mutable_report()); break;
-    case v1::Request::kCompare: result = compare(request.compare(), *reply.mutable_compare()); break;
+    case v1::Request::kStatus:
+      result = status(request.status(), *reply.mutable_status());
+      break;
+    case v1::Request::kReport:
+      result = report(request.report(), *reply.mutable_report());
+      break;
+    case v1::Request::kCompare:
+      result = compare(request.compare(), *reply.mutable_compare());
+      break;
     case v1::Request::kListRuns:
       result = list_runs(request.list_runs(), *reply.mutable_list_runs());
       break;
@@ -174,11 +199,12 @@ Status Dispatcher::admit(const v1::AdmitRequest& in, const Caller& caller, v1::A
     if (plan == settings_.plans.end()) {
       std::string known;
       for (const auto& [name, p] : settings_.plans) known += (known.empty() ? "" : ", ") + name;
-      return Error{"unknown plan '" + in.plan() + "' (configured plans: " +
-                   (known.empty() ? "none" : known) + ")"};
+      return Error{"unknown plan '" + in.plan() +
+                   "' (configured plans: " + (known.empty() ? "none" : known) + ")"};
     }
     const auto& m = in.model();
-    auto model_bytes = model_bytes_from(m.parameter_count(), m.bytes_per_parameter(), m.model_bytes());
+    auto model_bytes =
+        model_bytes_from(m.parameter_count(), m.bytes_per_parameter(), m.model_bytes());
     if (!model_bytes) return model_bytes.error();
     auto estimate = estimate_from_plan(plan->second, *model_bytes, in.hosts());
     if (!estimate) return estimate.error();

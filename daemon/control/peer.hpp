@@ -10,10 +10,10 @@
 namespace ramguard::control {
 
 struct Peer {
-  pid_t pid = 0;           // 0: unknown (TCP)
+  pid_t pid = 0;  // 0: unknown (TCP)
   uid_t uid = 0;
   bool credentials_known = false;
-  std::string description; // "pid 1234 uid 1000" or "tcp 127.0.0.1:5555"
+  std::string description;  // "pid 1234 uid 1000" or "tcp 127.0.0.1:5555"
 
   // Root, and TCP peers that presented the token, act for any process.
   bool privileged() const { return !credentials_known || uid == 0; }

@@ -45,9 +45,11 @@ bool someone_listens(const std::filesystem::path& path) {
 
 Result<asio::ip::tcp::endpoint> parse_host_port(const std::string& text) {
   const auto colon = text.rfind(':');
-  if (colon == std::string::npos) return Error{"TCP listen address '" + text + "' is not HOST:PORT"};
+  if (colon == std::string::npos)
+    return Error{"TCP listen address '" + text + "' is not HOST:PORT"};
   std::string host = text.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
   asio::error_code ec;
   auto address = asio::ip::make_address(host, ec);
   if (ec) return Error{"TCP listen address '" + text + "': '" + host + "' is not an IP address"};
@@ -66,7 +68,9 @@ ControlServer::ControlServer(asio::io_context& io, RequestHandler& handler, Serv
                              std::string server_version)
     : io_(io), handler_(handler), limits_(limits), server_version_(std::move(server_version)) {}
 
-ControlServer::~ControlServer() { stop(); }
+ControlServer::~ControlServer() {
+  stop();
+}
 
 Status ControlServer::listen_unix(const std::filesystem::path& path, mode_t mode) {
   std::error_code fs_ec;
@@ -145,10 +149,10 @@ asio::awaitable<void> ControlServer::accept_loop(Acceptor& acceptor, bool tcp) {
       continue;  // e.g. EMFILE: keep serving the connections we have
     }
     if (*connections_ >= limits_.max_connections) {
-      v1::Reply reply = error_reply(nullptr, make_error(v1::Error::RESOURCE_EXHAUSTED,
-                                                        "too many connections (limit " +
-                                                            std::to_string(limits_.max_connections) +
-                                                            "); try again later"));
+      v1::Reply reply = error_reply(
+          nullptr, make_error(v1::Error::RESOURCE_EXHAUSTED,
+                              "too many connections (limit " +
+                                  std::to_string(limits_.max_connections) + "); try again later"));
       reply.set_server_version(server_version_);
       const std::string line = encode_reply(reply);
       asio::error_code write_ec;
@@ -162,8 +166,9 @@ asio::awaitable<void> ControlServer::accept_loop(Acceptor& acceptor, bool tcp) {
       asio::error_code remote_ec;
       auto remote = socket.remote_endpoint(remote_ec);
       peer.credentials_known = false;
-      peer.description = "tcp " + (remote_ec ? std::string("?") : remote.address().to_string() +
-                                                                      ":" + std::to_string(remote.port()));
+      peer.description =
+          "tcp " + (remote_ec ? std::string("?")
+                              : remote.address().to_string() + ":" + std::to_string(remote.port()));
     }
     (void)tcp;
     asio::co_spawn(io_, session(std::move(socket), std::move(peer)), asio::detached);
@@ -182,11 +187,12 @@ void ControlServer::serve_line(std::string_view line, const Peer& peer, std::str
       reply = error_reply(&request, make_error(v1::Error::PERMISSION_DENIED,
                                                "missing or wrong token for the TCP listener"));
     } else if (!limiter.allow()) {
-      reply = error_reply(&request, make_error(v1::Error::RESOURCE_EXHAUSTED,
-                                               "request rate above " +
-                                                   std::to_string(static_cast<long>(
-                                                       limits_.max_requests_per_second)) +
-                                                   " per second on this connection"));
+      reply = error_reply(
+          &request,
+          make_error(v1::Error::RESOURCE_EXHAUSTED,
+                     "request rate above " +
+                         std::to_string(static_cast<long>(limits_.max_requests_per_second)) +
+                         " per second on this connection"));
     } else {
       reply.set_version(kProtocolVersion);
       reply.set_request_id(request.request_id());
@@ -208,13 +214,13 @@ asio::awaitable<void> ControlServer::session(Socket socket, Peer peer) {
   auto stopped = stopped_;
   const bool tcp = !std::is_same_v<Socket, local_socket>;
   RateLimiter limiter(limits_.max_requests_per_second);
-  std::string pending;   // bytes of the current, incomplete line
+  std::string pending;      // bytes of the current, incomplete line
   bool discarding = false;  // inside an oversized line: drop bytes until its newline
   std::array<char, 16 * 1024> chunk{};
   for (;;) {
     asio::error_code ec;
-    const std::size_t n =
-        co_await socket.async_read_some(asio::buffer(chunk), asio::redirect_error(use_awaitable, ec));
+    const std::size_t n = co_await socket.async_read_some(asio::buffer(chunk),
+                                                          asio::redirect_error(use_awaitable, ec));
     if (ec || *stopped) co_return;
     std::string out;
     std::string_view data(chunk.data(), n);
@@ -242,7 +248,8 @@ asio::awaitable<void> ControlServer::session(Socket socket, Peer peer) {
       pending.clear();
     }
     if (!out.empty()) {
-      co_await asio::async_write(socket, asio::buffer(out), asio::redirect_error(use_awaitable, ec));
+      co_await asio::async_write(socket, asio::buffer(out),
+                                 asio::redirect_error(use_awaitable, ec));
       if (ec) co_return;
     }
   }

@@ -18,10 +18,14 @@ enum class RunState { kActive, kEnded, kExited, kLost };
 
 inline const char* run_state_name(RunState s) {
   switch (s) {
-    case RunState::kActive: return "active";
-    case RunState::kEnded: return "ended";
-    case RunState::kExited: return "exited";
-    case RunState::kLost: return "lost";
+    case RunState::kActive:
+      return "active";
+    case RunState::kEnded:
+      return "ended";
+    case RunState::kExited:
+      return "exited";
+    case RunState::kLost:
+      return "lost";
   }
   return "active";
 }
@@ -60,10 +64,10 @@ struct PhaseRecord {
 };
 
 struct BoundaryRecord {
-  std::uint32_t round = 0;       // the round that ended
-  MemoryReading reading;         // at the round-end mark
-  std::uint64_t floor_bytes = 0; // lowest RSS in the settle window after the mark
-  bool settled = false;          // the settle window has passed
+  std::uint32_t round = 0;        // the round that ended
+  MemoryReading reading;          // at the round-end mark
+  std::uint64_t floor_bytes = 0;  // lowest RSS in the settle window after the mark
+  bool settled = false;           // the settle window has passed
   std::optional<AllocatorFacts> allocator;
   std::optional<GcFacts> gc;
 };

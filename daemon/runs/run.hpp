@@ -23,7 +23,7 @@ namespace ramguard {
 struct Run {
   RunLedger ledger;
   SampleSeries samples;
-  TargetKey key = 0;  // 0: no longer sampled
+  TargetKey key = 0;                    // 0: no longer sampled
   ExitWatcher::WatchId exit_watch = 0;  // 0: exit not watched (any more)
   bool end_on_exit = false;  // a clean exit (code 0) ends the run normally (ramguard exec)
   bool exact_peaks = false;  // the high-water mark can be reset: phase peaks are exact

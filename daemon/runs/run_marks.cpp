@@ -67,9 +67,8 @@ Result<MarkOutcome> RunRegistry::mark(const MarkInput& input, const Caller& call
                      std::to_string(params_.max_marks_per_run) + " marks",
                  ErrorKind::kResourceExhausted};
   }
-  auto open = std::find_if(run.open_phases.begin(), run.open_phases.end(), [&](std::size_t i) {
-    return ledger.phases[i].phase == input.phase;
-  });
+  auto open = std::find_if(run.open_phases.begin(), run.open_phases.end(),
+                           [&](std::size_t i) { return ledger.phases[i].phase == input.phase; });
   switch (input.kind) {
     case MarkKind::kPhaseBegin:
     case MarkKind::kPhaseEnd:
@@ -82,16 +81,16 @@ Result<MarkOutcome> RunRegistry::mark(const MarkInput& input, const Caller& call
                      ErrorKind::kFailedPrecondition};
       }
       if (input.kind == MarkKind::kPhaseEnd && open == run.open_phases.end()) {
-        return Error{"phase '" + input.phase + "' ended without a begin (open phases: " +
-                         open_phase_names(run) + ")",
+        return Error{"phase '" + input.phase +
+                         "' ended without a begin (open phases: " + open_phase_names(run) + ")",
                      ErrorKind::kFailedPrecondition};
       }
       break;
     case MarkKind::kRoundEnd:
       if (input.round != 0 && input.round <= run.rounds_ended) {
         return Error{"round " + std::to_string(input.round) + " already ended in run " +
-                         input.run_id + " (last ended round: " +
-                         std::to_string(run.rounds_ended) + ")",
+                         input.run_id + " (last ended round: " + std::to_string(run.rounds_ended) +
+                         ")",
                      ErrorKind::kFailedPrecondition};
       }
       break;
@@ -108,8 +107,8 @@ Result<MarkOutcome> RunRegistry::mark(const MarkInput& input, const Caller& call
   mark.seq = ledger.marks.size() + 1;
   mark.kind = input.kind;
   mark.phase = input.kind == MarkKind::kRoundEnd ? "" : input.phase;
-  mark.round = input.kind == MarkKind::kRoundEnd && input.round != 0 ? input.round
-                                                                      : run.current_round();
+  mark.round =
+      input.kind == MarkKind::kRoundEnd && input.round != 0 ? input.round : run.current_round();
   mark.reading = *reading;
   mark.allocator = input.allocator;
   mark.gc = input.gc;
@@ -210,8 +209,8 @@ void RunRegistry::evaluate_gaps(Run& run, std::vector<Verdict>& out) {
   std::size_t verdict_index = 0;
   for (const PhaseGap& gap : gaps.gaps) {
     if (!gap.over) continue;
-    const auto key = std::make_pair(gap.rule_index,
-                                    static_cast<std::uint64_t>(gap.from_at.monotonic.count()));
+    const auto key =
+        std::make_pair(gap.rule_index, static_cast<std::uint64_t>(gap.from_at.monotonic.count()));
     if (verdict_index < gaps.verdicts.size() && run.gaps_reported.insert(key).second) {
       emit(run, gaps.verdicts[verdict_index], &out);
     }
@@ -234,7 +233,8 @@ void RunRegistry::settle_boundary(const std::string& run_id, std::size_t index) 
     }
   }
   auto low = run->samples.min_rss_between(boundary.reading.at, now);
-  boundary.floor_bytes = std::min(boundary.reading.rss_bytes, low.value_or(boundary.reading.rss_bytes));
+  boundary.floor_bytes =
+      std::min(boundary.reading.rss_bytes, low.value_or(boundary.reading.rss_bytes));
   boundary.settled = true;
   store_write(*run, "boundary", [&] { return store_->save_boundary(run_id, boundary); });
   log::debug("run.boundary_settled", {{"run", run_id},
@@ -254,11 +254,9 @@ void RunRegistry::evaluate_growth(Run& run) {
       assess_growth(floors, growth_context(run.ledger.info), params_.detectors);
   for (Verdict& v : new_growth_verdicts(run.growth, current)) emit(run, std::move(v));
   const std::uint32_t round = floors.empty() ? 0 : floors.back().round;
-  const bool classified = std::any_of(run.ledger.verdicts.begin(), run.ledger.verdicts.end(),
-                                      [&](const Verdict& v) {
-                                        return v.kind == verdict_kind::kGrowthClass &&
-                                               v.round == round;
-                                      });
+  const bool classified = std::any_of(
+      run.ledger.verdicts.begin(), run.ledger.verdicts.end(),
+      [&](const Verdict& v) { return v.kind == verdict_kind::kGrowthClass && v.round == round; });
   if (!classified) {
     std::vector<BoundaryRecord> settled;
     for (const auto& b : run.ledger.boundaries) {

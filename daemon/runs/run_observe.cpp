@@ -51,8 +51,10 @@ void RunRegistry::observe(Run& run, const MemoryReading& reading) {
     }
     ledger.peak_bytes = std::max(ledger.peak_bytes, reading.rss_bytes);
   }
-  run.pending_min_rss = std::min(run.pending_min_rss.value_or(reading.rss_bytes), reading.rss_bytes);
-  run.pending_max_rss = std::max(run.pending_max_rss.value_or(reading.rss_bytes), reading.rss_bytes);
+  run.pending_min_rss =
+      std::min(run.pending_min_rss.value_or(reading.rss_bytes), reading.rss_bytes);
+  run.pending_max_rss =
+      std::max(run.pending_max_rss.value_or(reading.rss_bytes), reading.rss_bytes);
   if (metrics_ != nullptr) {
     metrics_->observe_reading(ledger.info.job, reading);
     metrics_->observe_peak(ledger.info.job, ledger.peak_bytes, ledger.peak_exact);
@@ -116,22 +118,24 @@ void RunRegistry::emit(Run& run, Verdict verdict, std::vector<Verdict>* out) {
   if (metrics_ != nullptr) {
     metrics_->observe_verdict(ledger.info.job, verdict.kind, verdict.severity);
     if (verdict.severity != Severity::kInfo || verdict.cleared) {
-      metrics_->set_active_warning(ledger.info.job, verdict.kind, !verdict.cleared && !verdict.passed);
+      metrics_->set_active_warning(ledger.info.job, verdict.kind,
+                                   !verdict.cleared && !verdict.passed);
     }
   }
-  const log::Level level = verdict.severity == Severity::kInfo || verdict.cleared
-                               ? log::Level::kInfo
-                               : (verdict.severity == Severity::kWarning ? log::Level::kWarning
-                                                                         : log::Level::kError);
-  log::write(level, "verdict", {{"kind", verdict.kind},
-                                {"severity", severity_name(verdict.severity)},
-                                {"passed", verdict.passed},
-                                {"cleared", verdict.cleared},
-                                {"run", ledger.info.run_id},
-                                {"job", ledger.info.job},
-                                {"round", verdict.round},
-                                {"phase", verdict.phase},
-                                {"summary", verdict.summary}});
+  const log::Level level =
+      verdict.severity == Severity::kInfo || verdict.cleared
+          ? log::Level::kInfo
+          : (verdict.severity == Severity::kWarning ? log::Level::kWarning : log::Level::kError);
+  log::write(level, "verdict",
+             {{"kind", verdict.kind},
+              {"severity", severity_name(verdict.severity)},
+              {"passed", verdict.passed},
+              {"cleared", verdict.cleared},
+              {"run", ledger.info.run_id},
+              {"job", ledger.info.job},
+              {"round", verdict.round},
+              {"phase", verdict.phase},
+              {"summary", verdict.summary}});
   if (out != nullptr) out->push_back(std::move(verdict));
 }
 

@@ -27,14 +27,16 @@ void RunRegistry::recover() {
     for (std::size_t i = 0; i < run->ledger.phases.size(); ++i) {
       if (!run->ledger.phases[i].end) run->open_phases.push_back(i);
     }
-    for (const auto& b : run->ledger.boundaries) run->rounds_ended = std::max(run->rounds_ended, b.round);
-    run->last_mark_at = run->ledger.marks.empty() ? run->ledger.started : run->ledger.marks.back().reading.at;
+    for (const auto& b : run->ledger.boundaries)
+      run->rounds_ended = std::max(run->rounds_ended, b.round);
+    run->last_mark_at =
+        run->ledger.marks.empty() ? run->ledger.started : run->ledger.marks.back().reading.at;
     run->exact_peaks = run->ledger.peak_exact;
-    auto key = sampler_.add(run->ledger.info.target,
-                            [this, run_id, alive = alive_](const TargetId&,
-                                                           const Result<MemoryReading>& r) {
-                              if (*alive) on_reading(run_id, r);
-                            });
+    auto key = sampler_.add(
+        run->ledger.info.target,
+        [this, run_id, alive = alive_](const TargetId&, const Result<MemoryReading>& r) {
+          if (*alive) on_reading(run_id, r);
+        });
     Run& ref = *run;
     runs_[run_id] = std::move(run);
     if (!key) {
@@ -43,8 +45,9 @@ void RunRegistry::recover() {
       emit(ref, lost_verdict(ref.ledger, now));
       ref.forget_at = now;
       ref.forget_at->monotonic += params_.ended_retention;
-      log::warning("recovery.lost", {{"run", run_id}, {"pid", ref.ledger.info.target.pid},
-                                     {"reason", key.error().message}});
+      log::warning(
+          "recovery.lost",
+          {{"run", run_id}, {"pid", ref.ledger.info.target.pid}, {"reason", key.error().message}});
       continue;
     }
     ref.key = *key;
@@ -52,7 +55,9 @@ void RunRegistry::recover() {
       if (*alive) on_exit(run_id, e);
     });
     if (watched) ref.exit_watch = *watched;
-    if (!watched) log::warning("run.exit_watch_unavailable", {{"run", run_id}, {"reason", watched.error().message}});
+    if (!watched)
+      log::warning("run.exit_watch_unavailable",
+                   {{"run", run_id}, {"reason", watched.error().message}});
     // Gaps judged before the restart are not judged again.
     for (const PhaseGap& gap : measure_phase_gaps(ref.ledger.marks, params_.detectors).gaps) {
       if (gap.over) {
@@ -65,21 +70,25 @@ void RunRegistry::recover() {
     ref.growth = {};
     evaluate_growth(ref);
     resumed_ids.push_back(run_id);
-    log::info("recovery.resumed", {{"run", run_id}, {"job", ref.ledger.info.job},
+    log::info("recovery.resumed", {{"run", run_id},
+                                   {"job", ref.ledger.info.job},
                                    {"pid", ref.ledger.info.target.pid},
                                    {"marks", ref.ledger.marks.size()}});
   }
   // Reservations: those of resumed runs and unexpired unclaimed ones come back.
   if (auto reservations = store_->load_reservations()) {
-    const auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(clock_.now().wall).count();
+    const auto now_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(clock_.now().wall).count();
     for (const StoredReservation& r : *reservations) {
       const bool claimed_by_resumed =
-          !r.run_id.empty() && std::find(resumed_ids.begin(), resumed_ids.end(), r.run_id) != resumed_ids.end();
+          !r.run_id.empty() &&
+          std::find(resumed_ids.begin(), resumed_ids.end(), r.run_id) != resumed_ids.end();
       const bool live_lease = r.run_id.empty() && r.expires_wall_ms > now_ms;
       if (claimed_by_resumed || live_lease) {
         ReservationRecord record{r.id, r.job, r.bytes, "restored", r.run_id};
         if (auto s = admission_.restore(record); !s) {
-          log::warning("recovery.reservation_dropped", {{"reservation", r.id}, {"reason", s.error().message}});
+          log::warning("recovery.reservation_dropped",
+                       {{"reservation", r.id}, {"reason", s.error().message}});
         }
       }
     }

@@ -27,7 +27,9 @@ RunRegistry::RunRegistry(asio::io_context& io, const Clock& clock, Sampler& samp
       params_(std::move(params)),
       watches_(std::make_unique<WatchList>(sampler, exits, clock)) {}
 
-RunRegistry::~RunRegistry() { *alive_ = false; }
+RunRegistry::~RunRegistry() {
+  *alive_ = false;
+}
 
 void RunRegistry::set_store(Store* store) {
   store_ = store;
@@ -43,7 +45,9 @@ void RunRegistry::set_metrics(MetricsExporter* metrics) {
   }
 }
 
-void RunRegistry::set_params(const RegistryParams& params) { params_ = params; }
+void RunRegistry::set_params(const RegistryParams& params) {
+  params_ = params;
+}
 
 std::string RunRegistry::new_run_id() {
   static std::mt19937_64 rng{std::random_device{}()};
@@ -89,15 +93,14 @@ Result<Run*> RunRegistry::find_for_change(const std::string& run_id, const Calle
   if (run == nullptr) return Error{"unknown run id '" + run_id + "'", ErrorKind::kNotFound};
   if (!caller.privileged && caller.uid != run->ledger.info.owner_uid) {
     return Error{"uid " + std::to_string(caller.uid) + " may not " + what + " run " + run_id +
-                     ": its process is owned by uid " +
-                     std::to_string(run->ledger.info.owner_uid),
+                     ": its process is owned by uid " + std::to_string(run->ledger.info.owner_uid),
                  ErrorKind::kPermissionDenied};
   }
   if (!run->active()) {
     return Error{"run " + run_id + " has already " +
-                     (run->ledger.state == RunState::kEnded ? std::string("ended")
-                                                            : std::string(run_state_name(
-                                                                  run->ledger.state))),
+                     (run->ledger.state == RunState::kEnded
+                          ? std::string("ended")
+                          : std::string(run_state_name(run->ledger.state))),
                  ErrorKind::kFailedPrecondition};
   }
   return run;
@@ -111,10 +114,10 @@ Result<const RunLedger*> RunRegistry::start(const StartRunInput& input, const Ca
   const pid_t pid = input.pid != 0 ? input.pid : caller.pid;
   if (pid <= 0) return Error{"run start needs a pid (the caller's PID is unknown on TCP)"};
   const std::string run_id = new_run_id();
-  auto key = sampler_.add(pid, [this, run_id, alive = alive_](const TargetId&,
-                                                              const Result<MemoryReading>& r) {
-    if (*alive) on_reading(run_id, r);
-  });
+  auto key = sampler_.add(
+      pid, [this, run_id, alive = alive_](const TargetId&, const Result<MemoryReading>& r) {
+        if (*alive) on_reading(run_id, r);
+      });
   if (!key) return Error{key.error().message, ErrorKind::kNotFound};
   const auto target = sampler_.target(*key);
   const std::uint32_t owner = sampler_.owner_uid(*key).value_or(0);
@@ -188,7 +191,8 @@ Result<const RunLedger*> RunRegistry::start(const StartRunInput& input, const Ca
   if (watched) {
     run->exit_watch = *watched;
   } else {
-    log::warning("run.exit_watch_unavailable", {{"run", run_id}, {"reason", watched.error().message}});
+    log::warning("run.exit_watch_unavailable",
+                 {{"run", run_id}, {"reason", watched.error().message}});
   }
   Run& stored = *run;
   runs_[run_id] = std::move(run);
@@ -219,8 +223,9 @@ Result<EndOutcome> RunRegistry::end(const std::string& run_id, const Caller& cal
   // which the exit watcher is about to report, decides how it ends, not a runEnd racing it.
   if (!reading && run.end_on_exit && run.exit_watch != 0 &&
       ::kill(run.ledger.info.target.pid, 0) != 0 && errno == ESRCH) {
-    return Error{"run " + run_id + " ends with its process, which has exited: its exit status decides",
-                 ErrorKind::kFailedPrecondition};
+    return Error{
+        "run " + run_id + " ends with its process, which has exited: its exit status decides",
+        ErrorKind::kFailedPrecondition};
   }
   const Instant now = reading ? reading->at : clock_.now();
   EndOutcome out;
@@ -252,7 +257,8 @@ void RunRegistry::finish(Run& run, RunState state, const Instant& at) {
   if (state == RunState::kEnded) {
     for (std::size_t index : run.open_phases) {  // a run that ends mid-phase closes them
       ledger.phases[index].end = at;
-      store_write(run, "close phase", [&] { return store_->save_phase(ledger.info.run_id, ledger.phases[index]); });
+      store_write(run, "close phase",
+                  [&] { return store_->save_phase(ledger.info.run_id, ledger.phases[index]); });
     }
     run.open_phases.clear();
   }
@@ -294,12 +300,12 @@ void RunRegistry::on_exit(const std::string& run_id, const ExitInfo& info) {
     end_with_process(*run, info, now);
   } else if (run->active()) {
     finish(*run, RunState::kExited, now);
-    emit(*run, exited_verdict(run->ledger,
-                              info.status_known && info.signal == 0
-                                  ? std::optional<int>(info.exit_code)
-                                  : std::nullopt,
-                              info.signal != 0 ? std::optional<int>(info.signal) : std::nullopt,
-                              info.oom_killed, now));
+    emit(*run,
+         exited_verdict(run->ledger,
+                        info.status_known && info.signal == 0 ? std::optional<int>(info.exit_code)
+                                                              : std::nullopt,
+                        info.signal != 0 ? std::optional<int>(info.signal) : std::nullopt,
+                        info.oom_killed, now));
     log::warning("run.exited", {{"run", run_id}, {"detail", info.detail}});
   } else {
     check_release(*run, now);
@@ -397,6 +403,8 @@ void RunRegistry::sync_reservations() {
   stored_reservations_ = std::move(current);
 }
 
-Status RunRegistry::watch(pid_t pid) { return watches_->add(pid); }
+Status RunRegistry::watch(pid_t pid) {
+  return watches_->add(pid);
+}
 
 }  // namespace ramguard

@@ -37,8 +37,9 @@ struct RegistryParams {
   std::uint32_t max_marks_per_run = 100000;
   SeriesLimits series;
   std::chrono::nanoseconds ended_retention = std::chrono::minutes(15);
-  std::uint32_t peak_refresh_ticks = 1;   // status read (VmHWM, ~6 us) for the exact peak between marks
-  std::uint32_t store_flush_ticks = 5;    // progress and a downsampled sample to the store
+  std::uint32_t peak_refresh_ticks =
+      1;  // status read (VmHWM, ~6 us) for the exact peak between marks
+  std::uint32_t store_flush_ticks = 5;  // progress and a downsampled sample to the store
 };
 
 // Who asks, as the control server learned it.

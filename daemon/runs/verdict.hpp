@@ -33,17 +33,20 @@ struct Verdict {
   bool passed = true;       // pass/fail verdicts (release); warnings set it false
   std::uint32_t round = 0;  // 0: not tied to a round
   std::string phase;
-  std::string summary;      // one sentence with the numbers, decimal GB
+  std::string summary;                    // one sentence with the numbers, decimal GB
   std::map<std::string, double> figures;  // base units: bytes, seconds, copies, rounds
   Instant at;
-  bool cleared = false;     // an earlier warning of this kind no longer holds
+  bool cleared = false;  // an earlier warning of this kind no longer holds
 };
 
 inline const char* severity_name(Severity s) {
   switch (s) {
-    case Severity::kInfo: return "info";
-    case Severity::kWarning: return "warning";
-    case Severity::kCritical: return "critical";
+    case Severity::kInfo:
+      return "info";
+    case Severity::kWarning:
+      return "warning";
+    case Severity::kCritical:
+      return "critical";
   }
   return "info";
 }

@@ -21,10 +21,10 @@ RunRegistry::WatchList::~WatchList() {
 
 Status RunRegistry::WatchList::add(pid_t pid) {
   if (targets_.count(pid) != 0) return Error{"PID " + std::to_string(pid) + " is already watched"};
-  auto key = sampler_.add(pid, [this, pid, alive = alive_](const TargetId&,
-                                                           const Result<MemoryReading>& r) {
-    if (*alive) on_reading(pid, r);
-  });
+  auto key = sampler_.add(
+      pid, [this, pid, alive = alive_](const TargetId&, const Result<MemoryReading>& r) {
+        if (*alive) on_reading(pid, r);
+      });
   if (!key) return key.error();
   Target target;
   target.pid = pid;
@@ -43,7 +43,9 @@ Status RunRegistry::WatchList::add(pid_t pid) {
       metrics_->observe_peak(target.job, target.peak_bytes, target.exact);
       metrics_->set_target_up(target.job, true, target.exact ? "" : "hwm_reset_denied");
     }
-    log::info("watch.start", {{"pid", pid}, {"job", target.job}, {"rss_bytes", first->rss_bytes},
+    log::info("watch.start", {{"pid", pid},
+                              {"job", target.job},
+                              {"rss_bytes", first->rss_bytes},
                               {"exact_peak", target.exact}});
   }
   const auto id = sampler_.target(*key);
@@ -52,7 +54,9 @@ Status RunRegistry::WatchList::add(pid_t pid) {
       if (*alive) on_exit(pid, info);
     });
     if (watched) target.exit_watch = *watched;
-    if (!watched) log::warning("watch.exit_watch_unavailable", {{"pid", pid}, {"reason", watched.error().message}});
+    if (!watched)
+      log::warning("watch.exit_watch_unavailable",
+                   {{"pid", pid}, {"reason", watched.error().message}});
   }
   targets_[pid] = target;
   return ok_status();
@@ -88,8 +92,8 @@ void RunRegistry::WatchList::on_reading(pid_t pid, const Result<MemoryReading>& 
 void RunRegistry::WatchList::on_exit(pid_t pid, const ExitInfo& info) {
   auto it = targets_.find(pid);
   if (it == targets_.end()) return;
-  log::warning("watch.exited", {{"pid", pid}, {"detail", info.detail},
-                                {"peak_bytes", it->second.peak_bytes}});
+  log::warning("watch.exited",
+               {{"pid", pid}, {"detail", info.detail}, {"peak_bytes", it->second.peak_bytes}});
   sampler_.remove(it->second.key);
   if (metrics_ != nullptr) {
     metrics_->set_target_up(it->second.job, false, "exited");

@@ -29,7 +29,8 @@ std::size_t readings(const Daemon& d, pid_t pid) {
   return n;
 }
 
-std::string reading_after(Daemon& d, pid_t pid, std::size_t count, std::chrono::milliseconds timeout) {
+std::string reading_after(Daemon& d, pid_t pid, std::size_t count,
+                          std::chrono::milliseconds timeout) {
   std::string found;
   eventually(
       [&] {
@@ -63,8 +64,8 @@ TEST(DaemonCore, RssFollowsTheChildWithinOneInterval) {
   ASSERT_FALSE(shrunk.empty());
   EXPECT_LT(field(shrunk, "rss_bytes"), 64 * kMiB);
   // The metric carries the same reading.
-  const double rss = metric_value(d->scrape_metrics(),
-                                  "ramguard_target_rss_bytes{job=\"pid-" + std::to_string(child.pid()) + "\"}");
+  const double rss = metric_value(d->scrape_metrics(), "ramguard_target_rss_bytes{job=\"pid-" +
+                                                           std::to_string(child.pid()) + "\"}");
   EXPECT_LT(rss, 64.0 * kMiB);
   EXPECT_GT(rss, 0.0);
 }
@@ -88,8 +89,8 @@ TEST(DaemonCore, ShortSpikeBetweenSamplesIsCaughtAtFullSizeByTheHighWaterMark) {
     if (field(after, "rss_bytes") >= 64 * kMiB) continue;  // the sample saw the spike itself
     missed_by_sample = true;
     EXPECT_GE(field(after, "peak_bytes"), spike_bytes) << after;
-    const double peak = metric_value(d->scrape_metrics(),
-                                     "ramguard_target_peak_bytes{job=\"pid-" + std::to_string(pid) + "\"}");
+    const double peak = metric_value(
+        d->scrape_metrics(), "ramguard_target_peak_bytes{job=\"pid-" + std::to_string(pid) + "\"}");
     EXPECT_GE(peak, static_cast<double>(spike_bytes));
   }
   EXPECT_TRUE(missed_by_sample) << "every periodic sample landed inside the spike";
@@ -101,7 +102,8 @@ TEST(DaemonCore, ChildExitIsNoticedWithinASecond) {
   ASSERT_FALSE(d->wait_for_log("event=watch.start").empty());
   const auto killed_at = std::chrono::steady_clock::now();
   child.kill(SIGKILL);
-  const std::string exited = d->wait_for_log("event=watch.exited pid=" + std::to_string(child.pid()), 5s);
+  const std::string exited =
+      d->wait_for_log("event=watch.exited pid=" + std::to_string(child.pid()), 5s);
   const auto noticed = std::chrono::steady_clock::now() - killed_at;
   ASSERT_FALSE(exited.empty()) << d->log_text();
   EXPECT_LT(noticed, 1s);
@@ -144,7 +146,8 @@ TEST(DaemonCore, MetricsPassPromtoolWithoutWarnings) {
   ASSERT_FALSE(reading_after(*d, child.pid(), 0, 5s).empty());
   const std::string scrape = d->scrape_metrics();
   EXPECT_EQ(metric_value(scrape, "ramguard_budget_bytes"), 16e9) << scrape;
-  EXPECT_GE(metric_value(scrape, "ramguard_target_rss_bytes{job=\"pid-" + std::to_string(child.pid()) + "\"}"),
+  EXPECT_GE(metric_value(scrape, "ramguard_target_rss_bytes{job=\"pid-" +
+                                     std::to_string(child.pid()) + "\"}"),
             64.0 * kMiB);
   EXPECT_GT(metric_value(scrape, "ramguard_self_rss_bytes"), 0.0);
   const auto dir = make_temp_dir("promtool");

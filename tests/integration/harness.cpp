@@ -42,9 +42,15 @@ std::string field_after(const std::string& line, const std::string& key) {
 
 }  // namespace
 
-std::string daemon_path() { return RAMGUARD_DAEMON_PATH; }
-std::string memchild_path() { return RAMGUARD_MEMCHILD_PATH; }
-std::string cli_path() { return RAMGUARD_CLI_PATH; }
+std::string daemon_path() {
+  return RAMGUARD_DAEMON_PATH;
+}
+std::string memchild_path() {
+  return RAMGUARD_MEMCHILD_PATH;
+}
+std::string cli_path() {
+  return RAMGUARD_CLI_PATH;
+}
 
 std::filesystem::path make_temp_dir(const std::string& tag) {
   std::string templ = (std::filesystem::temp_directory_path() / ("rg-" + tag + "-XXXXXX")).string();
@@ -67,8 +73,9 @@ std::unique_ptr<Daemon> Daemon::start(Options options) {
   d->dir_ = make_temp_dir("daemon");
   d->socket_ = d->dir_ / "ramguard.sock";
   d->state_dir_ = options.state_dir.empty() ? d->dir_ / "state" : options.state_dir;
-  std::vector<std::string> args = {daemon_path(), "--socket", d->socket_.string(), "--state-dir",
-                                   d->state_dir_.string(), "--metrics", "127.0.0.1:0"};
+  std::vector<std::string> args = {
+      daemon_path(),          "--socket",  d->socket_.string(), "--state-dir",
+      d->state_dir_.string(), "--metrics", "127.0.0.1:0"};
   if (!options.config_yaml.empty()) {
     const auto config = d->dir_ / "ramguard.yaml";
     std::ofstream(config) << options.config_yaml;
@@ -299,7 +306,9 @@ std::uint64_t MemChild::command(const std::string& line) {
   return std::stoull(reply.substr(3));
 }
 
-void MemChild::kill(int signal) { ::kill(pid_, signal); }
+void MemChild::kill(int signal) {
+  ::kill(pid_, signal);
+}
 
 int MemChild::wait() {
   int status = 0;

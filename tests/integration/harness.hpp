@@ -25,10 +25,10 @@ std::filesystem::path make_temp_dir(const std::string& tag);
 class Daemon {
  public:
   struct Options {
-    std::string config_yaml;             // written to a file and passed with --config
-    std::vector<std::string> args;       // extra flags
-    std::filesystem::path state_dir;     // default: a fresh temp dir
-    bool wait_ready = true;              // wait for the socket and the metrics port
+    std::string config_yaml;          // written to a file and passed with --config
+    std::vector<std::string> args;    // extra flags
+    std::filesystem::path state_dir;  // default: a fresh temp dir
+    bool wait_ready = true;           // wait for the socket and the metrics port
   };
   static std::unique_ptr<Daemon> start(Options options);
   static std::unique_ptr<Daemon> with_args(std::vector<std::string> args) {
@@ -61,7 +61,7 @@ class Daemon {
   std::string log_text() const;
 
   int signal_and_wait(int signal, std::chrono::milliseconds timeout = 10s);  // exit status
-  void kill_hard();  // SIGKILL, reaped
+  void kill_hard();                                                          // SIGKILL, reaped
   bool running();
 
  private:

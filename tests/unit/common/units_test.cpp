@@ -10,11 +10,16 @@ TEST(ParseSize, AcceptsDecimalBinaryAndPlainBytes) {
     const char* text;
     std::uint64_t bytes;
   };
-  const Case cases[] = {{"16GB", 16'000'000'000ULL},   {"16GiB", 16ULL << 30},
-                        {"512MB", 512'000'000ULL},     {"1kB", 1000},
-                        {"4KiB", 4096},                {"123", 123},
-                        {"2.5GB", 2'500'000'000ULL},   {" 8 MiB ", 8ULL << 20},
-                        {"0", 0},                      {"1TB", 1'000'000'000'000ULL}};
+  const Case cases[] = {{"16GB", 16'000'000'000ULL},
+                        {"16GiB", 16ULL << 30},
+                        {"512MB", 512'000'000ULL},
+                        {"1kB", 1000},
+                        {"4KiB", 4096},
+                        {"123", 123},
+                        {"2.5GB", 2'500'000'000ULL},
+                        {" 8 MiB ", 8ULL << 20},
+                        {"0", 0},
+                        {"1TB", 1'000'000'000'000ULL}};
   for (const Case& c : cases) {
     auto r = parse_size_bytes(c.text);
     ASSERT_TRUE(r.ok()) << c.text << ": " << r.error().message;

@@ -104,7 +104,8 @@ TEST_F(ServerTest, SocketModeIs0660AndPeerCredentialsAreKnown) {
   EXPECT_EQ(st.st_mode & 0777, 0660u);
   Client c(path_);
   ASSERT_TRUE(c.connected());
-  c.send(R"({"version":1,"requestId":"a","hello":{}})" "\n");
+  c.send(R"({"version":1,"requestId":"a","hello":{}})"
+         "\n");
   const std::string line = c.read_line();
   EXPECT_NE(line.find("\"peerPid\":" + std::to_string(::getpid())), std::string::npos) << line;
   EXPECT_NE(line.find("\"requestId\":\"a\""), std::string::npos) << line;
@@ -116,15 +117,19 @@ TEST_F(ServerTest, BadInputGetsAnErrorAndTheConnectionCarriesOn) {
   Client c(path_);
   c.send("not json\n");
   EXPECT_NE(c.read_line().find("MALFORMED"), std::string::npos);
-  c.send(R"({"version":9,"hello":{}})" "\n");
+  c.send(R"({"version":9,"hello":{}})"
+         "\n");
   EXPECT_NE(c.read_line().find("UNSUPPORTED_VERSION"), std::string::npos);
   c.send(std::string(100 * 1024, 'x') + "\n");
   const std::string oversized = c.read_line();
   EXPECT_NE(oversized.find("RESOURCE_EXHAUSTED"), std::string::npos) << oversized;
   EXPECT_NE(oversized.find("65536"), std::string::npos) << oversized;
   // Two requests in one write, and one split across writes.
-  c.send(R"({"version":1,"requestId":"1","hello":{}})" "\n" R"({"version":1,"requestId":"2",)");
-  c.send(R"("hello":{}})" "\n");
+  c.send(R"({"version":1,"requestId":"1","hello":{}})"
+         "\n"
+         R"({"version":1,"requestId":"2",)");
+  c.send(R"("hello":{}})"
+         "\n");
   EXPECT_NE(c.read_line().find("\"requestId\":\"1\""), std::string::npos);
   EXPECT_NE(c.read_line().find("\"requestId\":\"2\""), std::string::npos);
 }
@@ -135,7 +140,9 @@ TEST_F(ServerTest, RateLimitAnswersWithAnErrorNotADisconnect) {
   start(limits);
   Client c(path_);
   std::string burst;
-  for (int i = 0; i < 20; ++i) burst += R"({"version":1,"hello":{}})" "\n";
+  for (int i = 0; i < 20; ++i)
+    burst += R"({"version":1,"hello":{}})"
+             "\n";
   c.send(burst);
   int limited = 0;
   for (int i = 0; i < 20; ++i) limited += c.read_line().find("request rate") != std::string::npos;
@@ -147,8 +154,10 @@ TEST_F(ServerTest, ConnectionLimitRefusesWithAReason) {
   limits.max_connections = 2;
   start(limits);
   Client a(path_), b(path_);
-  a.send(R"({"version":1,"hello":{}})" "\n");
-  b.send(R"({"version":1,"hello":{}})" "\n");
+  a.send(R"({"version":1,"hello":{}})"
+         "\n");
+  b.send(R"({"version":1,"hello":{}})"
+         "\n");
   ASSERT_NE(a.read_line().find("hello"), std::string::npos);
   ASSERT_NE(b.read_line().find("hello"), std::string::npos);
   Client c(path_);
