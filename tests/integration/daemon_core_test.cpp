@@ -70,30 +70,46 @@ TEST(DaemonCore, RssFollowsTheChildWithinOneInterval) {
   EXPECT_GT(rss, 0.0);
 }
 
+// The largest rss_bytes among the watch.reading lines for `pid` numbered [from, to).
+std::uint64_t max_sampled_rss(const Daemon& d, pid_t pid, std::size_t from, std::size_t to) {
+  std::uint64_t max = 0;
+  std::size_t n = 0;
+  for (const auto& l : d.log_lines()) {
+    if (l.find("event=watch.reading pid=" + std::to_string(pid) + " ") == std::string::npos)
+      continue;
+    if (n >= from && n < to) max = std::max(max, field(l, "rss_bytes"));
+    ++n;
+  }
+  return max;
+}
+
 TEST(DaemonCore, ShortSpikeBetweenSamplesIsCaughtAtFullSizeByTheHighWaterMark) {
   MemChild child;
   auto d = Daemon::with_args({"--watch", std::to_string(child.pid())});
   const pid_t pid = child.pid();
   ASSERT_FALSE(reading_after(*d, pid, 0, 5s).empty());
-  // Right after a sample, a 300 ms spike: the next sample comes ~1.7 s after it ended. On a
-  // loaded machine a sample may still land inside the spike; then try again with a larger one
-  // (the exported peak only grows, so each attempt must beat the last).
-  bool missed_by_sample = false;
-  for (int attempt = 0; attempt < 3 && !missed_by_sample; ++attempt) {
-    const std::uint64_t spike_bytes = (512 + 64 * static_cast<std::uint64_t>(attempt)) * kMiB;
-    const std::size_t seen = readings(*d, pid);
-    ASSERT_FALSE(reading_after(*d, pid, seen, 3s).empty());
-    child.command("spike " + std::to_string(spike_bytes) + " 300");
-    const std::string after = reading_after(*d, pid, seen + 1, 3s);
+  // A 300 ms spike right after a sample. The periodic samples may see part of it while it is
+  // being touched, or (15% of the time) all of it; the test needs an attempt where no sample saw
+  // it at full size, and then the high-water mark must have. Each attempt is larger than the
+  // last because the exported peak only grows.
+  bool missed_by_samples = false;
+  for (int attempt = 0; attempt < 4 && !missed_by_samples; ++attempt) {
+    const std::uint64_t spike_bytes = (256 + 32 * static_cast<std::uint64_t>(attempt)) * kMiB;
+    const std::size_t before = readings(*d, pid);
+    ASSERT_FALSE(reading_after(*d, pid, before, 3s).empty());
+    const std::size_t first = readings(*d, pid);
+    child.command("spike " + std::to_string(spike_bytes) + " 300");  // returns once freed
+    const std::size_t during = readings(*d, pid);
+    const std::string after = reading_after(*d, pid, during, 3s);
     ASSERT_FALSE(after.empty());
-    if (field(after, "rss_bytes") >= 64 * kMiB) continue;  // the sample saw the spike itself
-    missed_by_sample = true;
+    if (max_sampled_rss(*d, pid, first, during + 1) >= spike_bytes) continue;
+    missed_by_samples = true;
     EXPECT_GE(field(after, "peak_bytes"), spike_bytes) << after;
     const double peak = metric_value(
         d->scrape_metrics(), "ramguard_target_peak_bytes{job=\"pid-" + std::to_string(pid) + "\"}");
     EXPECT_GE(peak, static_cast<double>(spike_bytes));
   }
-  EXPECT_TRUE(missed_by_sample) << "every periodic sample landed inside the spike";
+  EXPECT_TRUE(missed_by_samples) << "a periodic sample saw every spike at full size";
 }
 
 TEST(DaemonCore, ChildExitIsNoticedWithinASecond) {
