@@ -12,13 +12,19 @@
 #include "config/load.hpp"
 #include "config/paths.hpp"
 #include "config/reload.hpp"
+#include "config/token_file.hpp"
 #include "control/dispatcher.hpp"
 #include "control/server.hpp"
+#include "control/settings_from_config.hpp"
 #include "metrics/exporter.hpp"
+#include "metrics/run_metrics.hpp"
 #include "procfs/proc_fs.hpp"
+#include "runs/params_from_config.hpp"
 #include "runs/run_registry.hpp"
+#include "runs/watch_list.hpp"
 #include "sampling/exit_watcher.hpp"
 #include "sampling/sampler.hpp"
+#include "store/ledger_journal.hpp"
 #include "store/store.hpp"
 
 namespace ramguard {
@@ -42,61 +48,6 @@ double seconds(std::chrono::nanoseconds d) {
   return std::chrono::duration<double>(d).count();
 }
 
-RegistryParams registry_params(const Config& c) {
-  RegistryParams p;
-  DetectorParams& d = p.detectors;
-  d.budget_bytes = c.budget_bytes;
-  d.growth_min_bytes = c.growth.min_bytes;
-  // Floors within half the step threshold count as flat (512MB -> 256MB by default): the band
-  // must scale with growth.min_bytes, or a smaller threshold could never warn nor plateau.
-  d.plateau_band_bytes = c.growth.min_bytes / 2;
-  d.warmup_rounds = c.growth.warmup_rounds;
-  d.fit_rounds = c.growth.fit_rounds;
-  d.min_fit_r2 = c.growth.min_fit_r2;
-  d.runaway_bytes_per_second = static_cast<double>(c.growth.runaway_bytes_per_second);
-  d.runaway_min_seconds = seconds(c.growth.runaway_min_duration);
-  d.release_slack_bytes = c.release.slack_bytes;
-  d.release_grace_seconds = seconds(c.release.grace);
-  d.headroom_warn_fraction = c.headroom.warn_fraction;
-  d.calibration_factor = c.admission.calibration_factor;
-  d.phase_gaps.clear();
-  for (const PhaseGapConfig& g : c.phase_gaps) {
-    auto edge = [](PhaseEdge::Edge e) {
-      return e == PhaseEdge::Edge::kBegin ? MarkEdge::kBegin : MarkEdge::kEnd;
-    };
-    d.phase_gaps.push_back(
-        {g.from.phase, edge(g.from.edge), g.to.phase, edge(g.to.edge), seconds(g.max)});
-  }
-  p.settle = c.growth.settle;
-  p.max_runs = c.control.max_runs;
-  p.max_marks_per_run = c.control.max_marks_per_run;
-  p.series.recent_window = c.sampling.full_resolution_window;
-  p.series.bucket_width = c.sampling.bucket;
-  p.series.max_buckets = c.sampling.max_buckets;
-  p.ended_retention = c.metrics.run_retention;
-  return p;
-}
-
-control::ServerLimits server_limits(const Config& c) {
-  return {c.control.max_frame_bytes, c.control.max_connections,
-          static_cast<double>(c.control.max_requests_per_second)};
-}
-
-control::DispatchSettings dispatch_settings(const Config& c) {
-  return {c.plans, c.admission.use_calibrated, c.admission.calibration_factor};
-}
-
-Result<std::string> read_token(const std::string& path) {
-  auto text = read_small_file(path, 4096);
-  if (!text) return Error{"TCP token file: " + text.error().message};
-  std::string token = *text;
-  while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) {
-    token.pop_back();
-  }
-  if (token.size() < 16) return Error{"TCP token in " + path + " is shorter than 16 characters"};
-  return token;
-}
-
 int run_daemon(Config config, const CommandLine& flags) {
   log::set_level(to_log_level(config.log_level));
   asio::io_context io;
@@ -105,8 +56,11 @@ int run_daemon(Config config, const CommandLine& flags) {
   Sampler sampler(io, procfs, clock, config.sampling.interval);
   ExitWatcher exits(io);
   Admission admission(config.budget_bytes, config.margin_bytes, config.admission.lease, clock);
-  RunRegistry registry(io, clock, sampler, exits, admission, registry_params(config));
+  RunParams params = run_params(config);
+  RunRegistry registry(io, clock, sampler, exits, admission, params);
+  WatchList watches(sampler, exits, clock, params.peak_refresh_ticks);
 
+  // Metrics observe runs and watched targets.
   auto metrics = MetricsExporter::start(config.metrics.listen.to_string());
   if (!metrics) {
     log::error("daemon.metrics_failed", {{"reason", metrics.error().message}});
@@ -115,12 +69,16 @@ int run_daemon(Config config, const CommandLine& flags) {
   }
   (*metrics)->set_budget(config.budget_bytes, config.margin_bytes);
   (*metrics)->set_retention(config.metrics.run_retention);
-  registry.set_metrics(metrics->get());
+  RunMetrics run_metrics(**metrics);
+  registry.add_observer(&run_metrics);
+  watches.set_observer(&run_metrics);
 
-  std::unique_ptr<Store> store;
+  // The ledger records runs durably and is where recovery reads what was active. Without it
+  // runs are guarded in memory only.
   // synchronous=NORMAL in WAL mode: a commit is in the kernel before the mark is acknowledged,
   // so a daemon crash (kill -9) loses nothing acknowledged; only power loss could. FULL would
   // add an fsync (4-8 ms here) to every mark.
+  std::unique_ptr<Store> store;
   StoreOptions store_options;
   store_options.sync_every_commit = false;
   if (auto opened = Store::open(config.state_dir, store_options)) {
@@ -129,18 +87,25 @@ int run_daemon(Config config, const CommandLine& flags) {
     log::error("store.unavailable",
                {{"reason", opened.error().message}, {"effect", "runs are guarded in memory only"}});
   }
-  registry.set_store(store.get());
-  registry.recover();
+  (*metrics)->set_store_available(store != nullptr);
+  std::optional<LedgerJournal> journal;
+  if (store) {
+    journal.emplace(*store);
+    registry.add_observer(&*journal);
+    registry.recover(*journal);
+  }
 
-  control::Dispatcher dispatcher(registry, admission, procfs, dispatch_settings(config));
+  // Requests come in through the control socket (and optionally TCP with a token).
+  control::Dispatcher dispatcher(registry, admission, store.get(), procfs,
+                                 control::dispatch_settings(config));
   dispatcher.set_metrics(metrics->get());
-  control::ControlServer server(io, dispatcher, server_limits(config), RAMGUARD_VERSION);
+  control::ControlServer server(io, dispatcher, control::server_limits(config), RAMGUARD_VERSION);
   if (auto s = server.listen_unix(config.control.socket, config.control.socket_mode); !s) {
     std::fprintf(stderr, "ramguardd: %s\n", s.error().message.c_str());
     return 1;
   }
   if (config.control.tcp.enabled) {
-    auto token = read_token(config.control.tcp.token_file);
+    auto token = read_token_file(config.control.tcp.token_file);
     if (!token) {
       std::fprintf(stderr, "ramguardd: %s\n", token.error().message.c_str());
       return 1;
@@ -151,7 +116,7 @@ int run_daemon(Config config, const CommandLine& flags) {
     }
   }
   for (pid_t pid : config.watch) {
-    if (auto s = registry.watch(pid); !s) {
+    if (auto s = watches.add(pid); !s) {
       log::error("watch.failed", {{"pid", pid}, {"reason", s.error().message}});
     }
   }
@@ -164,6 +129,10 @@ int run_daemon(Config config, const CommandLine& flags) {
     upkeep.async_wait([&](const asio::error_code& ec) {
       if (ec) return;
       registry.housekeeping();
+      (*metrics)->set_reserved_bytes(admission.reserved_bytes());
+      (*metrics)->sweep(clock.now());
+      (void)(*metrics)->update_self("/proc/self/statm");
+      (*metrics)->observe_sample_duration(sampler.last_sample_duration_seconds());
       schedule_upkeep();
     });
   };
@@ -197,15 +166,17 @@ int run_daemon(Config config, const CommandLine& flags) {
           sampler.set_interval(config.sampling.interval);
           admission.set_budget(config.budget_bytes, config.margin_bytes);
           admission.set_lease(config.admission.lease);
-          registry.set_params(registry_params(config));
-          dispatcher.set_settings(dispatch_settings(config));
-          server.set_limits(server_limits(config));
+          params = run_params(config);
+          registry.set_params(params);
+          watches.set_peak_refresh_ticks(params.peak_refresh_ticks);
+          dispatcher.set_settings(control::dispatch_settings(config));
+          server.set_limits(control::server_limits(config));
           (*metrics)->set_budget(config.budget_bytes, config.margin_bytes);
           (*metrics)->set_retention(config.metrics.run_retention);
           for (pid_t pid : config.watch) {
             if (std::find(previous.watch.begin(), previous.watch.end(), pid) ==
                 previous.watch.end()) {
-              if (auto s = registry.watch(pid); !s) {
+              if (auto s = watches.add(pid); !s) {
                 log::error("watch.failed", {{"pid", pid}, {"reason", s.error().message}});
               }
             }

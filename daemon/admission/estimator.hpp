@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "common/result.hpp"
-#include "config/plan.hpp"
+#include "model/plan.hpp"
 
 namespace ramguard {
 

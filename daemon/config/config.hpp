@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "config/plan.hpp"
+#include "model/plan.hpp"
 
 namespace ramguard {
 

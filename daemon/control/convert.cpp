@@ -42,25 +42,43 @@ void to_proto(const Verdict& verdict, const std::string& run_id, v1::Verdict& ou
   out.set_cleared(verdict.cleared);
 }
 
-void to_proto(const RunLedger& ledger, v1::RunStatus& out) {
-  const RunInfo& info = ledger.info;
+namespace {
+
+// What a run listing and a full status share: who, what state, and the headline figures.
+template <typename RunHead>
+void head_to_proto(const RunHead& run, v1::RunStatus& out) {
+  const RunInfo& info = run.info;
   out.set_run_id(info.run_id);
   out.set_job(info.job);
   for (const auto& [k, v] : info.labels) (*out.mutable_labels())[k] = v;
   out.set_pid(static_cast<std::uint32_t>(info.target.pid));
-  out.set_state(run_state_name(ledger.state));
-  to_proto(ledger.baseline, *out.mutable_baseline());
-  to_proto(ledger.last, *out.mutable_last());
-  out.set_peak_bytes(ledger.peak_bytes);
-  out.set_peak_exact(ledger.peak_exact);
+  out.set_state(run_state_name(run.state));
+  to_proto(run.baseline, *out.mutable_baseline());
+  to_proto(run.last, *out.mutable_last());
+  out.set_peak_bytes(run.peak_bytes);
+  out.set_peak_exact(run.peak_exact);
   out.set_model_bytes(info.model_bytes);
   out.set_declared_rounds(info.declared_rounds);
   out.set_hosts(info.hosts);
   out.set_estimate_bytes(info.estimate_bytes);
   // A claimed reservation is held until the run ends.
-  if (ledger.state == RunState::kActive) out.set_reservation_bytes(info.estimate_bytes);
-  out.set_started_unix_ms(unix_ms(ledger.started));
-  if (ledger.ended) out.set_ended_unix_ms(unix_ms(*ledger.ended));
+  if (run.state == RunState::kActive) out.set_reservation_bytes(info.estimate_bytes);
+  out.set_started_unix_ms(unix_ms(run.started));
+  if (run.ended) out.set_ended_unix_ms(unix_ms(*run.ended));
+}
+
+}  // namespace
+
+void to_proto(const RunSummary& summary, v1::RunStatus& out) {
+  head_to_proto(summary, out);
+  if (summary.worst_verdict) {
+    to_proto(*summary.worst_verdict, summary.info.run_id, *out.add_verdicts());
+  }
+}
+
+void to_proto(const RunLedger& ledger, v1::RunStatus& out) {
+  const RunInfo& info = ledger.info;
+  head_to_proto(ledger, out);
   std::uint32_t round = 0;
   for (const PhaseRecord& p : ledger.phases) {
     auto* phase = out.add_phases();

@@ -2,8 +2,9 @@
 // Daemon values to protocol messages. One direction only: the daemon's types never depend on
 // the protocol.
 
+#include "model/ledger.hpp"
 #include "ramguard.pb.h"
-#include "runs/ledger.hpp"
+#include "store/records.hpp"
 
 namespace ramguard::control {
 
@@ -12,5 +13,7 @@ void to_proto(const MemoryReading& reading, v1::Reading& out);
 void to_proto(const Verdict& verdict, const std::string& run_id, v1::Verdict& out);
 // The whole run as status/report show it; floors and gaps come from the ledger.
 void to_proto(const RunLedger& ledger, v1::RunStatus& out);
+// A run as a listing shows it: the headline figures and its worst verdict.
+void to_proto(const RunSummary& summary, v1::RunStatus& out);
 
 }  // namespace ramguard::control

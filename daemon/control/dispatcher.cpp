@@ -62,9 +62,13 @@ Status check_job(const std::string& job) {
 
 }  // namespace
 
-Dispatcher::Dispatcher(RunRegistry& registry, Admission& admission, const ProcFs& procfs,
-                       DispatchSettings settings)
-    : registry_(registry), admission_(admission), procfs_(procfs), settings_(std::move(settings)) {}
+Dispatcher::Dispatcher(RunRegistry& registry, Admission& admission, Store* store,
+                       const ProcFs& procfs, DispatchSettings settings)
+    : registry_(registry),
+      admission_(admission),
+      store_(store),
+      procfs_(procfs),
+      settings_(std::move(settings)) {}
 
 void Dispatcher::handle(const v1::Request& request, const Peer& peer, v1::Reply& reply) {
   const Caller caller = caller_of(peer);
@@ -212,8 +216,8 @@ Status Dispatcher::admit(const v1::AdmitRequest& in, const Caller& caller, v1::A
   }
   inputs.use_calibrated = in.use_calibrated() || settings_.use_calibrated;
   inputs.factor = settings_.calibration_factor;
-  if (registry_.store() != nullptr && !in.job().empty()) {
-    if (auto peak = registry_.store()->job_peak_on_record(in.job()); peak && *peak) {
+  if (store_ != nullptr && !in.job().empty()) {
+    if (auto peak = store_->job_peak_on_record(in.job()); peak && *peak) {
       inputs.peak_on_record = MeasuredPeak{(*peak)->run_id, (*peak)->peak_bytes};
     }
   }
@@ -270,18 +274,18 @@ Status Dispatcher::status(const v1::StatusRequest& in, v1::StatusReply& out) {
   out.set_budget_bytes(admission_.budget_bytes());
   out.set_margin_bytes(admission_.margin_bytes());
   out.set_reserved_bytes(admission_.reserved_bytes());
-  out.set_store_available(registry_.store() != nullptr);
+  out.set_store_available(store_ != nullptr);
   if (!in.run_id().empty()) {
-    auto ledger = find_ledger(registry_, in.run_id());
+    auto ledger = find_ledger(registry_, store_, in.run_id());
     if (!ledger) return ledger.error();
     auto* run = out.add_runs();
     to_proto(*ledger, *run);
     add_gaps(*ledger, registry_.params().detectors, *run);
   } else {
-    for (const Run* r : registry_.runs()) {
+    for (const RunMachine* r : registry_.runs()) {
       auto* run = out.add_runs();
-      to_proto(r->ledger, *run);
-      add_gaps(r->ledger, registry_.params().detectors, *run);
+      to_proto(r->ledger(), *run);
+      add_gaps(r->ledger(), registry_.params().detectors, *run);
     }
   }
   for (const auto& r : admission_.reservations()) {
@@ -296,9 +300,9 @@ Status Dispatcher::status(const v1::StatusRequest& in, v1::StatusReply& out) {
 }
 
 Status Dispatcher::report(const v1::ReportRequest& in, v1::ReportReply& out) {
-  auto ledger = find_ledger(registry_, in.run_id());
+  auto ledger = find_ledger(registry_, store_, in.run_id());
   if (!ledger) return ledger.error();
-  fill_report(registry_, *ledger, in.include_samples(), out);
+  fill_report(registry_, store_, *ledger, in.include_samples(), out);
   return ok_status();
 }
 
@@ -306,18 +310,18 @@ Status Dispatcher::compare(const v1::CompareRequest& in, v1::CompareReply& out) 
   std::vector<std::string> ids(in.run_ids().begin(), in.run_ids().end());
   if (ids.size() > 100) return Error{"compare at most 100 runs"};
   if (!in.labels().empty()) {
-    if (registry_.store() == nullptr) {
+    if (store_ == nullptr) {
       return Error{"comparing by label needs the ledger database, which is unavailable",
                    ErrorKind::kUnavailable};
     }
     std::map<std::string, std::string> labels(in.labels().begin(), in.labels().end());
-    auto found = registry_.store()->find_runs_by_labels(labels, 100);
+    auto found = store_->find_runs_by_labels(labels, 100);
     if (!found) return Error{found.error().message, ErrorKind::kUnavailable};
     for (auto it = found->rbegin(); it != found->rend(); ++it) ids.push_back(it->info.run_id);
   }
   if (ids.empty()) return Error{"compare needs run ids or labels"};
   for (const auto& id : ids) {
-    auto ledger = find_ledger(registry_, id);
+    auto ledger = find_ledger(registry_, store_, id);
     if (!ledger) return ledger.error();
     fill_compare_row(*ledger, registry_.params().detectors, *out.add_rows());
   }
@@ -326,26 +330,13 @@ Status Dispatcher::compare(const v1::CompareRequest& in, v1::CompareReply& out) 
 
 Status Dispatcher::list_runs(const v1::ListRunsRequest& in, v1::ListRunsReply& out) {
   const std::size_t limit = in.limit() == 0 ? 20 : std::min<std::size_t>(in.limit(), 1000);
-  if (registry_.store() == nullptr) {
-    for (const Run* r : registry_.runs()) to_proto(r->ledger, *out.add_runs());
+  if (store_ == nullptr) {
+    for (const RunMachine* r : registry_.runs()) to_proto(r->ledger(), *out.add_runs());
     return ok_status();
   }
-  auto runs = registry_.store()->list_runs(limit);
+  auto runs = store_->list_runs(limit);
   if (!runs) return Error{runs.error().message, ErrorKind::kUnavailable};
-  for (const RunSummary& s : *runs) {
-    auto* run = out.add_runs();
-    RunLedger ledger;
-    ledger.info = s.info;
-    ledger.state = s.state;
-    ledger.started = s.started;
-    ledger.ended = s.ended;
-    ledger.baseline = s.baseline;
-    ledger.last = s.last;
-    ledger.peak_bytes = s.peak_bytes;
-    ledger.peak_exact = s.peak_exact;
-    if (s.worst_verdict) ledger.verdicts.push_back(*s.worst_verdict);
-    to_proto(ledger, *run);
-  }
+  for (const RunSummary& s : *runs) to_proto(s, *out.add_runs());
   return ok_status();
 }
 

@@ -6,14 +6,15 @@
 #include <string>
 
 #include "admission/admission.hpp"
-#include "config/plan.hpp"
 #include "control/handler.hpp"
+#include "model/plan.hpp"
 #include "procfs/proc_fs.hpp"
 #include "runs/run_registry.hpp"
 
 namespace ramguard {
 class MetricsExporter;
-}
+class Store;
+}  // namespace ramguard
 
 namespace ramguard::control {
 
@@ -25,7 +26,8 @@ struct DispatchSettings {
 
 class Dispatcher final : public RequestHandler {
  public:
-  Dispatcher(RunRegistry& registry, Admission& admission, const ProcFs& procfs,
+  // store may be null: the daemon then guards in memory and answers from the registry.
+  Dispatcher(RunRegistry& registry, Admission& admission, Store* store, const ProcFs& procfs,
              DispatchSettings settings);
   void set_settings(DispatchSettings settings) { settings_ = std::move(settings); }
   void set_metrics(MetricsExporter* metrics) { metrics_ = metrics; }
@@ -46,6 +48,7 @@ class Dispatcher final : public RequestHandler {
 
   RunRegistry& registry_;
   Admission& admission_;
+  Store* store_;
   const ProcFs& procfs_;
   DispatchSettings settings_;
   MetricsExporter* metrics_ = nullptr;

@@ -25,14 +25,15 @@ void add_gaps(const RunLedger& ledger, const DetectorParams& params, v1::RunStat
   }
 }
 
-Result<RunLedger> find_ledger(const RunRegistry& registry, const std::string& run_id) {
+Result<RunLedger> find_ledger(const RunRegistry& registry, Store* store,
+                              const std::string& run_id) {
   if (run_id.empty()) return Error{"a run id is required"};
-  if (const Run* run = registry.find(run_id)) return run->ledger;
-  if (registry.store() == nullptr) {
+  if (const RunMachine* run = registry.find(run_id)) return run->ledger();
+  if (store == nullptr) {
     return Error{"unknown run id '" + run_id + "' (the ledger database is unavailable)",
                  ErrorKind::kNotFound};
   }
-  auto loaded = registry.store()->load_run(run_id);
+  auto loaded = store->load_run(run_id);
   if (!loaded) {
     return Error{loaded.error().message,
                  is_unknown_run(loaded.error()) ? ErrorKind::kNotFound : ErrorKind::kUnavailable};
@@ -40,13 +41,13 @@ Result<RunLedger> find_ledger(const RunRegistry& registry, const std::string& ru
   return loaded;
 }
 
-void fill_report(const RunRegistry& registry, const RunLedger& ledger, bool include_samples,
-                 v1::ReportReply& out) {
+void fill_report(const RunRegistry& registry, Store* store, const RunLedger& ledger,
+                 bool include_samples, v1::ReportReply& out) {
   to_proto(ledger, *out.mutable_run());
   add_gaps(ledger, registry.params().detectors, *out.mutable_run());
   if (!include_samples) return;
-  if (const Run* run = registry.find(ledger.info.run_id)) {
-    for (const SeriesPoint& p : run->samples.points()) {
+  if (const RunMachine* run = registry.find(ledger.info.run_id)) {
+    for (const SeriesPoint& p : run->samples().points()) {
       auto* s = out.add_samples();
       s->set_at_unix_ms(unix_ms(p.last));
       s->set_rss_bytes(p.rss_last_bytes);
@@ -57,8 +58,8 @@ void fill_report(const RunRegistry& registry, const RunLedger& ledger, bool incl
     }
     return;
   }
-  if (registry.store() == nullptr) return;
-  if (auto samples = registry.store()->load_samples(ledger.info.run_id)) {
+  if (store == nullptr) return;
+  if (auto samples = store->load_samples(ledger.info.run_id)) {
     for (const StoredSample& p : *samples) {
       auto* s = out.add_samples();
       s->set_at_unix_ms(p.at_unix_ms);

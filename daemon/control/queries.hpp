@@ -7,17 +7,18 @@
 #include "common/result.hpp"
 #include "ramguard.pb.h"
 #include "runs/run_registry.hpp"
+#include "store/store.hpp"
 
 namespace ramguard::control {
 
 // The ledger of a run in memory (active or recently ended) or in the store.
-Result<RunLedger> find_ledger(const RunRegistry& registry, const std::string& run_id);
+Result<RunLedger> find_ledger(const RunRegistry& registry, Store* store, const std::string& run_id);
 
 // Every measured interval of the configured phase gaps.
 void add_gaps(const RunLedger& ledger, const DetectorParams& params, v1::RunStatus& out);
 
-void fill_report(const RunRegistry& registry, const RunLedger& ledger, bool include_samples,
-                 v1::ReportReply& out);
+void fill_report(const RunRegistry& registry, Store* store, const RunLedger& ledger,
+                 bool include_samples, v1::ReportReply& out);
 
 // One row of DESIGN.md's comparison table.
 void fill_compare_row(const RunLedger& ledger, const DetectorParams& params, v1::CompareRow& out);

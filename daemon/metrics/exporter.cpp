@@ -10,6 +10,7 @@
 #include "metrics/job_series.hpp"
 #include "metrics/listen_address.hpp"
 #include "metrics/self_stats.hpp"
+#include "runs/watch_list.hpp"
 
 namespace ramguard {
 
@@ -78,7 +79,7 @@ std::uint16_t MetricsExporter::port() const {
 }
 
 std::string MetricsExporter::job_for_pid(pid_t pid) {
-  return "pid-" + std::to_string(pid);
+  return WatchList::job_for_pid(pid);
 }
 
 void MetricsExporter::set_budget(std::uint64_t budget_bytes, std::uint64_t margin_bytes) {

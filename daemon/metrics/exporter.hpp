@@ -20,9 +20,9 @@
 #include <string_view>
 
 #include "common/clock.hpp"
-#include "common/reading.hpp"
+#include "model/reading.hpp"
 #include "common/result.hpp"
-#include "runs/verdict.hpp"
+#include "model/verdict.hpp"
 
 namespace prometheus {
 class Exposer;

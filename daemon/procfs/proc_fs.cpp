@@ -64,7 +64,8 @@ Result<std::string> read_small_file(const std::filesystem::path& path, std::size
 }
 
 Error ProcessHandle::read_error(const char* file, int err) const {
-  if (is_gone(err)) return Error{"process " + std::to_string(id_.pid) + " has exited"};
+  if (is_gone(err))
+    return Error{"process " + std::to_string(id_.pid) + " has exited", ErrorKind::kNotFound};
   return Error{"cannot read " + (dir_ / file).string() + ": " + errno_text(err)};
 }
 
@@ -81,7 +82,8 @@ Result<MemoryReading> ProcessHandle::read_periodic(const Instant& at) {
   auto pages = parse_statm(std::string_view(buf, static_cast<std::size_t>(n)));
   if (!pages) return Error{"process " + std::to_string(id_.pid) + ": " + pages.error().message};
   // A zombie keeps its /proc entry but has no address space: statm is all zeros.
-  if (pages->size == 0) return Error{"process " + std::to_string(id_.pid) + " has exited"};
+  if (pages->size == 0)
+    return Error{"process " + std::to_string(id_.pid) + " has exited", ErrorKind::kNotFound};
   auto rss = pages_to_bytes(pages->resident, page_size_bytes_);
   if (!rss) return rss.error();
   MemoryReading r;
@@ -101,7 +103,8 @@ Result<MemoryReading> ProcessHandle::read_complete(const Instant& at) {
   const std::string_view text(status_buf_.data(), len);
   auto fields = parse_status(text);
   if (!fields) {
-    if (says_exited(text)) return Error{"process " + std::to_string(id_.pid) + " has exited"};
+    if (says_exited(text))
+      return Error{"process " + std::to_string(id_.pid) + " has exited", ErrorKind::kNotFound};
     return Error{"process " + std::to_string(id_.pid) + ": " + fields.error().message};
   }
   MemoryReading r;
@@ -132,7 +135,7 @@ Status ProcessHandle::reset_hwm() {
   if (n != 1) {
     const int err = n < 0 ? errno : EIO;
     clear_refs_fd_.reset();  // reopen next time: the cause may be transient
-    if (is_gone(err)) return Error{prefix + ": process has exited"};
+    if (is_gone(err)) return Error{prefix + ": process has exited", ErrorKind::kNotFound};
     return Error{prefix + ": write " + (dir_ / "clear_refs").string() + ": " + errno_text(err)};
   }
   return ok_status();
@@ -186,7 +189,8 @@ Result<ProcessHandle> ProcFs::open(pid_t pid) const {
     return Error{who + ": " + (h.dir_ / "stat").string() + " names PID " +
                  std::to_string(stat->pid)};
   }
-  if (stat->state == 'Z' || stat->state == 'X') return Error{who + ": process has exited"};
+  if (stat->state == 'Z' || stat->state == 'X')
+    return Error{who + ": process has exited", ErrorKind::kNotFound};
   h.id_ = TargetId{pid, stat->start_time_ticks};
 
   if (auto s = open_in_dir("statm", h.statm_fd_); !s) return s.error();

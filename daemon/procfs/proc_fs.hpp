@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "common/reading.hpp"
+#include "model/reading.hpp"
 #include "common/result.hpp"
 #include "procfs/parse.hpp"
 #include "procfs/unique_fd.hpp"

@@ -8,102 +8,106 @@
 #include <random>
 
 #include "common/log.hpp"
-#include "common/units.hpp"
-#include "metrics/exporter.hpp"
-#include "runs/watch_list.hpp"
-#include "store/store.hpp"
-#include "verdicts/estimate.hpp"
-#include "verdicts/exit.hpp"
 
 namespace ramguard {
 
+// The machine's window on its process, through the sampler.
+class RunRegistry::Probe final : public TargetProbe {
+ public:
+  Probe(Sampler& sampler, TargetKey key) : sampler_(sampler), key_(key) {}
+  Result<MemoryReading> read(bool complete) override { return sampler_.read_now(key_, complete); }
+  Status reset_hwm() override { return sampler_.reset_hwm(key_); }
+
+ private:
+  Sampler& sampler_;
+  TargetKey key_;
+};
+
 RunRegistry::RunRegistry(asio::io_context& io, const Clock& clock, Sampler& sampler,
-                         ExitWatcher& exits, Admission& admission, RegistryParams params)
+                         ExitWatcher& exits, Admission& admission, RunParams params)
     : io_(io),
       clock_(clock),
       sampler_(sampler),
       exits_(exits),
       admission_(admission),
-      params_(std::move(params)),
-      watches_(std::make_unique<WatchList>(sampler, exits, clock)) {}
+      params_(std::move(params)) {}
 
 RunRegistry::~RunRegistry() {
   *alive_ = false;
-}
-
-void RunRegistry::set_store(Store* store) {
-  store_ = store;
-  if (metrics_ != nullptr) metrics_->set_store_available(store_ != nullptr);
-}
-
-void RunRegistry::set_metrics(MetricsExporter* metrics) {
-  metrics_ = metrics;
-  watches_->set_metrics(metrics);
-  if (metrics_ != nullptr) {
-    metrics_->set_store_available(store_ != nullptr);
-    metrics_->set_runs_active(active_runs());
+  for (auto& [id, entry] : runs_) {
+    if (entry->key != 0) sampler_.remove(entry->key);
+    if (entry->exit_watch != 0) exits_.cancel(entry->exit_watch);
   }
 }
 
-void RunRegistry::set_params(const RegistryParams& params) {
+void RunRegistry::add_observer(RunObserver* observer) {
+  observers_.add(observer);
+  publish_counts();
+}
+
+void RunRegistry::set_params(const RunParams& params) {
   params_ = params;
 }
 
+// Unique among the runs in memory; the random part makes a clash with a stored run unlikely
+// (the store refuses a duplicate id, so a clash could not silently replace a run either).
 std::string RunRegistry::new_run_id() {
   static std::mt19937_64 rng{std::random_device{}()};
   const std::time_t secs = static_cast<std::time_t>(
       std::chrono::duration_cast<std::chrono::seconds>(clock_.now().wall).count());
   std::tm tm{};
   gmtime_r(&secs, &tm);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "r-%04d%02d%02d-%02d%02d%02d-%04x", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                static_cast<unsigned>(rng() & 0xffff));
-  return buf;
+  for (;;) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "r-%04d%02d%02d-%02d%02d%02d-%06x", tm.tm_year + 1900,
+                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                  static_cast<unsigned>(rng() & 0xffffff));
+    if (runs_.count(buf) == 0) return buf;
+  }
 }
 
 std::size_t RunRegistry::active_runs() const {
-  return static_cast<std::size_t>(
-      std::count_if(runs_.begin(), runs_.end(), [](const auto& r) { return r.second->active(); }));
+  return static_cast<std::size_t>(std::count_if(
+      runs_.begin(), runs_.end(), [](const auto& r) { return r.second->machine->active(); }));
 }
 
-const Run* RunRegistry::find(const std::string& run_id) const {
+const RunMachine* RunRegistry::find(const std::string& run_id) const {
+  auto it = runs_.find(run_id);
+  return it == runs_.end() ? nullptr : it->second->machine.get();
+}
+
+RunRegistry::Entry* RunRegistry::find_entry(const std::string& run_id) {
   auto it = runs_.find(run_id);
   return it == runs_.end() ? nullptr : it->second.get();
 }
 
-Run* RunRegistry::find_mut(const std::string& run_id) {
-  auto it = runs_.find(run_id);
-  return it == runs_.end() ? nullptr : it->second.get();
-}
-
-std::vector<const Run*> RunRegistry::runs() const {
-  std::vector<const Run*> out;
-  for (const auto& [id, run] : runs_) out.push_back(run.get());
-  std::sort(out.begin(), out.end(), [](const Run* a, const Run* b) {
-    return a->ledger.started.monotonic < b->ledger.started.monotonic;
+std::vector<const RunMachine*> RunRegistry::runs() const {
+  std::vector<const RunMachine*> out;
+  for (const auto& [id, entry] : runs_) out.push_back(entry->machine.get());
+  std::sort(out.begin(), out.end(), [](const RunMachine* a, const RunMachine* b) {
+    return a->ledger().started.monotonic < b->ledger().started.monotonic;
   });
   return out;
 }
 
-Result<Run*> RunRegistry::find_for_change(const std::string& run_id, const Caller& caller,
-                                          const char* what) {
+Result<RunRegistry::Entry*> RunRegistry::find_for_change(const std::string& run_id,
+                                                         const Caller& caller, const char* what) {
   if (run_id.empty()) return Error{std::string(what) + " needs a run id"};
-  Run* run = find_mut(run_id);
-  if (run == nullptr) return Error{"unknown run id '" + run_id + "'", ErrorKind::kNotFound};
-  if (!caller.privileged && caller.uid != run->ledger.info.owner_uid) {
+  Entry* entry = find_entry(run_id);
+  if (entry == nullptr) return Error{"unknown run id '" + run_id + "'", ErrorKind::kNotFound};
+  const RunLedger& ledger = entry->machine->ledger();
+  if (!caller.privileged && caller.uid != ledger.info.owner_uid) {
     return Error{"uid " + std::to_string(caller.uid) + " may not " + what + " run " + run_id +
-                     ": its process is owned by uid " + std::to_string(run->ledger.info.owner_uid),
+                     ": its process is owned by uid " + std::to_string(ledger.info.owner_uid),
                  ErrorKind::kPermissionDenied};
   }
-  if (!run->active()) {
+  if (!entry->machine->active()) {
     return Error{"run " + run_id + " has already " +
-                     (run->ledger.state == RunState::kEnded
-                          ? std::string("ended")
-                          : std::string(run_state_name(run->ledger.state))),
+                     (ledger.state == RunState::kEnded ? std::string("ended")
+                                                       : std::string(run_state_name(ledger.state))),
                  ErrorKind::kFailedPrecondition};
   }
-  return run;
+  return entry;
 }
 
 Result<const RunLedger*> RunRegistry::start(const StartRunInput& input, const Caller& caller) {
@@ -131,16 +135,12 @@ Result<const RunLedger*> RunRegistry::start(const StartRunInput& input, const Ca
                       ErrorKind::kPermissionDenied});
   }
   for (const auto& [id, other] : runs_) {
-    if (other->active() && other->ledger.info.target == *target) {
+    if (other->machine->active() && other->machine->ledger().info.target == *target) {
       return drop(Error{"PID " + std::to_string(pid) + " already has active run " + id,
                         ErrorKind::kFailedPrecondition});
     }
   }
-  auto run = std::make_unique<Run>();
-  run->samples = SampleSeries(params_.series);
-  run->key = *key;
-  run->end_on_exit = input.end_on_exit;
-  RunInfo& info = run->ledger.info;
+  RunInfo info;
   info.run_id = run_id;
   info.job = input.job.empty() ? "default" : input.job;
   info.labels = input.labels;
@@ -150,198 +150,163 @@ Result<const RunLedger*> RunRegistry::start(const StartRunInput& input, const Ca
   info.declared_rounds = input.declared_rounds;
   info.hosts = input.hosts;
   if (!input.reservation_id.empty()) {
-    auto claimed = admission_.claim(input.reservation_id, run_id);
-    if (!claimed) return drop(Error{claimed.error().message, ErrorKind::kFailedPrecondition});
+    // Checked before the baseline is taken, claimed only once the run exists: a failed start
+    // leaves the reservation as it was.
+    bool found = false;
     for (const auto& r : admission_.reservations()) {
-      if (r.reservation_id == input.reservation_id) {
-        info.estimate_bytes = r.bytes;
-        const auto& src = r.estimate_source;
-        if (src.rfind("plan:", 0) == 0) info.plan = src.substr(5);
+      if (r.reservation_id != input.reservation_id) continue;
+      found = true;
+      info.estimate_bytes = r.bytes;
+      if (r.estimate_source.rfind("plan:", 0) == 0) info.plan = r.estimate_source.substr(5);
+      if (!r.run_id.empty() && r.run_id != run_id) {
+        return drop(
+            Error{"reservation " + input.reservation_id + " is already claimed by run " + r.run_id,
+                  ErrorKind::kFailedPrecondition});
       }
+    }
+    if (!found) {
+      return drop(Error{"unknown or expired reservation '" + input.reservation_id + "'",
+                        ErrorKind::kFailedPrecondition});
     }
     info.reservation_id = input.reservation_id;
   }
-  auto baseline = mark_reading(*run, /*reset=*/false);
-  if (!baseline) {
-    admission_.release_run(run_id);
-    return drop(Error{baseline.error().message, ErrorKind::kUnavailable});
+  Probe probe(sampler_, *key);
+  auto machine = RunMachine::start(std::move(info), input.end_on_exit, probe, params_, observers_);
+  if (!machine) return drop(machine.error());
+  if (!input.reservation_id.empty()) {
+    if (auto claimed = admission_.claim(input.reservation_id, run_id); !claimed) {
+      (*machine)->lost(clock_.now());
+      return drop(Error{claimed.error().message, ErrorKind::kFailedPrecondition});
+    }
   }
-  auto reset = sampler_.reset_hwm(*key);
-  run->exact_peaks = reset.ok();
-  if (!reset) {
-    log::warning("run.exact_peaks_unavailable",
-                 {{"run", run_id}, {"pid", pid}, {"reason", reset.error().message}});
-  }
-  RunLedger& ledger = run->ledger;
-  ledger.started = baseline->at;
-  ledger.baseline = *baseline;
-  ledger.last = *baseline;
-  ledger.peak_bytes = baseline->rss_bytes;
-  ledger.peak_exact = run->exact_peaks;
-  run->last_mark_at = baseline->at;
-  run->samples.add(*baseline);
-  MarkRecord start_mark;
-  start_mark.seq = 1;
-  start_mark.kind = MarkKind::kRunStart;
-  start_mark.reading = *baseline;
-  ledger.marks.push_back(start_mark);
+  auto entry = std::make_unique<Entry>();
+  entry->machine = std::move(*machine);
+  entry->key = *key;
+  Entry& ref = *entry;
+  runs_[run_id] = std::move(entry);
   auto watched = exits_.watch(*target, [this, run_id, alive = alive_](ExitInfo exit) {
     if (*alive) on_exit(run_id, exit);
   });
   if (watched) {
-    run->exit_watch = *watched;
+    ref.exit_watch = *watched;
   } else {
     log::warning("run.exit_watch_unavailable",
                  {{"run", run_id}, {"reason", watched.error().message}});
   }
-  Run& stored = *run;
-  runs_[run_id] = std::move(run);
-  store_write(stored, "begin run", [&] { return store_->begin_run(stored.ledger); });
   sync_reservations();
-  if (metrics_ != nullptr) {
-    metrics_->set_runs_active(active_runs());
-    metrics_->observe_reading(info.job, *baseline);
-    metrics_->observe_peak(info.job, ledger.peak_bytes, false);
-    metrics_->set_target_up(info.job, true, stored.exact_peaks ? "" : "hwm_reset_denied");
-    metrics_->set_reserved_bytes(admission_.reserved_bytes());
-  }
+  publish_counts();
+  const RunLedger& ledger = ref.machine->ledger();
   log::info("run.start", {{"run", run_id},
-                          {"job", stored.ledger.info.job},
+                          {"job", ledger.info.job},
                           {"pid", pid},
-                          {"baseline_bytes", baseline->rss_bytes},
-                          {"estimate_bytes", stored.ledger.info.estimate_bytes},
-                          {"exact_peaks", stored.exact_peaks}});
-  return &stored.ledger;
+                          {"baseline_bytes", ledger.baseline.rss_bytes},
+                          {"estimate_bytes", ledger.info.estimate_bytes},
+                          {"exact_peaks", ref.machine->exact_peaks()}});
+  return &ledger;
+}
+
+Result<MarkOutcome> RunRegistry::mark(const MarkInput& input, const Caller& caller) {
+  auto found = find_for_change(input.run_id, caller, "mark");
+  if (!found) return found.error();
+  Entry& entry = **found;
+  Probe probe(sampler_, entry.key);
+  auto out = entry.machine->mark(input, probe);
+  after_change(entry);
+  return out;
 }
 
 Result<EndOutcome> RunRegistry::end(const std::string& run_id, const Caller& caller) {
   auto found = find_for_change(run_id, caller, "end");
   if (!found) return found.error();
-  Run& run = **found;
-  auto reading = mark_reading(run, /*reset=*/false);
+  Entry& entry = **found;
+  RunMachine& run = *entry.machine;
+  Probe probe(sampler_, entry.key);
+  auto reading = run.take_reading(probe, /*reset=*/false);
   // A run that ends with its process (ramguard exec) whose process is gone: its exit status,
   // which the exit watcher is about to report, decides how it ends, not a runEnd racing it.
-  if (!reading && run.end_on_exit && run.exit_watch != 0 &&
-      ::kill(run.ledger.info.target.pid, 0) != 0 && errno == ESRCH) {
+  if (!reading && run.end_on_exit() && entry.exit_watch != 0 &&
+      ::kill(run.ledger().info.target.pid, 0) != 0 && errno == ESRCH) {
     return Error{
         "run " + run_id + " ends with its process, which has exited: its exit status decides",
         ErrorKind::kFailedPrecondition};
   }
   const Instant now = reading ? reading->at : clock_.now();
-  EndOutcome out;
-  const std::size_t verdicts_before = run.ledger.verdicts.size();
-  MarkRecord mark;
-  mark.seq = run.ledger.marks.size() + 1;
-  mark.kind = MarkKind::kRunEnd;
-  mark.round = run.rounds_ended;
-  mark.reading = reading ? *reading : run.ledger.last;
-  run.ledger.marks.push_back(mark);
-  finish(run, RunState::kEnded, now);
-  if (reading) {
-    run.samples.add(*reading);
-    check_release(run, now);
-  }
-  out.reading = mark.reading;
-  out.peak_bytes = run.ledger.peak_bytes;
-  out.stored = run.store_ok && store_ != nullptr;
-  out.verdicts.assign(run.ledger.verdicts.begin() + static_cast<long>(verdicts_before),
-                      run.ledger.verdicts.end());
+  auto out = run.end(reading ? std::optional<MemoryReading>(*reading) : std::nullopt, now);
+  const std::uint64_t released = admission_.release_run(run_id);
+  log::info("run.reservation_released", {{"run", run_id}, {"bytes", released}});
+  sync_reservations();
+  publish_counts();
+  after_change(entry);
   return out;
 }
 
-// Common to end, exit and loss: close the books on a run.
-void RunRegistry::finish(Run& run, RunState state, const Instant& at) {
-  RunLedger& ledger = run.ledger;
-  ledger.state = state;
-  ledger.ended = at;
-  if (state == RunState::kEnded) {
-    for (std::size_t index : run.open_phases) {  // a run that ends mid-phase closes them
-      ledger.phases[index].end = at;
-      store_write(run, "close phase",
-                  [&] { return store_->save_phase(ledger.info.run_id, ledger.phases[index]); });
+void RunRegistry::on_reading(const std::string& run_id, const Result<MemoryReading>& reading) {
+  Entry* entry = find_entry(run_id);
+  if (entry == nullptr || entry->key == 0) return;
+  if (!reading) {
+    entry->machine->unreadable("unreadable");
+    // The exit watcher normally reports an exit first; this covers a kernel without pidfds.
+    if (entry->exit_watch == 0 && reading.error().kind == ErrorKind::kNotFound) {
+      on_exit(run_id, ExitInfo{.detail = reading.error().message});
     }
-    run.open_phases.clear();
+    return;
   }
-  const std::uint64_t released = admission_.release_run(ledger.info.run_id);
-  check_budget(run);
-  if (auto estimate = assess_estimate(ledger.peak_bytes, ledger.peak_exact,
-                                      ledger.info.estimate_bytes, at, params_.detectors)) {
-    emit(run, estimate->verdict);
-  }
-  const MarkRecord* last_mark = ledger.marks.empty() ? nullptr : &ledger.marks.back();
-  store_write(run, "end run", [&] {
-    if (last_mark != nullptr && last_mark->kind == MarkKind::kRunEnd) {
-      auto s = store_->append_mark(ledger.info.run_id, *last_mark);
-      if (!s) return s;
-    }
-    return store_->end_run(ledger.info.run_id, state, at, ledger.peak_bytes, ledger.last,
-                           ledger.peak_exact);
-  });
-  sync_reservations();
-  if (metrics_ != nullptr) {
-    metrics_->set_runs_active(active_runs());
-    metrics_->set_reserved_bytes(admission_.reserved_bytes());
-  }
-  log::info("run.end", {{"run", ledger.info.run_id},
-                        {"job", ledger.info.job},
-                        {"state", run_state_name(state)},
-                        {"peak_bytes", ledger.peak_bytes},
-                        {"peak_exact", ledger.peak_exact},
-                        {"released_reservation_bytes", released}});
+  Probe probe(sampler_, entry->key);
+  entry->machine->reading(*reading, probe);
+  after_change(*entry);
 }
 
 void RunRegistry::on_exit(const std::string& run_id, const ExitInfo& info) {
-  Run* run = find_mut(run_id);
-  if (run == nullptr) return;
-  const Instant now = clock_.now();
-  run->exited_at = now;
-  const bool clean = info.status_known && info.signal == 0 && info.exit_code == 0;
-  if (run->active() && run->end_on_exit && clean) {
-    end_with_process(*run, info, now);
-  } else if (run->active()) {
-    finish(*run, RunState::kExited, now);
-    emit(*run,
-         exited_verdict(run->ledger,
-                        info.status_known && info.signal == 0 ? std::optional<int>(info.exit_code)
-                                                              : std::nullopt,
-                        info.signal != 0 ? std::optional<int>(info.signal) : std::nullopt,
-                        info.oom_killed, now));
-    log::warning("run.exited", {{"run", run_id}, {"detail", info.detail}});
+  Entry* entry = find_entry(run_id);
+  if (entry == nullptr) return;
+  const bool was_active = entry->machine->active();
+  entry->exit_watch = 0;  // it has fired
+  entry->machine->process_exited(info, clock_.now());
+  if (was_active) {
+    admission_.release_run(run_id);
+    sync_reservations();
+    publish_counts();
+  }
+  after_change(*entry);
+}
+
+void RunRegistry::on_deadline(const std::string& run_id) {
+  Entry* entry = find_entry(run_id);
+  if (entry == nullptr) return;
+  if (entry->key != 0) {
+    Probe probe(sampler_, entry->key);
+    entry->machine->advance(clock_.now(), &probe);
   } else {
-    check_release(*run, now);
+    entry->machine->advance(clock_.now(), nullptr);
   }
-  stop_sampling(*run);
+  after_change(*entry);
 }
 
-// A run that ends with its process (ramguard exec): a clean exit is its normal end, as if
-// runEnd had been sent with the last reading; the release check passes since nothing is held.
-void RunRegistry::end_with_process(Run& run, const ExitInfo& info, const Instant& now) {
-  MarkRecord mark;
-  mark.seq = run.ledger.marks.size() + 1;
-  mark.kind = MarkKind::kRunEnd;
-  mark.round = run.rounds_ended;
-  mark.reading = run.ledger.last;
-  run.ledger.marks.push_back(mark);
-  finish(run, RunState::kEnded, now);
-  log::info("run.ended_with_process", {{"run", run.ledger.info.run_id}, {"detail", info.detail}});
-  check_release(run, now);
-}
-
-void RunRegistry::stop_sampling(Run& run) {
-  if (run.key == 0) return;
-  // A round that ended just before the run: its floor is taken now, not lost with the timer.
-  for (std::size_t i = 0; i < run.ledger.boundaries.size(); ++i) {
-    if (!run.ledger.boundaries[i].settled) settle_boundary(run.ledger.info.run_id, i);
+// After anything a machine did: stop sampling a run that needs no more readings, or arm its
+// timer for the next deadline.
+void RunRegistry::after_change(Entry& entry) {
+  RunMachine& run = *entry.machine;
+  const Instant now = clock_.now();
+  if (!run.wants_sampling() && entry.key != 0) {
+    run.sampling_stopped(now);
+    sampler_.remove(entry.key);
+    entry.key = 0;
+    if (entry.exit_watch != 0) exits_.cancel(entry.exit_watch);
+    entry.exit_watch = 0;
+    entry.forget_at = now;
+    entry.forget_at->monotonic += params_.ended_retention;
   }
-  sampler_.remove(run.key);
-  exits_.cancel(run.exit_watch);
-  run.exit_watch = 0;
-  run.key = 0;
-  if (run.settle_timer) run.settle_timer->cancel();
-  flush_progress(run);
-  run.forget_at = clock_.now();
-  run.forget_at->monotonic += params_.ended_retention;
-  if (metrics_ != nullptr) metrics_->retire_job(run.ledger.info.job, clock_.now());
+  const auto next = run.next_deadline();
+  if (!next) {
+    if (entry.deadline) entry.deadline->cancel();
+    return;
+  }
+  if (!entry.deadline) entry.deadline = std::make_unique<asio::steady_timer>(io_);
+  const auto wait = std::max(next->monotonic - now.monotonic, std::chrono::nanoseconds(0));
+  entry.deadline->expires_after(wait);
+  entry.deadline->async_wait([this, id = run.run_id(), alive = alive_](const asio::error_code& ec) {
+    if (!ec && *alive) on_deadline(id);
+  });
 }
 
 void RunRegistry::housekeeping() {
@@ -353,58 +318,41 @@ void RunRegistry::housekeeping() {
   }
   if (!expired.empty()) sync_reservations();
   for (auto it = runs_.begin(); it != runs_.end();) {
-    Run& run = *it->second;
-    if (!run.active() && !run.release_decided && run.key != 0) check_release(run, now);
-    if (run.forget_at && now.monotonic >= run.forget_at->monotonic) {
+    const Entry& entry = *it->second;
+    if (entry.forget_at && now.monotonic >= entry.forget_at->monotonic) {
       it = runs_.erase(it);
     } else {
       ++it;
     }
   }
-  if (metrics_ != nullptr) {
-    metrics_->set_reserved_bytes(admission_.reserved_bytes());
-    metrics_->sweep(now);
-    (void)metrics_->update_self("/proc/self/statm");
-    metrics_->observe_sample_duration(sampler_.last_sample_duration_seconds());
-  }
+  publish_counts();
 }
 
-// One transaction per change of the admission state: every reservation row is current and the
-// ones that ended are gone.
+void RunRegistry::publish_counts() {
+  const std::size_t active = active_runs();
+  observers_.notify([&](RunObserver& o) { o.runs_active(active); });
+}
+
+// One write per change of the admission state: every reservation row is current, and the
+// ledger drops the ones that ended (including rows restored after a restart).
 void RunRegistry::sync_reservations() {
-  if (store_ == nullptr) return;
-  std::vector<std::string> current;
-  auto s = store_->atomically([&]() -> Status {
-    for (const auto& r : admission_.reservations()) {
-      current.push_back(r.reservation_id);
-      StoredReservation row;
-      row.id = r.reservation_id;
-      row.job = r.job;
-      row.bytes = r.bytes;
-      row.run_id = r.run_id;
-      row.created_wall_ms =
-          std::chrono::duration_cast<std::chrono::milliseconds>(r.created.wall).count();
-      row.expires_wall_ms =
-          row.created_wall_ms +
-          std::chrono::duration_cast<std::chrono::milliseconds>(admission_.lease()).count();
-      if (auto saved = store_->save_reservation(row); !saved) return saved;
-    }
-    for (const auto& id : stored_reservations_) {
-      if (std::find(current.begin(), current.end(), id) == current.end()) {
-        if (auto deleted = store_->delete_reservation(id); !deleted) return deleted;
-      }
-    }
-    return ok_status();
-  });
-  if (!s) {
-    log::error("store.write_failed", {{"what", "reservations"}, {"reason", s.error().message}});
-    return;
+  std::vector<ReservationRow> rows;
+  const auto lease_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(admission_.lease()).count();
+  for (const auto& r : admission_.reservations()) {
+    ReservationRow row;
+    row.reservation_id = r.reservation_id;
+    row.job = r.job;
+    row.bytes = r.bytes;
+    row.run_id = r.run_id;
+    row.created_wall_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(r.created.wall).count();
+    row.expires_wall_ms = row.created_wall_ms + lease_ms;
+    rows.push_back(std::move(row));
   }
-  stored_reservations_ = std::move(current);
-}
-
-Status RunRegistry::watch(pid_t pid) {
-  return watches_->add(pid);
+  const std::uint64_t reserved = admission_.reserved_bytes();
+  observers_.write("reservations", "",
+                   [&](RunObserver& o) { return o.reservations(rows, reserved); });
 }
 
 }  // namespace ramguard

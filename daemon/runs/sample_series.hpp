@@ -12,7 +12,7 @@
 #include <optional>
 #include <vector>
 
-#include "common/reading.hpp"
+#include "model/reading.hpp"
 
 namespace ramguard {
 

@@ -3,32 +3,38 @@
 #include <algorithm>
 
 #include "common/log.hpp"
-#include "metrics/exporter.hpp"
 
 namespace ramguard {
 
-// The exact peak is refreshed from the high-water mark this often (in ticks): statm stays the
-// periodic read, status is read once every few ticks.
-constexpr std::uint32_t kPeakRefreshTicks = 1;
+WatchList::WatchList(Sampler& sampler, ExitWatcher& exits, const Clock& clock,
+                     std::uint32_t peak_refresh_ticks)
+    : sampler_(sampler), exits_(exits), clock_(clock), peak_refresh_ticks_(peak_refresh_ticks) {}
 
-RunRegistry::WatchList::WatchList(Sampler& sampler, ExitWatcher& exits, const Clock& clock)
-    : sampler_(sampler), exits_(exits), clock_(clock) {}
-
-RunRegistry::WatchList::~WatchList() {
+WatchList::~WatchList() {
   *alive_ = false;
-  for (const auto& [pid, target] : targets_) exits_.cancel(target.exit_watch);
+  for (const auto& [pid, target] : targets_) {
+    exits_.cancel(target.exit_watch);
+    sampler_.remove(target.key);
+  }
 }
 
-Status RunRegistry::WatchList::add(pid_t pid) {
+std::optional<std::uint64_t> WatchList::peak_bytes(pid_t pid) const {
+  auto it = targets_.find(pid);
+  if (it == targets_.end()) return std::nullopt;
+  return it->second.peak_bytes;
+}
+
+Status WatchList::add(pid_t pid) {
   if (targets_.count(pid) != 0) return Error{"PID " + std::to_string(pid) + " is already watched"};
   auto key = sampler_.add(
       pid, [this, pid, alive = alive_](const TargetId&, const Result<MemoryReading>& r) {
         if (*alive) on_reading(pid, r);
       });
   if (!key) return key.error();
+  TargetObserver& observer = observer_ != nullptr ? *observer_ : null_observer_;
   Target target;
   target.pid = pid;
-  target.job = MetricsExporter::job_for_pid(pid);
+  target.job = job_for_pid(pid);
   target.key = *key;
   // The peak counts from now: reset the high-water mark, then read the current RSS.
   auto reset = sampler_.reset_hwm(*key);
@@ -38,18 +44,14 @@ Status RunRegistry::WatchList::add(pid_t pid) {
   }
   if (auto first = sampler_.read_now(*key, true)) {
     target.peak_bytes = std::max(first->hwm_bytes, first->rss_bytes);
-    if (metrics_ != nullptr) {
-      metrics_->observe_reading(target.job, *first);
-      metrics_->observe_peak(target.job, target.peak_bytes, target.exact);
-      metrics_->set_target_up(target.job, true, target.exact ? "" : "hwm_reset_denied");
-    }
+    observer.target_reading(target.job, *first, target.peak_bytes, target.exact);
+    observer.target_state(target.job, true, target.exact ? "" : "hwm_reset_denied");
     log::info("watch.start", {{"pid", pid},
                               {"job", target.job},
                               {"rss_bytes", first->rss_bytes},
                               {"exact_peak", target.exact}});
   }
-  const auto id = sampler_.target(*key);
-  if (id) {
+  if (const auto id = sampler_.target(*key)) {
     auto watched = exits_.watch(*id, [this, pid, alive = alive_](ExitInfo info) {
       if (*alive) on_exit(pid, info);
     });
@@ -62,26 +64,24 @@ Status RunRegistry::WatchList::add(pid_t pid) {
   return ok_status();
 }
 
-void RunRegistry::WatchList::on_reading(pid_t pid, const Result<MemoryReading>& reading) {
+void WatchList::on_reading(pid_t pid, const Result<MemoryReading>& reading) {
   auto it = targets_.find(pid);
   if (it == targets_.end()) return;
+  TargetObserver& observer = observer_ != nullptr ? *observer_ : null_observer_;
   Target& target = it->second;
   if (!reading) {
-    if (metrics_ != nullptr) metrics_->set_target_up(target.job, false, "unreadable");
+    observer.target_state(target.job, false, "unreadable");
     return;
   }
   target.peak_bytes = std::max(target.peak_bytes, reading->rss_bytes);
   bool exact_now = false;
-  if (target.exact && ++target.ticks % kPeakRefreshTicks == 0) {
+  if (target.exact && peak_refresh_ticks_ != 0 && ++target.ticks % peak_refresh_ticks_ == 0) {
     if (auto complete = sampler_.read_now(target.key, true)) {
       target.peak_bytes = std::max(target.peak_bytes, complete->hwm_bytes);
       exact_now = true;
     }
   }
-  if (metrics_ != nullptr) {
-    metrics_->observe_reading(target.job, *reading);
-    metrics_->observe_peak(target.job, target.peak_bytes, target.exact && exact_now);
-  }
+  observer.target_reading(target.job, *reading, target.peak_bytes, target.exact && exact_now);
   log::info("watch.reading", {{"pid", pid},
                               {"rss_bytes", reading->rss_bytes},
                               {"anon_bytes", reading->anon_bytes},
@@ -89,16 +89,15 @@ void RunRegistry::WatchList::on_reading(pid_t pid, const Result<MemoryReading>& 
                               {"peak_bytes", target.peak_bytes}});
 }
 
-void RunRegistry::WatchList::on_exit(pid_t pid, const ExitInfo& info) {
+void WatchList::on_exit(pid_t pid, const ExitInfo& info) {
   auto it = targets_.find(pid);
   if (it == targets_.end()) return;
+  TargetObserver& observer = observer_ != nullptr ? *observer_ : null_observer_;
   log::warning("watch.exited",
                {{"pid", pid}, {"detail", info.detail}, {"peak_bytes", it->second.peak_bytes}});
   sampler_.remove(it->second.key);
-  if (metrics_ != nullptr) {
-    metrics_->set_target_up(it->second.job, false, "exited");
-    metrics_->retire_job(it->second.job, clock_.now());
-  }
+  observer.target_state(it->second.job, false, "exited");
+  observer.target_retired(it->second.job, clock_.now());
   targets_.erase(it);
 }
 

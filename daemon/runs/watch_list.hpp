@@ -1,6 +1,6 @@
 #pragma once
 // PIDs watched without a run (--watch): readings and the exact peak since first watched go to
-// the metrics, the exit is logged. No marks, no verdicts: those need a run.
+// the target observers (metrics), the exit is logged. No marks, no verdicts: those need a run.
 
 #include <sys/types.h>
 
@@ -10,21 +10,30 @@
 
 #include "common/clock.hpp"
 #include "common/result.hpp"
-#include "runs/run_registry.hpp"
+#include "runs/observer.hpp"
 #include "sampling/exit_watcher.hpp"
 #include "sampling/sampler.hpp"
 
 namespace ramguard {
 
-class MetricsExporter;
-
-class RunRegistry::WatchList {
+class WatchList {
  public:
-  WatchList(Sampler& sampler, ExitWatcher& exits, const Clock& clock);
+  // peak_refresh_ticks: ticks between status reads that keep the exact peak current.
+  WatchList(Sampler& sampler, ExitWatcher& exits, const Clock& clock,
+            std::uint32_t peak_refresh_ticks = 1);
   ~WatchList();
-  void set_metrics(MetricsExporter* metrics) { metrics_ = metrics; }
+  WatchList(const WatchList&) = delete;
+  WatchList& operator=(const WatchList&) = delete;
+
+  void set_observer(TargetObserver* observer) { observer_ = observer; }
+  void set_peak_refresh_ticks(std::uint32_t ticks) { peak_refresh_ticks_ = ticks; }
   Status add(pid_t pid);
   std::size_t size() const { return targets_.size(); }
+  bool watching(pid_t pid) const { return targets_.count(pid) != 0; }
+  std::optional<std::uint64_t> peak_bytes(pid_t pid) const;
+
+  // The series name of a watched PID.
+  static std::string job_for_pid(pid_t pid) { return "pid-" + std::to_string(pid); }
 
  private:
   struct Target {
@@ -42,7 +51,9 @@ class RunRegistry::WatchList {
   Sampler& sampler_;
   ExitWatcher& exits_;
   const Clock& clock_;
-  MetricsExporter* metrics_ = nullptr;
+  std::uint32_t peak_refresh_ticks_;
+  TargetObserver* observer_ = nullptr;
+  TargetObserver null_observer_;
   std::map<pid_t, Target> targets_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

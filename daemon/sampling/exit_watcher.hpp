@@ -19,7 +19,7 @@
 #include <memory>
 #include <string>
 
-#include "common/reading.hpp"
+#include "model/reading.hpp"
 #include "common/result.hpp"
 #include "sampling/exit_info.hpp"
 

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "common/clock.hpp"
-#include "common/reading.hpp"
+#include "model/reading.hpp"
 #include "common/result.hpp"
 #include "procfs/proc_fs.hpp"
 

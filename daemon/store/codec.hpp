@@ -6,10 +6,10 @@
 #include <optional>
 #include <string_view>
 
-#include "common/reading.hpp"
+#include "model/reading.hpp"
 #include "common/result.hpp"
-#include "runs/ledger.hpp"
-#include "runs/verdict.hpp"
+#include "model/ledger.hpp"
+#include "model/verdict.hpp"
 #include "store/sqlite_db.hpp"
 
 namespace ramguard {

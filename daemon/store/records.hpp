@@ -8,9 +8,9 @@
 #include <string>
 
 #include "common/clock.hpp"
-#include "common/reading.hpp"
-#include "runs/ledger.hpp"
-#include "runs/verdict.hpp"
+#include "model/reading.hpp"
+#include "model/ledger.hpp"
+#include "model/verdict.hpp"
 
 namespace ramguard {
 

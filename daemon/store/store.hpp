@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "common/result.hpp"
-#include "runs/ledger.hpp"
-#include "runs/verdict.hpp"
+#include "model/ledger.hpp"
+#include "model/verdict.hpp"
 #include "store/records.hpp"
 
 namespace ramguard {

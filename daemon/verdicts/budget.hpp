@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "runs/ledger.hpp"
+#include "model/ledger.hpp"
 #include "verdicts/params.hpp"
 
 namespace ramguard {

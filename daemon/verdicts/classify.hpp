@@ -12,7 +12,7 @@
 #include <optional>
 #include <span>
 
-#include "runs/ledger.hpp"
+#include "model/ledger.hpp"
 #include "verdicts/params.hpp"
 
 namespace ramguard {

@@ -6,7 +6,7 @@
 #include <map>
 #include <string>
 
-#include "runs/verdict.hpp"
+#include "model/verdict.hpp"
 
 namespace ramguard {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "runs/verdict.hpp"
+#include "model/verdict.hpp"
 #include "verdicts/params.hpp"
 
 namespace ramguard {

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "runs/ledger.hpp"
+#include "model/ledger.hpp"
 
 namespace ramguard {
 

@@ -40,8 +40,8 @@
 #include <string>
 #include <vector>
 
-#include "runs/ledger.hpp"
-#include "runs/verdict.hpp"
+#include "model/ledger.hpp"
+#include "model/verdict.hpp"
 #include "verdicts/params.hpp"
 
 namespace ramguard {

@@ -56,6 +56,12 @@ struct DetectorParams {
       {"aggregation", MarkEdge::kEnd, "synchronization", MarkEdge::kBegin, 10}};
 };
 
+// Floors within half the step threshold count as flat (512MB -> 256MB by default): the band
+// must scale with growth.min_bytes, or a smaller threshold could never warn nor plateau.
+inline std::uint64_t plateau_band_for(std::uint64_t growth_min_bytes) {
+  return growth_min_bytes / 2;
+}
+
 // An error names the field, the value and what is allowed.
 Status validate_params(const DetectorParams& params);
 

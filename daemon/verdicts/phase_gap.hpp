@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "runs/ledger.hpp"
+#include "model/ledger.hpp"
 #include "verdicts/params.hpp"
 
 namespace ramguard {

@@ -9,8 +9,8 @@
 #include <optional>
 #include <span>
 
-#include "common/reading.hpp"
-#include "runs/verdict.hpp"
+#include "model/reading.hpp"
+#include "model/verdict.hpp"
 #include "verdicts/params.hpp"
 
 namespace ramguard {

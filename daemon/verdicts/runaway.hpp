@@ -11,8 +11,8 @@
 #include <span>
 #include <string>
 
-#include "common/reading.hpp"
-#include "runs/verdict.hpp"
+#include "model/reading.hpp"
+#include "model/verdict.hpp"
 #include "verdicts/params.hpp"
 
 namespace ramguard {

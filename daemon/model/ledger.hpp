@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "common/reading.hpp"
-#include "runs/verdict.hpp"
+#include "model/reading.hpp"
+#include "model/verdict.hpp"
 
 namespace ramguard {
 

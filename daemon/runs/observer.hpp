@@ -1,0 +1,88 @@
+#pragma once
+// What runs publish. runs/ owns these interfaces; the store (durable ledger) and the metrics
+// exporter implement them and main.cpp plugs them in, so runs never call either directly.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/clock.hpp"
+#include "common/result.hpp"
+#include "model/ledger.hpp"
+#include "model/reading.hpp"
+#include "model/verdict.hpp"
+
+namespace ramguard {
+
+// A series of readings about one target, with or without a run (watched PIDs have none).
+class TargetObserver {
+ public:
+  virtual ~TargetObserver() = default;
+  virtual void target_reading(std::string_view /*job*/, const MemoryReading& /*reading*/,
+                              std::uint64_t /*peak_bytes*/, bool /*peak_exact*/) {}
+  // readable=false: the target could not be read (reason says why: exited, unreadable).
+  virtual void target_state(std::string_view /*job*/, bool /*readable*/,
+                            std::string_view /*reason*/) {}
+  // The target is no longer sampled; its series may be retired after the retention.
+  virtual void target_retired(std::string_view /*job*/, Instant /*now*/) {}
+};
+
+// The downsampled trace kept between readings: min/max since the previous flush plus the last.
+struct ProgressSample {
+  std::int64_t at_unix_ms = 0;
+  std::uint64_t rss_bytes = 0;
+  std::uint64_t min_rss_bytes = 0;
+  std::uint64_t max_rss_bytes = 0;
+  std::uint64_t anon_bytes = 0;
+  std::uint64_t file_bytes = 0;
+};
+
+struct ReservationRow {
+  std::string reservation_id;
+  std::string job;
+  std::uint64_t bytes = 0;
+  std::string run_id;  // empty: unclaimed
+  std::int64_t created_wall_ms = 0;
+  std::int64_t expires_wall_ms = 0;
+};
+
+// Everything a run does, in order. Methods returning Status report whether the change was
+// recorded; a durable observer's failure makes the reply say `stored: false`.
+class RunObserver : public TargetObserver {
+ public:
+  // True for the observer whose success makes a change durable (the ledger store).
+  virtual bool durable() const { return false; }
+  virtual Status run_started(const RunLedger& /*ledger*/) { return ok_status(); }
+  // A mark and what it changed: the phase it opened or closed, or the boundary it created.
+  virtual Status marked(const RunLedger& /*ledger*/, const MarkRecord& /*mark*/,
+                        const PhaseRecord* /*phase*/, const BoundaryRecord* /*boundary*/) {
+    return ok_status();
+  }
+  virtual Status boundary_settled(const RunLedger& /*ledger*/, const BoundaryRecord& /*boundary*/) {
+    return ok_status();
+  }
+  virtual Status verdict(const RunLedger& /*ledger*/, const Verdict& /*verdict*/) {
+    return ok_status();
+  }
+  virtual void phase_gap(const RunLedger& /*ledger*/, std::string_view /*rule*/,
+                         double /*seconds*/) {}
+  virtual Status progress(const RunLedger& /*ledger*/, const ProgressSample& /*sample*/) {
+    return ok_status();
+  }
+  // The run ended (ended, exited or lost); phases it closed were passed to marked() before.
+  virtual Status run_finished(const RunLedger& /*ledger*/,
+                              const std::vector<const PhaseRecord*>& /*closed_phases*/) {
+    return ok_status();
+  }
+  // Daemon-wide state that changes with runs.
+  virtual void runs_active(std::size_t /*count*/) {}
+  virtual Status reservations(const std::vector<ReservationRow>& /*rows*/,
+                              std::uint64_t /*reserved_bytes*/) {
+    return ok_status();
+  }
+  // A durable write failed: the ledger is degraded.
+  virtual void store_failed(std::string_view /*what*/, std::string_view /*reason*/) {}
+};
+
+}  // namespace ramguard

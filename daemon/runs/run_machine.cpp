@@ -1,0 +1,243 @@
+// A run's lifecycle: start, resume, end, exit, loss, deadlines and the one place verdicts and
+// writes leave the machine.
+#include "runs/run_machine.hpp"
+
+#include <algorithm>
+
+#include "common/log.hpp"
+#include "verdicts/estimate.hpp"
+#include "verdicts/exit.hpp"
+#include "verdicts/phase_gap.hpp"
+
+namespace ramguard {
+
+RunMachine::RunMachine(const RunParams& params, ObserverSet& observers)
+    : params_(params), observers_(observers), samples_(params.series) {}
+
+Result<std::unique_ptr<RunMachine>> RunMachine::start(RunInfo info, bool end_on_exit,
+                                                      TargetProbe& probe, const RunParams& params,
+                                                      ObserverSet& observers) {
+  std::unique_ptr<RunMachine> run(new RunMachine(params, observers));
+  run->ledger_.info = std::move(info);
+  run->end_on_exit_ = end_on_exit;
+  auto baseline = probe.read(/*complete=*/true);
+  if (!baseline) return Error{baseline.error().message, ErrorKind::kUnavailable};
+  auto reset = probe.reset_hwm();
+  run->exact_peaks_ = reset.ok();
+  if (!reset) {
+    log::warning("run.exact_peaks_unavailable", {{"run", run->run_id()},
+                                                 {"pid", run->ledger_.info.target.pid},
+                                                 {"reason", reset.error().message}});
+  }
+  RunLedger& ledger = run->ledger_;
+  ledger.started = baseline->at;
+  ledger.baseline = *baseline;
+  ledger.last = *baseline;
+  ledger.peak_bytes = baseline->rss_bytes;
+  ledger.peak_exact = run->exact_peaks_;
+  run->last_mark_at_ = baseline->at;
+  run->samples_.add(*baseline);
+  MarkRecord start_mark;
+  start_mark.seq = 1;
+  start_mark.kind = MarkKind::kRunStart;
+  start_mark.reading = *baseline;
+  ledger.marks.push_back(start_mark);
+  run->write("begin run", [&](RunObserver& o) { return o.run_started(ledger); });
+  observers.notify([&](RunObserver& o) {
+    o.target_reading(ledger.info.job, *baseline, ledger.peak_bytes, false);
+    o.target_state(ledger.info.job, true, run->exact_peaks_ ? "" : "hwm_reset_denied");
+  });
+  return run;
+}
+
+std::unique_ptr<RunMachine> RunMachine::resume(RunLedger ledger, const RunParams& params,
+                                               ObserverSet& observers) {
+  std::unique_ptr<RunMachine> run(new RunMachine(params, observers));
+  run->ledger_ = std::move(ledger);
+  RunLedger& l = run->ledger_;
+  for (std::size_t i = 0; i < l.phases.size(); ++i) {
+    if (!l.phases[i].end) run->open_phases_.push_back(i);
+  }
+  for (const auto& b : l.boundaries) run->rounds_ended_ = std::max(run->rounds_ended_, b.round);
+  run->last_mark_at_ = l.marks.empty() ? l.started : l.marks.back().reading.at;
+  run->exact_peaks_ = l.peak_exact;
+  // Gaps judged before the restart are not judged again.
+  for (const PhaseGap& gap : measure_phase_gaps(l.marks, params.detectors).gaps) {
+    if (gap.over) {
+      run->gaps_reported_.insert(
+          {gap.rule_index, static_cast<std::uint64_t>(gap.from_at.monotonic.count())});
+    }
+  }
+  // Boundaries that were still settling when the daemon died: settle on what we have.
+  for (auto& b : l.boundaries) b.settled = true;
+  run->evaluate_growth();
+  return run;
+}
+
+EndOutcome RunMachine::end(const std::optional<MemoryReading>& reading, Instant now) {
+  EndOutcome out;
+  const std::size_t verdicts_before = ledger_.verdicts.size();
+  append_end_mark(reading.value_or(ledger_.last));
+  finish(RunState::kEnded, now);
+  if (reading) {
+    samples_.add(*reading);
+    check_release(now);
+  }
+  out.reading = ledger_.marks.back().reading;
+  out.peak_bytes = ledger_.peak_bytes;
+  out.stored = store_ok_ && observers_.has_durable();
+  out.verdicts.assign(ledger_.verdicts.begin() + static_cast<long>(verdicts_before),
+                      ledger_.verdicts.end());
+  return out;
+}
+
+void RunMachine::append_end_mark(const MemoryReading& reading) {
+  MarkRecord mark;
+  mark.seq = ledger_.marks.size() + 1;
+  mark.kind = MarkKind::kRunEnd;
+  mark.round = rounds_ended_;
+  mark.reading = reading;
+  ledger_.marks.push_back(mark);
+}
+
+void RunMachine::process_exited(const ExitInfo& info, Instant now) {
+  exited_at_ = now;
+  const bool clean = info.status_known && info.signal == 0 && info.exit_code == 0;
+  if (active() && end_on_exit_ && clean) {
+    // A clean exit is the normal end of a run that ends with its process (ramguard exec).
+    append_end_mark(ledger_.last);
+    finish(RunState::kEnded, now);
+    log::info("run.ended_with_process", {{"run", run_id()}, {"detail", info.detail}});
+    check_release(now);
+  } else if (active()) {
+    finish(RunState::kExited, now);
+    emit(exited_verdict(
+        ledger_,
+        info.status_known && info.signal == 0 ? std::optional<int>(info.exit_code) : std::nullopt,
+        info.signal != 0 ? std::optional<int>(info.signal) : std::nullopt, info.oom_killed, now));
+    log::warning("run.exited", {{"run", run_id()}, {"detail", info.detail}});
+  } else {
+    check_release(now);
+  }
+  // Nothing more to read: whatever is undecided is decided now.
+  release_decided_ = true;
+  observers_.notify([&](RunObserver& o) { o.target_state(ledger_.info.job, false, "exited"); });
+}
+
+void RunMachine::lost(Instant now) {
+  finish(RunState::kLost, now);
+  emit(lost_verdict(ledger_, now));
+  release_decided_ = true;
+}
+
+// Common to end, exit and loss: close the books on a run.
+void RunMachine::finish(RunState state, Instant at) {
+  ledger_.state = state;
+  ledger_.ended = at;
+  std::vector<const PhaseRecord*> closed;
+  if (state == RunState::kEnded) {
+    for (std::size_t index : open_phases_) {  // a run that ends mid-phase closes them
+      ledger_.phases[index].end = at;
+      closed.push_back(&ledger_.phases[index]);
+    }
+    open_phases_.clear();
+  }
+  check_budget();
+  if (auto estimate = assess_estimate(ledger_.peak_bytes, ledger_.peak_exact,
+                                      ledger_.info.estimate_bytes, at, params_.detectors)) {
+    emit(estimate->verdict);
+  }
+  write("end run", [&](RunObserver& o) { return o.run_finished(ledger_, closed); });
+  log::info("run.end", {{"run", run_id()},
+                        {"job", ledger_.info.job},
+                        {"state", run_state_name(state)},
+                        {"peak_bytes", ledger_.peak_bytes},
+                        {"peak_exact", ledger_.peak_exact}});
+}
+
+std::optional<Instant> RunMachine::next_deadline() const {
+  std::optional<Instant> next;
+  auto consider = [&](Instant at) {
+    if (!next || at.monotonic < next->monotonic) next = at;
+  };
+  if (settling_) {
+    Instant at = ledger_.boundaries[*settling_].reading.at;
+    at.monotonic += params_.settle;
+    at.wall += params_.settle;
+    consider(at);
+  }
+  if (!release_decided_ && ledger_.ended && ledger_.state == RunState::kEnded) {
+    const auto grace = std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::chrono::duration<double>(params_.detectors.release_grace_seconds));
+    Instant at = *ledger_.ended;
+    at.monotonic += grace;
+    at.wall += grace;
+    consider(at);
+  }
+  return next;
+}
+
+void RunMachine::advance(Instant now, TargetProbe* probe) {
+  if (settling_) {
+    Instant due = ledger_.boundaries[*settling_].reading.at;
+    due.monotonic += params_.settle;
+    if (now.monotonic >= due.monotonic) settle_boundary(*settling_, now, probe);
+  }
+  if (!release_decided_ && ledger_.ended) check_release(now);
+}
+
+bool RunMachine::wants_sampling() const {
+  if (active()) return true;
+  return ledger_.state == RunState::kEnded && !release_decided_;
+}
+
+void RunMachine::sampling_stopped(Instant now) {
+  // A round that ended just before the run: its floor is taken now, not lost with the window.
+  settle_pending(now, nullptr);
+  flush_progress();
+  observers_.notify([&](RunObserver& o) { o.target_retired(ledger_.info.job, now); });
+}
+
+void RunMachine::emit(Verdict verdict, std::vector<Verdict>* out) {
+  ledger_.verdicts.push_back(verdict);
+  write("verdict", [&](RunObserver& o) { return o.verdict(ledger_, verdict); });
+  const log::Level level =
+      verdict.severity == Severity::kInfo || verdict.cleared
+          ? log::Level::kInfo
+          : (verdict.severity == Severity::kWarning ? log::Level::kWarning : log::Level::kError);
+  log::write(level, "verdict",
+             {{"kind", verdict.kind},
+              {"severity", severity_name(verdict.severity)},
+              {"passed", verdict.passed},
+              {"cleared", verdict.cleared},
+              {"run", run_id()},
+              {"job", ledger_.info.job},
+              {"round", verdict.round},
+              {"phase", verdict.phase},
+              {"summary", verdict.summary}});
+  if (out != nullptr) out->push_back(std::move(verdict));
+}
+
+void RunMachine::flush_progress() {
+  if (!pending_max_rss_) return;
+  ProgressSample sample;
+  sample.at_unix_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(ledger_.last.at.wall).count();
+  sample.rss_bytes = ledger_.last.rss_bytes;
+  sample.min_rss_bytes = *pending_min_rss_;
+  sample.max_rss_bytes = *pending_max_rss_;
+  sample.anon_bytes = ledger_.last.anon_bytes;
+  sample.file_bytes = ledger_.last.file_bytes;
+  pending_min_rss_.reset();
+  pending_max_rss_.reset();
+  write("progress", [&](RunObserver& o) { return o.progress(ledger_, sample); });
+}
+
+// Observers are optional: a failed durable write is logged, and the run goes on in memory.
+bool RunMachine::write(std::string_view what, const std::function<Status(RunObserver&)>& fn) {
+  const bool stored = observers_.write(what, run_id(), fn);
+  if (!stored) store_ok_ = false;
+  return stored;
+}
+
+}  // namespace ramguard

@@ -1,0 +1,149 @@
+#pragma once
+// One run's decisions, free of I/O and timers: marks, phases, boundaries and their settled
+// floors, exact peaks, budget/runaway/release checks and verdicts. Readings come in through a
+// TargetProbe, time through the readings and explicit `now` arguments, and deadlines (a
+// boundary's settle window, the release grace) come out of next_deadline(), so a fake clock
+// drives a whole run in a unit test. What happens is published to an ObserverSet.
+//
+// Exact peaks: at every mark the machine takes a complete reading, folds its VmHWM (the peak
+// since the previous reset) into every open phase and the run, then resets the high-water
+// mark. So each phase's peak is exact even with nested phases, and periodic statm readings
+// stay the cheap path.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/result.hpp"
+#include "model/ledger.hpp"
+#include "runs/observer_set.hpp"
+#include "runs/run_params.hpp"
+#include "runs/sample_series.hpp"
+#include "runs/target_probe.hpp"
+#include "sampling/exit_info.hpp"
+#include "verdicts/budget.hpp"
+#include "verdicts/growth.hpp"
+
+namespace ramguard {
+
+struct MarkInput {
+  std::string run_id;
+  MarkKind kind = MarkKind::kPhaseBegin;
+  std::string phase;
+  std::uint32_t round = 0;  // 0: counted by the run
+  std::optional<AllocatorFacts> allocator;
+  std::optional<GcFacts> gc;
+};
+
+struct MarkOutcome {
+  MarkRecord mark;
+  std::uint64_t phase_peak_bytes = 0;
+  double phase_duration_seconds = 0;
+  bool peak_exact = false;
+  bool stored = false;
+  std::vector<Verdict> verdicts;
+};
+
+struct EndOutcome {
+  MemoryReading reading;
+  std::uint64_t peak_bytes = 0;
+  bool stored = false;
+  std::vector<Verdict> verdicts;
+};
+
+class RunMachine {
+ public:
+  // Begins a run on `info.target`: a complete baseline reading, a high-water reset (exact
+  // peaks when permitted) and the run-start mark.
+  static Result<std::unique_ptr<RunMachine>> start(RunInfo info, bool end_on_exit,
+                                                   TargetProbe& probe, const RunParams& params,
+                                                   ObserverSet& observers);
+  // A run read back from the ledger after a restart; its boundaries count as settled.
+  static std::unique_ptr<RunMachine> resume(RunLedger ledger, const RunParams& params,
+                                            ObserverSet& observers);
+
+  RunMachine(const RunMachine&) = delete;
+  RunMachine& operator=(const RunMachine&) = delete;
+
+  // Validates and records a phase begin/end or round end with a complete reading.
+  Result<MarkOutcome> mark(const MarkInput& input, TargetProbe& probe);
+  // A complete reading folded into the run (reset: also reset the high-water mark).
+  Result<MemoryReading> take_reading(TargetProbe& probe, bool reset);
+  // The run's end, with the end reading when it could be taken.
+  EndOutcome end(const std::optional<MemoryReading>& reading, Instant now);
+  // The process is gone: `ended` when the run ends with it and it exited cleanly, else `exited`.
+  void process_exited(const ExitInfo& info, Instant now);
+  // Recovery found the process gone: the run ends `lost`.
+  void lost(Instant now);
+
+  // A periodic reading (probe: for the exact-peak refresh).
+  void reading(const MemoryReading& reading, TargetProbe& probe);
+  void unreadable(std::string_view reason);
+  // Handles every deadline at or before `now` (probe: a fresh reading for a settling floor).
+  void advance(Instant now, TargetProbe* probe);
+  std::optional<Instant> next_deadline() const;
+  // Sampling goes on while the run is active or its release is undecided.
+  bool wants_sampling() const;
+  // Sampling stops: pending floors settle on what was seen, the trace is flushed.
+  void sampling_stopped(Instant now);
+
+  const RunLedger& ledger() const { return ledger_; }
+  const std::string& run_id() const { return ledger_.info.run_id; }
+  bool active() const { return ledger_.state == RunState::kActive; }
+  bool end_on_exit() const { return end_on_exit_; }
+  bool exact_peaks() const { return exact_peaks_; }
+  bool store_ok() const { return store_ok_; }
+  std::uint32_t rounds_ended() const { return rounds_ended_; }
+  std::uint32_t current_round() const { return rounds_ended_ + 1; }
+  const std::vector<std::size_t>& open_phases() const { return open_phases_; }
+  const SampleSeries& samples() const { return samples_; }
+  bool release_decided() const { return release_decided_; }
+
+ private:
+  RunMachine(const RunParams& params, ObserverSet& observers);
+
+  void observe(const MemoryReading& reading);
+  void fold_hwm(const MemoryReading& complete);
+  void refresh_peak(TargetProbe& probe);
+  Status validate_mark(const MarkInput& input) const;
+  void settle_boundary(std::size_t index, Instant now, TargetProbe* probe);
+  void settle_pending(Instant now, TargetProbe* probe);
+  void evaluate_growth();
+  void evaluate_gaps(std::vector<Verdict>& out);
+  void check_budget();
+  void check_runaway();
+  void check_release(Instant now);
+  void finish(RunState state, Instant at);
+  void append_end_mark(const MemoryReading& reading);
+  void emit(Verdict verdict, std::vector<Verdict>* out = nullptr);
+  void flush_progress();
+  bool write(std::string_view what, const std::function<Status(RunObserver&)>& fn);
+  std::string open_phase_names() const;
+
+  const RunParams& params_;
+  ObserverSet& observers_;
+  RunLedger ledger_;
+  SampleSeries samples_;
+  bool end_on_exit_ = false;
+  bool exact_peaks_ = false;
+  std::vector<std::size_t> open_phases_;  // indexes into ledger_.phases
+  std::uint32_t rounds_ended_ = 0;
+  Instant last_mark_at_;
+  GrowthAssessment growth_;
+  BudgetState budget_state_ = BudgetState::kOk;
+  bool runaway_flagged_ = false;  // once per mark interval
+  // Phase gaps over target already turned into verdicts, by rule and the `from` mark's time.
+  std::set<std::pair<std::size_t, std::uint64_t>> gaps_reported_;
+  std::optional<std::size_t> settling_;  // the boundary whose settle window is open
+  std::optional<Instant> exited_at_;
+  bool release_decided_ = false;
+  std::uint32_t ticks_ = 0;
+  std::optional<std::uint64_t> pending_min_rss_, pending_max_rss_;  // since the last flush
+  bool store_ok_ = true;  // every durable write for this run so far succeeded
+};
+
+}  // namespace ramguard

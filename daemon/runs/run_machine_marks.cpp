@@ -1,0 +1,254 @@
+// Marks: phase begin/end and round end, each with a complete reading and a high-water reset,
+// and the settled floor taken after each round end.
+#include <algorithm>
+#include <limits>
+#include <span>
+
+#include "common/log.hpp"
+#include "runs/run_machine.hpp"
+#include "verdicts/classify.hpp"
+#include "verdicts/growth.hpp"
+#include "verdicts/phase_gap.hpp"
+
+namespace ramguard {
+namespace {
+
+bool valid_phase_name(const std::string& phase) {
+  if (phase.empty() || phase.size() > 64) return false;
+  return std::all_of(phase.begin(), phase.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
+  });
+}
+
+// Only the recent marks are measured at each mark: a gap spans a few marks, and re-measuring
+// the whole run would make every mark cost O(marks). Reports measure the whole run.
+constexpr std::size_t kGapWindowMarks = 256;
+
+}  // namespace
+
+std::string RunMachine::open_phase_names() const {
+  std::string names;
+  for (std::size_t i : open_phases_) {
+    names += (names.empty() ? "" : ", ") + ledger_.phases[i].phase;
+  }
+  return names.empty() ? "none" : names;
+}
+
+// The high-water mark in a complete reading is the peak since the previous reset: it belongs
+// to every phase open since then, and to the run.
+void RunMachine::fold_hwm(const MemoryReading& complete) {
+  const std::uint64_t peak = std::max(complete.hwm_bytes, complete.rss_bytes);
+  for (std::size_t i : open_phases_) {
+    auto& phase = ledger_.phases[i];
+    phase.peak_bytes = std::max(phase.peak_bytes, peak);
+  }
+  if (peak > ledger_.peak_bytes) ledger_.peak_bytes = peak;
+}
+
+Result<MemoryReading> RunMachine::take_reading(TargetProbe& probe, bool reset) {
+  auto reading = probe.read(/*complete=*/true);
+  if (!reading) return reading;
+  fold_hwm(*reading);
+  observe(*reading);
+  if (reset && exact_peaks_) {
+    if (auto s = probe.reset_hwm(); !s) {
+      exact_peaks_ = false;
+      ledger_.peak_exact = false;
+      log::warning("run.exact_peaks_lost", {{"run", run_id()}, {"reason", s.error().message}});
+    }
+  }
+  return reading;
+}
+
+Status RunMachine::validate_mark(const MarkInput& input) const {
+  if (ledger_.marks.size() >= params_.max_marks_per_run) {
+    return Error{"run " + run_id() + " has reached the limit of " +
+                     std::to_string(params_.max_marks_per_run) + " marks",
+                 ErrorKind::kResourceExhausted};
+  }
+  const bool open = std::any_of(open_phases_.begin(), open_phases_.end(), [&](std::size_t i) {
+    return ledger_.phases[i].phase == input.phase;
+  });
+  switch (input.kind) {
+    case MarkKind::kPhaseBegin:
+    case MarkKind::kPhaseEnd:
+      if (!valid_phase_name(input.phase)) {
+        return Error{"phase name '" + input.phase.substr(0, 80) +
+                     "' is invalid: use 1-64 characters of a-z 0-9 _ . -"};
+      }
+      if (input.kind == MarkKind::kPhaseBegin && open) {
+        return Error{"phase '" + input.phase + "' is already open in run " + run_id(),
+                     ErrorKind::kFailedPrecondition};
+      }
+      if (input.kind == MarkKind::kPhaseEnd && !open) {
+        return Error{"phase '" + input.phase +
+                         "' ended without a begin (open phases: " + open_phase_names() + ")",
+                     ErrorKind::kFailedPrecondition};
+      }
+      return ok_status();
+    case MarkKind::kRoundEnd:
+      // Rounds strictly increase; a counted round (0) must not wrap past the largest number.
+      if (input.round != 0 && input.round <= rounds_ended_) {
+        return Error{"round " + std::to_string(input.round) + " already ended in run " + run_id() +
+                         " (last ended round: " + std::to_string(rounds_ended_) +
+                         "): rounds must strictly increase",
+                     ErrorKind::kFailedPrecondition};
+      }
+      if (input.round == 0 && rounds_ended_ == std::numeric_limits<std::uint32_t>::max()) {
+        return Error{"round " + std::to_string(rounds_ended_) +
+                         " is the last round number: no further round can end in run " + run_id(),
+                     ErrorKind::kFailedPrecondition};
+      }
+      return ok_status();
+    default:
+      return Error{"mark kind must be phase begin, phase end or round end"};
+  }
+}
+
+Result<MarkOutcome> RunMachine::mark(const MarkInput& input, TargetProbe& probe) {
+  if (auto valid = validate_mark(input); !valid) return valid.error();
+  auto reading = take_reading(probe, /*reset=*/true);
+  if (!reading) return Error{reading.error().message, ErrorKind::kUnavailable};
+  const Instant now = reading->at;
+  const std::size_t verdicts_before = ledger_.verdicts.size();
+
+  MarkOutcome out;
+  MarkRecord& mark = out.mark;
+  mark.seq = ledger_.marks.size() + 1;
+  mark.kind = input.kind;
+  mark.phase = input.kind == MarkKind::kRoundEnd ? "" : input.phase;
+  mark.round =
+      input.kind == MarkKind::kRoundEnd && input.round != 0 ? input.round : current_round();
+  mark.reading = *reading;
+  mark.allocator = input.allocator;
+  mark.gc = input.gc;
+  ledger_.marks.push_back(mark);
+  last_mark_at_ = now;
+  runaway_flagged_ = false;
+
+  const PhaseRecord* phase_changed = nullptr;
+  const BoundaryRecord* boundary_changed = nullptr;
+  if (input.kind == MarkKind::kPhaseBegin) {
+    PhaseRecord phase;
+    phase.phase = input.phase;
+    phase.round = mark.round;
+    phase.begin = now;
+    phase.peak_bytes = reading->rss_bytes;
+    phase.peak_exact = exact_peaks_;
+    ledger_.phases.push_back(phase);
+    open_phases_.push_back(ledger_.phases.size() - 1);
+    phase_changed = &ledger_.phases.back();
+  } else if (input.kind == MarkKind::kPhaseEnd) {
+    auto open = std::find_if(open_phases_.begin(), open_phases_.end(),
+                             [&](std::size_t i) { return ledger_.phases[i].phase == input.phase; });
+    PhaseRecord& phase = ledger_.phases[*open];
+    phase.end = now;
+    open_phases_.erase(open);
+    out.phase_peak_bytes = phase.peak_bytes;
+    out.phase_duration_seconds = seconds_between(phase.begin, now);
+    out.peak_exact = phase.peak_exact && exact_peaks_;
+    phase.peak_exact = out.peak_exact;
+    phase_changed = &phase;
+  } else {
+    // A round that ends before the previous one settled: that floor is taken now.
+    settle_pending(now, nullptr);
+    rounds_ended_ = mark.round;
+    BoundaryRecord boundary;
+    boundary.round = mark.round;
+    boundary.reading = *reading;
+    boundary.floor_bytes = reading->rss_bytes;
+    boundary.allocator = input.allocator;
+    boundary.gc = input.gc;
+    ledger_.boundaries.push_back(boundary);
+    boundary_changed = &ledger_.boundaries.back();
+    settling_ = ledger_.boundaries.size() - 1;
+  }
+  evaluate_gaps(out.verdicts);
+  out.stored = write("mark", [&](RunObserver& o) {
+    return o.marked(ledger_, mark, phase_changed, boundary_changed);
+  });
+  out.verdicts.assign(ledger_.verdicts.begin() + static_cast<long>(verdicts_before),
+                      ledger_.verdicts.end());
+  log::debug("run.mark", {{"run", run_id()},
+                          {"seq", mark.seq},
+                          {"phase", mark.phase},
+                          {"round", mark.round},
+                          {"rss_bytes", reading->rss_bytes},
+                          {"hwm_bytes", reading->hwm_bytes}});
+  return out;
+}
+
+void RunMachine::evaluate_gaps(std::vector<Verdict>& out) {
+  const auto& marks = ledger_.marks;
+  const std::size_t first = marks.size() > kGapWindowMarks ? marks.size() - kGapWindowMarks : 0;
+  const std::span<const MarkRecord> window(marks.data() + first, marks.size() - first);
+  const PhaseGapAssessment gaps = measure_phase_gaps(window, params_.detectors);
+  if (!gaps.gaps.empty()) {
+    const PhaseGap& last = gaps.gaps.back();
+    if (last.to_at.monotonic == last_mark_at_.monotonic) {
+      observers_.notify([&](RunObserver& o) { o.phase_gap(ledger_, last.rule, last.seconds); });
+    }
+  }
+  std::size_t verdict_index = 0;
+  for (const PhaseGap& gap : gaps.gaps) {
+    if (!gap.over) continue;
+    const auto key =
+        std::make_pair(gap.rule_index, static_cast<std::uint64_t>(gap.from_at.monotonic.count()));
+    if (verdict_index < gaps.verdicts.size() && gaps_reported_.insert(key).second) {
+      emit(gaps.verdicts[verdict_index], &out);
+    }
+    ++verdict_index;
+  }
+}
+
+void RunMachine::settle_pending(Instant now, TargetProbe* probe) {
+  if (settling_) settle_boundary(*settling_, now, probe);
+}
+
+// The floor of a round boundary is the lowest RSS between the round-end mark and the end of
+// the settle window: memory freed just after the mark (a deferred cleanup) is not growth.
+void RunMachine::settle_boundary(std::size_t index, Instant now, TargetProbe* probe) {
+  settling_.reset();
+  if (index >= ledger_.boundaries.size()) return;
+  BoundaryRecord& boundary = ledger_.boundaries[index];
+  if (boundary.settled) return;
+  if (probe != nullptr) {
+    if (auto reading = probe->read(/*complete=*/false)) {
+      samples_.add(*reading);
+      observe(*reading);
+      now = reading->at;
+    }
+  }
+  auto low = samples_.min_rss_between(boundary.reading.at, now);
+  boundary.floor_bytes =
+      std::min(boundary.reading.rss_bytes, low.value_or(boundary.reading.rss_bytes));
+  boundary.settled = true;
+  write("boundary", [&](RunObserver& o) { return o.boundary_settled(ledger_, boundary); });
+  log::debug("run.boundary_settled", {{"run", run_id()},
+                                      {"round", boundary.round},
+                                      {"rss_bytes", boundary.reading.rss_bytes},
+                                      {"floor_bytes", boundary.floor_bytes}});
+  evaluate_growth();
+}
+
+void RunMachine::evaluate_growth() {
+  const auto floors = settled_floors(ledger_);
+  GrowthAssessment current = assess_growth(floors, growth_context(ledger_.info), params_.detectors);
+  for (Verdict& v : new_growth_verdicts(growth_, current)) emit(std::move(v));
+  const std::uint32_t round = floors.empty() ? 0 : floors.back().round;
+  const bool classified = std::any_of(
+      ledger_.verdicts.begin(), ledger_.verdicts.end(),
+      [&](const Verdict& v) { return v.kind == verdict_kind::kGrowthClass && v.round == round; });
+  if (!classified) {
+    std::vector<BoundaryRecord> settled;
+    for (const auto& b : ledger_.boundaries) {
+      if (b.settled) settled.push_back(b);
+    }
+    if (auto c = classify_growth(settled, ledger_.info.model_bytes, params_.detectors)) {
+      emit(c->verdict);
+    }
+  }
+  growth_ = std::move(current);
+}
+
+}  // namespace ramguard

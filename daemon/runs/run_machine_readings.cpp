@@ -1,0 +1,98 @@
+// Periodic readings of a run: samples, peaks, and the budget, runaway and release checks.
+#include <algorithm>
+
+#include "runs/run_machine.hpp"
+#include "verdicts/budget.hpp"
+#include "verdicts/release.hpp"
+#include "verdicts/runaway.hpp"
+
+namespace ramguard {
+
+void RunMachine::reading(const MemoryReading& reading, TargetProbe& probe) {
+  samples_.add(reading);
+  observe(reading);
+  ++ticks_;
+  if (active()) {
+    if (params_.peak_refresh_ticks != 0 && ticks_ % params_.peak_refresh_ticks == 0) {
+      refresh_peak(probe);
+    }
+    check_budget();
+    check_runaway();
+  } else if (!release_decided_) {
+    check_release(reading.at);
+  }
+  if (params_.store_flush_ticks != 0 && ticks_ % params_.store_flush_ticks == 0) {
+    flush_progress();
+  }
+}
+
+void RunMachine::unreadable(std::string_view reason) {
+  observers_.notify([&](RunObserver& o) { o.target_state(ledger_.info.job, false, reason); });
+}
+
+// Every reading, periodic or at a mark, passes here.
+void RunMachine::observe(const MemoryReading& reading) {
+  ledger_.last = reading;
+  if (active()) {
+    for (std::size_t i : open_phases_) {
+      auto& phase = ledger_.phases[i];
+      phase.peak_bytes = std::max(phase.peak_bytes, reading.rss_bytes);
+    }
+    ledger_.peak_bytes = std::max(ledger_.peak_bytes, reading.rss_bytes);
+  }
+  pending_min_rss_ = std::min(pending_min_rss_.value_or(reading.rss_bytes), reading.rss_bytes);
+  pending_max_rss_ = std::max(pending_max_rss_.value_or(reading.rss_bytes), reading.rss_bytes);
+  observers_.notify([&](RunObserver& o) {
+    o.target_reading(ledger_.info.job, reading, ledger_.peak_bytes, ledger_.peak_exact);
+  });
+}
+
+// Between marks the high-water mark is read without a reset: the run's peak stays exact.
+void RunMachine::refresh_peak(TargetProbe& probe) {
+  auto complete = probe.read(/*complete=*/true);
+  if (!complete) return;
+  fold_hwm(*complete);
+  observe(*complete);
+}
+
+void RunMachine::check_budget() {
+  const BudgetAssessment budget = assess_budget(budget_input(ledger_), params_.detectors);
+  if (budget.state != budget_state_ && budget.state != BudgetState::kOk && budget.verdict) {
+    // Headroom after over-budget is no news; over-budget after headroom is.
+    if (!(budget_state_ == BudgetState::kOver && budget.state == BudgetState::kHeadroom)) {
+      emit(*budget.verdict);
+    }
+  }
+  if (budget.state > budget_state_) budget_state_ = budget.state;
+}
+
+void RunMachine::check_runaway() {
+  if (runaway_flagged_) return;
+  const auto readings = samples_.readings_since(last_mark_at_);
+  std::string phase;
+  if (!open_phases_.empty()) phase = ledger_.phases[open_phases_.back()].phase;
+  const RunawayAssessment runaway =
+      assess_runaway(readings, phase, current_round(), ledger_.info.model_bytes, params_.detectors);
+  if (runaway.runaway && runaway.verdict) {
+    runaway_flagged_ = true;
+    emit(*runaway.verdict);
+  }
+}
+
+void RunMachine::check_release(Instant now) {
+  if (release_decided_ || !ledger_.ended || ledger_.state != RunState::kEnded) return;
+  ReleaseInput input;
+  input.baseline = ledger_.baseline;
+  input.ended = *ledger_.ended;
+  const auto after = samples_.readings_since(*ledger_.ended);
+  input.after_end = after;
+  input.now = now;
+  input.exited = exited_at_;
+  input.model_bytes = ledger_.info.model_bytes;
+  const ReleaseAssessment release = assess_release(input, params_.detectors);
+  if (release.state == ReleaseState::kPending) return;
+  release_decided_ = true;
+  if (release.verdict) emit(*release.verdict);
+}
+
+}  // namespace ramguard

@@ -1,0 +1,24 @@
+#pragma once
+// The settings a run is judged and kept with; built from the configuration by main.
+
+#include <chrono>
+#include <cstdint>
+
+#include "runs/sample_series.hpp"
+#include "verdicts/params.hpp"
+
+namespace ramguard {
+
+struct RunParams {
+  DetectorParams detectors;
+  std::chrono::nanoseconds settle = std::chrono::seconds(3);  // boundary settle window
+  std::uint32_t max_runs = 256;
+  std::uint32_t max_marks_per_run = 100000;
+  SeriesLimits series;
+  std::chrono::nanoseconds ended_retention = std::chrono::minutes(15);
+  // Ticks between status reads (VmHWM, ~6 us) that keep the run's peak exact between marks.
+  std::uint32_t peak_refresh_ticks = 1;
+  std::uint32_t store_flush_ticks = 5;  // progress and a downsampled sample to the store
+};
+
+}  // namespace ramguard

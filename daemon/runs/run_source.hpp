@@ -1,0 +1,19 @@
+#pragma once
+// Where restart recovery reads what was active: the ledger store implements it.
+
+#include <vector>
+
+#include "common/result.hpp"
+#include "model/ledger.hpp"
+#include "runs/observer.hpp"
+
+namespace ramguard {
+
+class RunSource {
+ public:
+  virtual ~RunSource() = default;
+  virtual Result<std::vector<RunLedger>> load_active_runs() = 0;
+  virtual Result<std::vector<ReservationRow>> load_reservations() = 0;
+};
+
+}  // namespace ramguard

@@ -1,0 +1,17 @@
+#pragma once
+// A run's window on its process: complete (status) or periodic (statm) readings on demand and
+// the high-water-mark reset. The registry implements it over the sampler; tests script it.
+
+#include "common/result.hpp"
+#include "model/reading.hpp"
+
+namespace ramguard {
+
+class TargetProbe {
+ public:
+  virtual ~TargetProbe() = default;
+  virtual Result<MemoryReading> read(bool complete) = 0;
+  virtual Status reset_hwm() = 0;
+};
+
+}  // namespace ramguard

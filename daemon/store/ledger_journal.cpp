@@ -1,0 +1,96 @@
+#include "store/ledger_journal.hpp"
+
+#include <algorithm>
+
+namespace ramguard {
+
+Status LedgerJournal::run_started(const RunLedger& ledger) {
+  return store_.begin_run(ledger);
+}
+
+Status LedgerJournal::marked(const RunLedger& ledger, const MarkRecord& mark,
+                             const PhaseRecord* phase, const BoundaryRecord* boundary) {
+  const std::string& id = ledger.info.run_id;
+  return store_.atomically([&]() -> Status {
+    if (auto s = store_.append_mark(id, mark); !s) return s;
+    if (phase != nullptr) {
+      if (auto s = store_.save_phase(id, *phase); !s) return s;
+    }
+    if (boundary != nullptr) {
+      if (auto s = store_.save_boundary(id, *boundary); !s) return s;
+    }
+    return store_.update_progress(id, ledger.peak_bytes, ledger.peak_exact, ledger.last);
+  });
+}
+
+Status LedgerJournal::boundary_settled(const RunLedger& ledger, const BoundaryRecord& boundary) {
+  return store_.save_boundary(ledger.info.run_id, boundary);
+}
+
+Status LedgerJournal::verdict(const RunLedger& ledger, const Verdict& verdict) {
+  return store_.save_verdict(ledger.info.run_id, verdict);
+}
+
+Status LedgerJournal::progress(const RunLedger& ledger, const ProgressSample& sample) {
+  const StoredSample row{sample.at_unix_ms,    sample.rss_bytes,  sample.min_rss_bytes,
+                         sample.max_rss_bytes, sample.anon_bytes, sample.file_bytes};
+  return store_.atomically([&]() -> Status {
+    if (auto s = store_.append_samples(ledger.info.run_id, std::span(&row, 1)); !s) return s;
+    if (ledger.state != RunState::kActive) return ok_status();
+    return store_.update_progress(ledger.info.run_id, ledger.peak_bytes, ledger.peak_exact,
+                                  ledger.last);
+  });
+}
+
+Status LedgerJournal::run_finished(const RunLedger& ledger,
+                                   const std::vector<const PhaseRecord*>& closed_phases) {
+  const std::string& id = ledger.info.run_id;
+  return store_.atomically([&]() -> Status {
+    for (const PhaseRecord* phase : closed_phases) {
+      if (auto s = store_.save_phase(id, *phase); !s) return s;
+    }
+    if (!ledger.marks.empty() && ledger.marks.back().kind == MarkKind::kRunEnd) {
+      if (auto s = store_.append_mark(id, ledger.marks.back()); !s) return s;
+    }
+    return store_.end_run(id, ledger.state, ledger.ended.value_or(ledger.last.at),
+                          ledger.peak_bytes, ledger.last, ledger.peak_exact);
+  });
+}
+
+// Rows that are no longer current are deleted, including rows restored after a restart.
+Status LedgerJournal::reservations(const std::vector<ReservationRow>& rows, std::uint64_t) {
+  return store_.atomically([&]() -> Status {
+    auto stored = store_.load_reservations();
+    if (!stored) return stored.error();
+    for (const StoredReservation& old : *stored) {
+      const bool current = std::any_of(rows.begin(), rows.end(), [&](const ReservationRow& r) {
+        return r.reservation_id == old.id;
+      });
+      if (!current) {
+        if (auto s = store_.delete_reservation(old.id); !s) return s;
+      }
+    }
+    for (const ReservationRow& r : rows) {
+      const StoredReservation row{r.reservation_id, r.job, r.bytes, r.run_id, r.created_wall_ms,
+                                  r.expires_wall_ms};
+      if (auto s = store_.save_reservation(row); !s) return s;
+    }
+    return ok_status();
+  });
+}
+
+Result<std::vector<RunLedger>> LedgerJournal::load_active_runs() {
+  return store_.load_active_runs();
+}
+
+Result<std::vector<ReservationRow>> LedgerJournal::load_reservations() {
+  auto stored = store_.load_reservations();
+  if (!stored) return stored.error();
+  std::vector<ReservationRow> rows;
+  for (const StoredReservation& r : *stored) {
+    rows.push_back({r.id, r.job, r.bytes, r.run_id, r.created_wall_ms, r.expires_wall_ms});
+  }
+  return rows;
+}
+
+}  // namespace ramguard
