@@ -291,7 +291,7 @@ class Run:
     def round_end(self, round=None, gc_probe=False, allocator=None):
         """Mark the end of a round. With gc_probe=True, read this process's RSS just before and
         just after gc.collect() and send both: memory that only the collector frees is held by
-        reference cycles (the failure in DESIGN.md)."""
+        reference cycles, which a test that calls the collector itself would hide."""
         probe = None
         if gc_probe:
             before = rss_bytes()

@@ -1,5 +1,5 @@
-// Runs side by side, the columns of DESIGN.md's comparison table plus verdicts, worst phase gap and
-// estimate ratio; as text, markdown, CSV or JSON.
+// Runs side by side: peak RAM, RSS between rounds, RSS after completion, plus verdicts, worst
+// phase gap and estimate ratio; as text, markdown, CSV or JSON.
 #include "report/format.hpp"
 #include "report/json_writer.hpp"
 #include "report/render.hpp"

@@ -29,8 +29,8 @@ std::string report_json(const v1::ReportReply& reply);
 // lines, verdict markers with titles.
 std::string report_svg(const v1::ReportReply& reply, const RenderOptions& options);
 
-// One row per run with the columns of DESIGN.md's comparison table plus verdicts, worst phase gap
-// and estimate ratio.
+// One row per run: peak RAM, RSS between rounds (first -> last floor), RSS after completion,
+// plus verdicts, worst phase gap and estimate ratio.
 std::string compare_table(const v1::CompareReply& reply, TableFormat format,
                           const RenderOptions& options);
 

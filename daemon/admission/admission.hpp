@@ -1,5 +1,5 @@
 #pragma once
-// The memory budget and its reservations. Rule (DESIGN.md "Admission"):
+// The memory budget and its reservations. Rule (daemon/README.md, "An admission"):
 //   baseline + sum(active reservations) + estimate <= budget - margin
 // admits and turns the estimate into a reservation; anything else refuses with every term.
 // A reservation no run has claimed expires after the lease; a claimed one lives until its run

@@ -3,7 +3,8 @@
 namespace ramguard {
 
 MemoryPlan default_fedavg_plan() {
-  // DESIGN.md: a 2.5 GB model on two hosts peaks in aggregation at 4 x 2.5 + 1.1 = 11.1 GB.
+  // A 2.5 GB model on two hosts peaks in aggregation at 4 x 2.5 + 1.1 = 11.1 GB: the estimate
+  // that fits the 16 GB default budget in daemon/README.md's investigation.
   MemoryPlan plan;
   plan.name = "fedavg";
   plan.overhead_bytes = 1'100'000'000;

@@ -1,7 +1,7 @@
 #pragma once
 // Everything ramguardd is configured with. The member initialisers ARE the embedded defaults
-// (DESIGN.md's numbers): `ramguardd` with no file runs on exactly this. load.hpp fills it from
-// YAML, command_line.hpp layers flags over it.
+// (the numbers of daemon/README.md, "The problem"): `ramguardd` with no file runs on exactly
+// this. load.hpp fills it from YAML, command_line.hpp layers flags over it.
 
 #include <sys/types.h>
 
@@ -112,9 +112,9 @@ struct PhaseGapConfig {
   friend bool operator==(const PhaseGapConfig&, const PhaseGapConfig&) = default;
 };
 
-// DESIGN.md's fedavg plan: the largest live sum is aggregation, (hosts + 2) copies + 1.1 GB.
+// The fedavg plan: the largest live sum is aggregation, (hosts + 2) copies + 1.1 GB.
 MemoryPlan default_fedavg_plan();
-// DESIGN.md's target: aggregation end to synchronization begin within 10 s.
+// The default target: aggregation end to synchronization begin within 10 s.
 PhaseGapConfig default_phase_gap();
 
 struct Config {

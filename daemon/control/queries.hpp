@@ -20,7 +20,7 @@ void add_gaps(const RunLedger& ledger, const DetectorParams& params, v1::RunStat
 void fill_report(const RunRegistry& registry, Store* store, const RunLedger& ledger,
                  bool include_samples, v1::ReportReply& out);
 
-// One row of DESIGN.md's comparison table.
+// One row of the comparison table (peak, floors between rounds, RSS after completion).
 void fill_compare_row(const RunLedger& ledger, const DetectorParams& params, v1::CompareRow& out);
 
 }  // namespace ramguard::control

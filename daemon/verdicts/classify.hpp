@@ -2,7 +2,7 @@
 // What kind of growth a round showed, when the client sent facts at its round boundaries:
 //  - reference cycles: the gc probe (RSS just before / after gc.collect()) frees most of the
 //    round's growth (>= growth_min_bytes and >= half of it). Memory that only cyclic garbage
-//    collection returns: DESIGN.md's story.
+//    collection returns, as in the investigation in daemon/README.md.
 //  - live objects: allocator facts show allocated bytes growing with RSS (>= half of it).
 //  - allocator retention: RSS grows while allocated bytes stay flat (< half of it): freed
 //    memory the allocator keeps.

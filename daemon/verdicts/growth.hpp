@@ -4,8 +4,9 @@
 // The signal. Each settled round boundary gives a FloorPoint. Growth is judged on the
 // anonymous part of the floor, growth_bytes = max(0, RSS floor - file-backed) + swap, i.e.
 // anon + shmem + swap: page cache from checkpoint saves is reclaimable and is no leak
-// (scenario E). Where the reading has no split (file = 0) the whole RSS floor counts. The RSS
-// floor, the file-backed part and their slopes are reported alongside.
+// (scenario E of tests/scenarios/README.md). Where the reading has no split (file = 0) the
+// whole RSS floor counts. The RSS floor, the file-backed part and their slopes are reported
+// alongside.
 //
 // The rules, evaluated for every prefix of the series (so the whole result is a pure function
 // of the floors; the state at the last floor is the answer):
@@ -13,9 +14,9 @@
 //     last warm-up round is the reference (round 1 with the default 1). With warmup_rounds =
 //     0 the first floor is the reference.
 //  2. Step: one round's growth >= growth_min_bytes that also lifts the floor more than
-//     plateau_band_bytes above every earlier judged floor warns at once (DESIGN seed: 14.1 ->
-//     17.3 GB warns after round 2). Rising again within a range already seen (a saw-tooth
-//     from periodic cleanup) does not.
+//     plateau_band_bytes above every earlier judged floor warns at once (scenario H: the
+//     baseline build's 14.1 -> 17.3 GB warns after round 2). Rising again within a range
+//     already seen (a saw-tooth from periodic cleanup) does not.
 //  3. Leak: over the last `fit_rounds` judged floors, the least-squares slope is >=
 //     growth_min_bytes per round with R^2 >= min_fit_r2, at least 3 of the steps in the window
 //     are growth, and the growth is not decelerating (the last step is at least half the

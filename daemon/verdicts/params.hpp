@@ -1,5 +1,5 @@
 #pragma once
-// Thresholds of every detector, with DESIGN.md's defaults. The lead maps the YAML
+// Thresholds of every detector, with the embedded defaults. main.cpp maps the YAML
 // configuration onto this struct; validate_params() rejects values that make no sense.
 
 #include <cstdint>

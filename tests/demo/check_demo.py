@@ -1,12 +1,12 @@
 #!/usr/bin/python3
 """demo_smoke: run the README's main command (tests/demo/run_demo.sh) end to end against a
-build and check that it shows what issue 4 promises:
+build and check that it shows what the demo is for:
 
   - the baseline build: a growth warning after round 2 and a failed release;
   - the final build: a passed release and no growth, budget, headroom or gap verdict;
   - the comparison table with both runs, the SVG charts (well-formed) where it says they are;
   - the daemon stopped with SIGTERM (exit 0), its temp directory removed, all within the
-    issue's two minutes.
+    two minutes.
 
     check_demo.py BUILD_DIR OUT_DIR
 """
@@ -19,7 +19,7 @@ import time
 import xml.dom.minidom
 
 DEMO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "run_demo.sh")
-LIMIT_SECONDS = 120  # issue 4: "finishes in under two minutes on a 2-core machine"
+LIMIT_SECONDS = 120  # the demo must finish in under two minutes on a 2-core machine
 
 
 class Failures:

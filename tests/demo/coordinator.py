@@ -1,16 +1,16 @@
 #!/usr/bin/python3
 """A simulated federated-training coordinator for the ramguard demo.
 
-It replays DESIGN.md's ViT-H/14 investigation (3 rounds, 2 hosts) at one tenth of the size:
-one model copy is 0.25 GB instead of 2.5 GB. This process really holds the memory it reports
+It replays the ViT-H/14 investigation of daemon/README.md (3 rounds, 2 hosts) at one tenth
+of the size: one model copy is 0.25 GB instead of 2.5 GB. This process really holds the memory it reports
 (bytearray(n) writes n zero bytes, so every page is resident), because ramguardd watches this
 PID's RSS: the floors and peaks it reports are measured, not told.
 
-    build     peak     RSS between rounds   after completion    (DESIGN.md / 10)
+    build     peak     RSS between rounds   after completion    (the investigation / 10)
     baseline  2.94 GB  1.41 -> 1.73 GB      2.60 GB
     final     0.96 GB  0.64 -> 0.65 GB      0.07 GB
 
-The baseline's growth is DESIGN.md's bug: each round the aggregation step builds a function
+The baseline's growth is the investigation's bug: each round the aggregation step builds a function
 whose global namespace holds the original model state (and the round's metadata), and the
 namespace holds the function: a reference cycle that keeps ~1.3 model copies per round alive
 until the cyclic garbage collector runs. Its teardown leaks the same way: the coordinator's
@@ -38,7 +38,7 @@ HOSTS = 2
 ROUNDS = 3
 RUNTIME = 70 * MB         # interpreter + framework, held until the process exits
 HOLD = 0.6                # seconds each phase holds its memory, so 500 ms samples see it
-GAPS = (0.675, 0.50, 0.50)  # aggregation end -> synchronization begin (DESIGN: 6.75 s, 5.00 s)
+GAPS = (0.675, 0.50, 0.50)  # aggregation end -> synchronization begin (full size: 6.75 s, 5.00 s)
 SETTLE = 0.7              # wait after a round end (ramguard settles the floor in 500 ms)
 
 

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# The README's main command (./dev.sh demo): ramguard doing its job on DESIGN.md's story.
+# The README's main command (./dev.sh demo): ramguard doing its job on the ViT-H/14
+# coordinator investigation described in daemon/README.md.
 #
 #   tests/demo/run_demo.sh BUILD_DIR [OUT_DIR]
 #
-# Starts ramguardd (deploy/demo/ramguard.demo.yaml: DESIGN.md's thresholds / 10) on a temp
+# Starts ramguardd (deploy/demo/ramguard.demo.yaml: the default thresholds / 10) on a temp
 # socket and state directory with metrics on a free port, then runs a simulated coordinator
 # (tests/demo/coordinator.py, a real Python process holding real memory) twice: the baseline
-# build and the final build of DESIGN.md at one tenth of the size, each admitted against the
-# budget first. The daemon's log is followed and printed as it happens. Then `ramguard compare`
-# of the two runs and `ramguard report RUN --svg` for each. Reports and SVG charts stay in
+# build and the final build of that investigation at one tenth of the size, each admitted
+# against the budget first. The daemon's log is followed and printed as it happens. Then
+# `ramguard compare` of the two runs and `ramguard report RUN --svg` for each. Reports and SVG charts stay in
 # OUT_DIR (default BUILD_DIR/demo); everything else is removed and the daemon is stopped with
 # SIGTERM. Peak memory: about 3 GB (the baseline build), for about a minute.
 set -euo pipefail
@@ -72,7 +73,7 @@ sync_log() {
 rg() { "$CLI" --socket "$SOCK" "$@"; }
 
 SECONDS=0
-section "ramguard demo: DESIGN.md's baseline and final builds, replayed at 1/10 of the size"
+section "ramguard demo: the investigation's baseline and final builds, replayed at 1/10 of the size"
 say "ramguardd guards a simulated coordinator: 3 rounds, 2 hosts, one model copy = 0.25 GB."
 say "Thresholds scale with the memory (deploy/demo/ramguard.demo.yaml):"
 say "  budget 1.6 GB, growth warning at +51.2 MB/round, release slack 100 MB within 5 s,"

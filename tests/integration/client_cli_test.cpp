@@ -1,7 +1,7 @@
-// Issue 3's "same works from the shell": the built `ramguard` CLI against the real daemon. Runs
-// are driven on a real process (memchild) or started by `ramguard exec` on a real command; the
-// JSON outputs are parsed as the protocol's messages, the report JSON is validated against its
-// schema and the SVG is parsed as XML by python3.
+// What libramguard does also works from the shell: the built `ramguard` CLI against the real
+// daemon. Runs are driven on a real process (memchild) or started by `ramguard exec` on a real
+// command; the JSON outputs are parsed as the protocol's messages, the report JSON is validated
+// against its schema and the SVG is parsed as XML by python3.
 #include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// Issue 3's "same works from C++": libramguard (Client, Run, PhaseGuard) against the real daemon
+// The C++ client: libramguard (Client, Run, PhaseGuard) against the real daemon
 // guarding a real process (memchild) that allocates and frees memory inside the phases. Every
 // figure is checked against what the process itself reported (its RSS after each command).
 #include <gtest/gtest.h>

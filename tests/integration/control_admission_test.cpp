@@ -1,6 +1,6 @@
-// Issue 3, admission through the protocol: 64 concurrent clients racing for a budget they
+// Admission through the protocol: 64 concurrent clients racing for a budget they
 // cannot all fit in, lease expiry, release at run end and at process exit, and scenario F's
-// arithmetic (baseline + estimate > budget, every term in the reply).
+// arithmetic (tests/scenarios/README.md) (baseline + estimate > budget, every term in the reply).
 #include <gtest/gtest.h>
 #include <signal.h>
 

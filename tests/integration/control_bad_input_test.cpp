@@ -1,4 +1,4 @@
-// Issue 3, bad input: every bad request gets an error reply whose code and message name the
+// Bad input: every bad request gets an error reply whose code and message name the
 // problem, and the daemon still answers afterwards, on the same connection and on a new one.
 #include <gtest/gtest.h>
 
@@ -171,7 +171,7 @@ TEST_P(ControlBadInput, ErrorReplyNamesTheProblemAndTheDaemonCarriesOn) {
   EXPECT_EQ(after.status().runs(0).current_phase(), "load");
 }
 
-INSTANTIATE_TEST_SUITE_P(AllOfIssue3, ControlBadInput,
+INSTANTIATE_TEST_SUITE_P(AllBadRequests, ControlBadInput,
                          ::testing::Range<std::size_t>(0, cases().size()),
                          [](const ::testing::TestParamInfo<std::size_t>& param) {
                            return std::string(cases()[param.param].name);

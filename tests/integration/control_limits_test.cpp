@@ -1,6 +1,6 @@
-// Issue 3, limits: connections, request rate and active runs, each set small through the
-// configuration, each answered with RESOURCE_EXHAUSTED naming the limit, and the daemon keeps
-// serving within the limit.
+// Limits of the control server: connections, request rate and active runs, each set small
+// through the configuration, each answered with RESOURCE_EXHAUSTED naming the limit, and the
+// daemon keeps serving within the limit.
 #include <gtest/gtest.h>
 
 #include <memory>

@@ -1,4 +1,4 @@
-// Issue 3, protocol: a whole run driven through raw JSON lines and typed requests against the
+// The control protocol: a whole run driven through raw JSON lines and typed requests against the
 // real daemon, with phase peaks and boundary readings checked against what a real child
 // process allocated.
 #include <gtest/gtest.h>
@@ -149,7 +149,7 @@ TEST(ControlProtocol, HelloAndRunStartDefaultToTheCallerSeenThroughPeerCredentia
   EXPECT_EQ(hello.hello().protocol_version(), 1u);
   EXPECT_EQ(hello.hello().peer_pid(), static_cast<std::uint32_t>(::getpid()));
   EXPECT_EQ(hello.hello().peer_uid(), ::getuid());
-  EXPECT_EQ(hello.hello().budget_bytes(), 16'000'000'000u) << "DESIGN.md's default budget";
+  EXPECT_EQ(hello.hello().budget_bytes(), 16'000'000'000u) << "the embedded default budget (16 GB)";
 
   // No pid: the run is on the caller's own process, as the socket reports it.
   const v1::Reply started = wire.call(R"({"version":1,"runStart":{"job":"self"}})");

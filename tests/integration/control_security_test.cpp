@@ -1,4 +1,4 @@
-// Issue 3, security: the socket's mode, the owner check against a client running as another
+// Security of the control socket: its mode, the owner check against a client running as another
 // UID (a forked child that drops to 65534 "nobody"), and the TCP listener's token.
 #include <grp.h>
 #include <gtest/gtest.h>

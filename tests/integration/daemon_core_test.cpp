@@ -1,4 +1,6 @@
-// Issue 2's acceptance: the real daemon watching a real process.
+// The daemon core: the real daemon watching a real process (RSS within one interval, a short
+// spike caught by the high-water mark, exit noticed at once), bad PIDs and configuration,
+// metrics, signals, and the daemon's own descriptors and memory under request churn.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>

@@ -1,4 +1,4 @@
-// Durability (issue 4): kill -9 the daemon during a run and restart it on the same state
+// Durability: kill -9 the daemon during a run and restart it on the same state
 // directory. Every acknowledged mark is still there (count and seq), so are the verdicts raised
 // before the kill, and the run resumes: active, taking marks, ending. A run whose coordinator
 // died while the daemon was down ends `lost` with a `lost` verdict.

@@ -1,8 +1,8 @@
-"""Issue 3's "Done when" for Python: a coordinator with ONE copied file (ramguard.py) admits a
+"""The Python client end to end: a coordinator with ONE copied file (ramguard.py) admits a
 Load, runs rounds with phase marks and ends the run against the REAL ramguardd, and the daemon's
 report and metrics show exact phase peaks, boundary readings and the gc probe; memory held by a
-reference cycle (DESIGN.md's story) is named as such. Also the RAMGUARD_SOCKET/RAMGUARD_RUN
-pickup under `ramguard exec`.
+reference cycle (the failure described in daemon/README.md) is named as such. Also the
+RAMGUARD_SOCKET/RAMGUARD_RUN pickup under `ramguard exec`.
 
 Run by ctest with the system python3. Environment (set by tests/python/CMakeLists.txt):
 RAMGUARD_DAEMON (ramguardd), RAMGUARD_CLI (ramguard), RAMGUARD_CLIENT_PY (client/python/

@@ -1,4 +1,4 @@
-// Scenario A (scenarios.md): an allocator plateau. Floors 2.0, 2.6, 3.0, 3.2, 3.3, 3.3, 3.3,
+// Scenario A (README.md): an allocator plateau. Floors 2.0, 2.6, 3.0, 3.2, 3.3, 3.3, 3.3,
 // 3.3 GiB, scaled down 64x with the thresholds: no leak ever, a "plateau at 3.3" verdict, and
 // any early growth warning cleared.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Scenario B (scenarios.md): a steady leak of one model copy per round. Model 0.8 GiB, floors
+// Scenario B (README.md): a steady leak of one model copy per round. Model 0.8 GiB, floors
 // 4.0, 4.8, ... 8.0 GiB, budget 16 GiB, all scaled down 64x: a `leak` by round 4-5 at the
 // latest, ~1.0 model copy per round, and the budget projected to run out at about round 16.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Scenario C (scenarios.md): a slope too small to warn on its own, judged against the budget
+// Scenario C (README.md): a slope too small to warn on its own, judged against the budget
 // and the declared round count. Floor 10 GiB, 2000 declared rounds, budget 64 GiB, scaled down
 // 64x: +54 MB/round runs out of budget within the run and warns; +9 MB/round does not.
 #include <gtest/gtest.h>

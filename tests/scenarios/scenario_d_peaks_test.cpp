@@ -1,4 +1,4 @@
-// Scenario D (scenarios.md): high peaks over a flat floor. 4 hosts x 1 GiB model, peak ~6 GiB
+// Scenario D (README.md): high peaks over a flat floor. 4 hosts x 1 GiB model, peak ~6 GiB
 // each round, floor 2.5 GiB, budget 16 GiB, scaled down 64x. No leak; exact per-phase peaks,
 // also for spikes shorter than the sampling interval; a headroom warning only when a peak
 // passes 90% of the budget.

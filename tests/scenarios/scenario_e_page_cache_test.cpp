@@ -1,4 +1,4 @@
-// Scenario E (scenarios.md): page cache from checkpoint saves. Each round's save maps a new
+// Scenario E (README.md): page cache from checkpoint saves. Each round's save maps a new
 // 0.5 GiB checkpoint file (scaled down 64x: 8 MiB, at the 8 MB growth threshold) while the
 // anonymous memory stays flat: no leak, no growth warning, no pressure, and the boundary
 // readings show the file-backed part growing.

@@ -1,4 +1,4 @@
-// Scenario F (scenarios.md): admission. Weights 34 GB, a load that needs 2x, floor 4 GB,
+// Scenario F (README.md): admission. Weights 34 GB, a load that needs 2x, floor 4 GB,
 // budget 64 GB (decimal), scaled down 500x: refused with every term of 4 + 68 = 72 > 64; then,
 // once a run of the same job has a measured peak of 37 GB on record, admitted with that peak as
 // the estimate.
@@ -28,7 +28,7 @@ v1::AdmitReply admit(const Daemon& daemon, pid_t pid, bool use_calibrated) {
 }
 
 TEST(ScenarioF, RefusedWithEveryTermThenAdmittedOnTheMeasuredPeak) {
-  // The plan says what scenarios.md says: the load holds two copies of the weights. A factor
+  // The plan says what the scenario says: the load holds two copies of the weights. A factor
   // of 1 makes the calibrated estimate the measured peak itself.
   auto daemon = start_scenario_daemon(
       {.budget_bytes = gb(64),

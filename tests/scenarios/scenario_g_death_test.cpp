@@ -1,4 +1,4 @@
-// Scenario G (scenarios.md): the coordinator dies (SIGKILL) during aggregation. The run ends
+// Scenario G (README.md): the coordinator dies (SIGKILL) during aggregation. The run ends
 // `exited` at once, with a verdict naming the last phase and the last reading, and its
 // reservation is released. The signal is asserted where the kernel tells it (the target is
 // ramguardd's own child); for a foreign process the test records what the daemon says.

@@ -1,8 +1,9 @@
-// Scenario H (scenarios.md): DESIGN.md's figure at 1/100 scale (decimal GB), model 2.5 GB.
+// Scenario H (README.md): the investigation's figure (daemon/README.md) at 1/100 scale
+// (decimal GB), model 2.5 GB.
 // Baseline build: floors 14.1 -> 17.3, 26.0 after completion: a growth warning after round 2
 // (~1.3 model copies/round) and, release.grace after the run end while the process lives on, a
 // failed release holding ~25 GB. Final build: floors 6.4 -> 6.5, 0.7 after: no growth verdict,
-// the release passes. The comparison lays both side by side like DESIGN.md's table.
+// the release passes. The comparison lays both side by side like the investigation's table.
 #include <gtest/gtest.h>
 
 #include "scenario_support.hpp"
@@ -117,7 +118,7 @@ TEST(ScenarioH, DesignFigureBaselineWarnsAndFailsReleaseFinalIsClean) {
     EXPECT_LT(figure(release[0], "last_bytes"), gbd(1.0));  // 0.7 (+ the child's own RSS)
   }
 
-  // ---- the comparison, DESIGN.md's table ----
+  // ---- the comparison, as in the investigation's table ----
   v1::Request req;
   (*req.mutable_compare()->mutable_run_ids()->Add()) = baseline->id();
   (*req.mutable_compare()->mutable_run_ids()->Add()) = final_run->id();

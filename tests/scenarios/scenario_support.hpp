@@ -1,5 +1,5 @@
 #pragma once
-// Support for the verdict scenarios of scenarios.md: a real ramguardd with thresholds scaled
+// Support for the verdict scenarios of README.md: a real ramguardd with thresholds scaled
 // down in proportion to the memory the scenario uses, a real MemChild driven to absolute RSS
 // levels, and the marks of a round (phase begin, peak, floor, phase end, round end) over the
 // real protocol.
@@ -80,9 +80,9 @@ class ScenarioRun {
   v1::MarkReply round_end();
   v1::RunEndReply finish();
 
-  // One round shaped like scenarios.md: phase `phase` begins, RSS rises to `peak_bytes`, falls
-  // to `floor_bytes`, the phase ends, the round ends; then waits until the boundary settled.
-  // Returns the phase-end reply (exact phase peak).
+  // One round shaped like the scenarios (README.md): phase `phase` begins, RSS rises to
+  // `peak_bytes`, falls to `floor_bytes`, the phase ends, the round ends; then waits until the
+  // boundary settled. Returns the phase-end reply (exact phase peak).
   v1::MarkReply round(Shaper& shaper, std::uint64_t peak_bytes, std::uint64_t floor_bytes,
                       const std::string& phase = "aggregation");
   // Waits until the boundary of `round` settled (daemon log), fails the test on timeout.

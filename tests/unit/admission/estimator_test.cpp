@@ -11,7 +11,7 @@ namespace {
 
 constexpr std::uint64_t kGB = 1'000'000'000;
 
-// DESIGN.md's fedavg plan.
+// The default fedavg plan (config/config.cpp).
 MemoryPlan fedavg() {
   MemoryPlan plan;
   plan.name = "fedavg";

@@ -1,5 +1,5 @@
-// The embedded defaults are DESIGN.md's numbers, the example file says the same, and every key
-// of a complete file lands in the right field.
+// The embedded defaults are the numbers of daemon/README.md, the example file says the same,
+// and every key of a complete file lands in the right field.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -42,7 +42,7 @@ TEST(ConfigDefaults, FedavgPlanAndPhaseGap) {
   EXPECT_EQ(plan.phases[1].phase, "aggregation");
   EXPECT_EQ(plan.phases[2].phase, "synchronization");
   EXPECT_EQ(plan.phases[3].phase, "save");
-  // DESIGN.md: 2.5 GB model, two hosts -> aggregation holds 4 copies + 1.1 GB = 11.1 GB.
+  // 2.5 GB model, two hosts -> aggregation holds 4 copies + 1.1 GB = 11.1 GB.
   double aggregation_copies = 0;
   for (const PlanState& s : plan.phases[1].states)
     aggregation_copies += s.per_host ? s.copies * 2 : s.copies;

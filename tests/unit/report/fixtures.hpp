@@ -1,6 +1,6 @@
 #pragma once
-// Protocol messages for the report tests, modelled on DESIGN.md's four builds of a ViT-H/14
-// coordinator (three rounds, two hosts, one fp32 model copy 2.5 GB).
+// Protocol messages for the report tests, modelled on the four builds of a ViT-H/14
+// coordinator in daemon/README.md (three rounds, two hosts, one fp32 model copy 2.5 GB).
 
 #include <string>
 

@@ -1,4 +1,5 @@
-// Between-round growth on floor series: scenarios A, B, C, E, H of scenarios.md and the edges.
+// Between-round growth on floor series: scenarios A, B, C, E, H of tests/scenarios/README.md
+// and the edges.
 #include "verdicts/growth.hpp"
 
 #include <gtest/gtest.h>
@@ -143,7 +144,7 @@ TEST(GrowthScenarioE, FileBackedGrowthIsNoLeakButIsReported) {
   EXPECT_NE(assess_growth(unsplit, {}, p).state, GrowthState::kNone);
 }
 
-// Scenario H: DESIGN.md's figure.
+// Scenario H: the investigation's figure (baseline and final builds).
 TEST(GrowthScenarioH, BaselineBuildWarnsAfterRoundTwoFinalBuildSaysNothing) {
   DetectorParams p;
   const GrowthContext ctx{2'500'000'000, 0};

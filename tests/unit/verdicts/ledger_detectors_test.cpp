@@ -40,7 +40,7 @@ std::vector<MarkRecord> rounds_with_gaps(const std::vector<double>& gaps) {
   return marks;
 }
 
-// DESIGN.md: aggregation end -> synchronization begin took 6.75 s and 5.00 s, target 10 s.
+// The final build: aggregation end -> synchronization begin took 6.75 s and 5.00 s, target 10 s.
 TEST(PhaseGap, DesignFigurePassesAndEveryGapIsReturned) {
   DetectorParams p;
   const auto marks = rounds_with_gaps({6.75, 5.00});
