@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <string>
 
-#include "runs/ledger.hpp"
+#include "model/ledger.hpp"
 #include "store/store.hpp"
 
 namespace ramguard::testing {
