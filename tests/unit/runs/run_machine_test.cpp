@@ -168,7 +168,9 @@ TEST_F(RunMachineTest, RoundsStrictlyIncreaseAndNeverWrap) {
 
 TEST_F(RunMachineTest, TheFloorIsTheLowestReadingInTheSettleWindow) {
   auto run = start();
+  tick(*run);
   process_.set_rss(5 * kGB);
+  clock_.advance(std::chrono::milliseconds(500));
   mark(*run, MarkKind::kRoundEnd);
   const auto deadline = run->next_deadline();
   ASSERT_TRUE(deadline.has_value());
@@ -229,6 +231,7 @@ TEST_F(RunMachineTest, ReleasePassesWhenMemoryReturnsWithinTheGrace) {
 TEST_F(RunMachineTest, ReleaseFailsAtTheEndOfTheGraceWithWhatIsStillHeld) {
   auto run = start(/*model_bytes=*/kGB);
   process_.set_rss(8 * kGB);
+  tick(*run);
   auto end = run->end(*run->take_reading(process_, false), clock_.now());
   EXPECT_TRUE(end.stored);
   EXPECT_EQ(observer_.finished_state, RunState::kEnded);
@@ -313,8 +316,7 @@ TEST_F(RunMachineTest, ResumeRestoresOpenPhasesRoundsAndSettlesPendingFloors) {
   EXPECT_EQ(resumed->rounds_ended(), 2u);
   ASSERT_EQ(resumed->open_phases().size(), 1u);
   EXPECT_EQ(resumed->ledger().phases[resumed->open_phases()[0]].phase, "aggregation");
-  EXPECT_TRUE(std::all_of(resumed->ledger().boundaries.begin(),
-                          resumed->ledger().boundaries.end(),
+  EXPECT_TRUE(std::all_of(resumed->ledger().boundaries.begin(), resumed->ledger().boundaries.end(),
                           [](const BoundaryRecord& b) { return b.settled; }));
   EXPECT_FALSE(resumed->next_deadline().has_value());
   // The resumed run carries on where it stopped.

@@ -1,0 +1,182 @@
+// The dispatcher with the real registry, admission and store, without a socket: typed
+// requests in, typed replies out.
+#include "control/dispatcher.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "store/ledger_journal.hpp"
+#include "unit/procfs/test_child.hpp"
+
+namespace ramguard::control {
+namespace {
+
+using namespace std::chrono_literals;
+using ramguard::testing::TestChild;
+using ::testing::HasSubstr;
+
+constexpr std::uint64_t kGB = 1'000'000'000;
+
+class DispatcherTest : public ::testing::Test {
+ protected:
+  DispatcherTest() {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("ramguard-dispatcher-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir_);
+    auto opened = Store::open(dir_);
+    EXPECT_TRUE(opened.ok());
+    store_ = std::move(*opened);
+    journal_ = std::make_unique<LedgerJournal>(*store_);
+    registry_.add_observer(journal_.get());
+    settings_.plans["fedavg"] = MemoryPlan{
+        "fedavg",
+        {{"aggregation", {{"global", 1, false}, {"host_updates", 1, true}, {"result", 1, false}}}},
+        1'100'000'000};
+    dispatcher_ =
+        std::make_unique<Dispatcher>(registry_, admission_, store_.get(), procfs_, settings_);
+    EXPECT_TRUE(child_.hold(0));
+  }
+  ~DispatcherTest() override { std::filesystem::remove_all(dir_); }
+
+  v1::Reply send(const v1::Request& request, const Peer& peer) {
+    v1::Reply reply;
+    dispatcher_->handle(request, peer, reply);
+    return reply;
+  }
+  v1::Reply send(const v1::Request& request) { return send(request, root_); }
+
+  static v1::Request request() {
+    v1::Request r;
+    r.set_version(1);
+    return r;
+  }
+
+  std::filesystem::path dir_;
+  TestChild child_;
+  asio::io_context io_;
+  SystemClock clock_;
+  ProcFs procfs_;
+  Sampler sampler_{io_, procfs_, clock_, 50ms};
+  ExitWatcher exits_{io_};
+  Admission admission_{16 * kGB, 0, 60s, clock_};
+  RunRegistry registry_{io_, clock_, sampler_, exits_, admission_, RunParams{}};
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<LedgerJournal> journal_;
+  DispatchSettings settings_;
+  std::unique_ptr<Dispatcher> dispatcher_;
+  Peer root_{::getpid(), 0, true, "test root"};
+};
+
+TEST_F(DispatcherTest, HelloTellsTheVersionBudgetAndWhoAsked) {
+  auto r = request();
+  r.mutable_hello();
+  const v1::Reply reply = send(r);
+  ASSERT_TRUE(reply.has_hello());
+  EXPECT_EQ(reply.hello().protocol_version(), 1u);
+  EXPECT_EQ(reply.hello().budget_bytes(), 16 * kGB);
+  EXPECT_EQ(reply.hello().peer_pid(), static_cast<std::uint32_t>(::getpid()));
+}
+
+TEST_F(DispatcherTest, ARequestWithoutACommandIsAnErrorNamingIt) {
+  const v1::Reply reply = send(request());
+  ASSERT_TRUE(reply.has_error());
+  EXPECT_FALSE(reply.error().message().empty());
+}
+
+TEST_F(DispatcherTest, AdmissionRefusesWithEveryTermAndAdmitsWhatFits) {
+  auto r = request();
+  r.mutable_admit()->set_job("vit");
+  r.mutable_admit()->set_estimate_bytes(20 * kGB);
+  r.mutable_admit()->set_pid(static_cast<std::uint32_t>(child_.pid()));
+  v1::Reply reply = send(r);
+  ASSERT_TRUE(reply.has_admit()) << reply.error().message();
+  EXPECT_FALSE(reply.admit().admitted());
+  EXPECT_EQ(reply.admit().estimate_bytes(), 20 * kGB);
+  EXPECT_GT(reply.admit().baseline_bytes(), 0u);
+  EXPECT_THAT(reply.admit().reason(), HasSubstr("GB"));
+
+  // A plan estimate: 2.5 GB model, 2 hosts -> 4 copies + 1.1 GB = 11.1 GB.
+  r.mutable_admit()->set_estimate_bytes(0);
+  r.mutable_admit()->set_plan("fedavg");
+  r.mutable_admit()->set_hosts(2);
+  r.mutable_admit()->mutable_model()->set_model_bytes(2'500'000'000);
+  reply = send(r);
+  ASSERT_TRUE(reply.has_admit()) << reply.error().message();
+  EXPECT_TRUE(reply.admit().admitted());
+  EXPECT_EQ(reply.admit().estimate_bytes(), 11'100'000'000u);
+  ASSERT_EQ(store_->load_reservations()->size(), 1u);  // persisted at once
+
+  r.mutable_admit()->set_plan("nope");
+  reply = send(r);
+  ASSERT_TRUE(reply.has_error());
+  EXPECT_THAT(reply.error().message(), HasSubstr("unknown plan 'nope'"));
+}
+
+TEST_F(DispatcherTest, ARunStartedMarkedAndEndedIsInStatusAndTheLedger) {
+  auto r = request();
+  r.mutable_run_start()->set_pid(static_cast<std::uint32_t>(child_.pid()));
+  r.mutable_run_start()->set_job("fedavg");
+  v1::Reply reply = send(r);
+  ASSERT_TRUE(reply.has_run_start()) << reply.error().message();
+  const std::string id = reply.run_start().run_id();
+
+  auto m = request();
+  m.mutable_mark()->set_run_id(id);
+  m.mutable_mark()->set_kind(v1::MarkRequest::ROUND_END);
+  reply = send(m);
+  ASSERT_TRUE(reply.has_mark()) << reply.error().message();
+  EXPECT_TRUE(reply.mark().stored());
+  EXPECT_EQ(reply.mark().round(), 1u);
+
+  auto s = request();
+  s.mutable_status()->set_run_id(id);
+  reply = send(s);
+  ASSERT_TRUE(reply.has_status());
+  ASSERT_EQ(reply.status().runs_size(), 1);
+  EXPECT_EQ(reply.status().runs(0).round(), 1u);
+  EXPECT_TRUE(reply.status().store_available());
+
+  auto e = request();
+  e.mutable_run_end()->set_run_id(id);
+  reply = send(e);
+  ASSERT_TRUE(reply.has_run_end()) << reply.error().message();
+  EXPECT_TRUE(reply.run_end().stored());
+
+  auto l = request();
+  l.mutable_list_runs();
+  reply = send(l);
+  ASSERT_TRUE(reply.has_list_runs());
+  ASSERT_EQ(reply.list_runs().runs_size(), 1);
+  EXPECT_EQ(reply.list_runs().runs(0).run_id(), id);
+  EXPECT_EQ(reply.list_runs().runs(0).state(), "ended");
+}
+
+TEST_F(DispatcherTest, AnotherUsersRunCannotBeMarked) {
+  auto r = request();
+  r.mutable_run_start()->set_pid(static_cast<std::uint32_t>(child_.pid()));
+  v1::Reply reply = send(r);
+  ASSERT_TRUE(reply.has_run_start());
+  auto m = request();
+  m.mutable_mark()->set_run_id(reply.run_start().run_id());
+  m.mutable_mark()->set_kind(v1::MarkRequest::ROUND_END);
+  const Peer stranger{1, 4242, true, "pid 1 uid 4242"};
+  reply = send(m, stranger);
+  ASSERT_TRUE(reply.has_error());
+  EXPECT_EQ(reply.error().code(), v1::Error::PERMISSION_DENIED);
+  EXPECT_THAT(reply.error().message(), HasSubstr("uid 4242"));
+}
+
+TEST_F(DispatcherTest, UnknownRunsAreNotFound) {
+  auto r = request();
+  r.mutable_report()->set_run_id("r-missing");
+  const v1::Reply reply = send(r);
+  ASSERT_TRUE(reply.has_error());
+  EXPECT_EQ(reply.error().code(), v1::Error::NOT_FOUND);
+  EXPECT_THAT(reply.error().message(), HasSubstr("r-missing"));
+}
+
+}  // namespace
+}  // namespace ramguard::control

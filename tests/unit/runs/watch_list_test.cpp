@@ -1,0 +1,83 @@
+// Watched PIDs without a run, against a real child: readings, the exact peak and the exit.
+#include "runs/watch_list.hpp"
+
+#include <gtest/gtest.h>
+
+#include "unit/procfs/test_child.hpp"
+#include "unit/runs/run_until.hpp"
+
+namespace ramguard::test {
+namespace {
+
+using namespace std::chrono_literals;
+using ramguard::testing::TestChild;
+
+struct SeriesLog final : TargetObserver {
+  void target_reading(std::string_view job, const MemoryReading& r, std::uint64_t peak,
+                      bool) override {
+    last_job = std::string(job);
+    last_rss = r.rss_bytes;
+    last_peak = peak;
+    ++readings;
+  }
+  void target_state(std::string_view, bool up, std::string_view why) override {
+    readable = up;
+    reason = std::string(why);
+  }
+  void target_retired(std::string_view, Instant) override { ++retired; }
+  std::string last_job, reason;
+  std::uint64_t last_rss = 0, last_peak = 0;
+  int readings = 0, retired = 0;
+  bool readable = false;
+};
+
+TEST(WatchListReal, FollowsAChildCatchesItsSpikeAndNoticesItsExit) {
+  TestChild child;
+  ASSERT_TRUE(child.hold(16 * TestChild::kMiB));
+  asio::io_context io;
+  SystemClock clock;
+  ProcFs procfs;
+  Sampler sampler(io, procfs, clock, 20ms);
+  ExitWatcher exits(io);
+  WatchList watches(sampler, exits, clock);
+  SeriesLog log;
+  watches.set_observer(&log);
+  ASSERT_TRUE(watches.add(child.pid()).ok());
+  EXPECT_TRUE(log.readable);
+  EXPECT_EQ(log.last_job, "pid-" + std::to_string(child.pid()));
+  auto again = watches.add(child.pid());
+  ASSERT_FALSE(again.ok());
+  EXPECT_NE(again.error().message.find("already watched"), std::string::npos);
+
+  sampler.start();
+  ASSERT_TRUE(child.spike(128 * TestChild::kMiB));  // between two samples
+  ASSERT_TRUE(run_until(
+      io, [&] { return log.last_peak >= 128 * TestChild::kMiB; }, 2000ms))
+      << "peak " << log.last_peak;
+  EXPECT_LT(log.last_rss, 64 * TestChild::kMiB);  // the spike is gone; the peak remembers it
+
+  ASSERT_TRUE(child.exit_with(0));
+  ASSERT_TRUE(run_until(
+      io, [&] { return log.retired == 1; }, 2000ms));
+  EXPECT_FALSE(log.readable);
+  EXPECT_EQ(log.reason, "exited");
+  EXPECT_FALSE(watches.watching(child.pid()));
+  EXPECT_EQ(sampler.size(), 0u);
+  child.reap();
+}
+
+TEST(WatchListReal, APidThatDoesNotExistIsRefusedWithTheReason) {
+  asio::io_context io;
+  SystemClock clock;
+  ProcFs procfs;
+  Sampler sampler(io, procfs, clock, 20ms);
+  ExitWatcher exits(io);
+  WatchList watches(sampler, exits, clock);
+  auto added = watches.add(999999999);
+  ASSERT_FALSE(added.ok());
+  EXPECT_NE(added.error().message.find("999999999"), std::string::npos);
+  EXPECT_EQ(watches.size(), 0u);
+}
+
+}  // namespace
+}  // namespace ramguard::test
