@@ -66,13 +66,18 @@ class RamguardError(Exception):
 # --------------------------------------------------------------------------------------------
 # Sizes and durations: the rule of daemon/common/units.hpp, held to the same cases
 # (tests/data/units_cases.tsv). Decimal units are powers of 1000 (16GB = 16e9 bytes), binary
-# units powers of 1024 (16GiB = 16 x 2**30); case-sensitive; anything else is refused.
+# units powers of 1024 (16GiB = 16 x 2**30); Kubernetes' k M G T and Ki Mi Gi Ti are aliases of
+# kB MB GB TB and KiB MiB GiB TiB; case-sensitive; anything else is refused.
 
 _SIZE_UNITS = {
     "kB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12,
     "KiB": 1024.0, "MiB": 1048576.0, "GiB": 1073741824.0, "TiB": 1099511627776.0,
+    # Kubernetes quantity suffixes, so a pod spec's "16Gi" or "16G" can be pasted as it is.
+    "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12,
+    "Ki": 1024.0, "Mi": 1048576.0, "Gi": 1073741824.0, "Ti": 1099511627776.0,
 }
-_SIZE_ALLOWED = "expected plain bytes or a number with kB, MB, GB, TB, KiB, MiB, GiB, TiB"
+_SIZE_ALLOWED = ("expected plain bytes or a number with kB, MB, GB, TB, KiB, MiB, GiB, TiB "
+                 "(or the Kubernetes forms k, M, G, T, Ki, Mi, Gi, Ti)")
 MAX_SIZE_BYTES = 2**63 - 1  # sizes are int64 in the daemon and its ledger
 # Nanoseconds per unit: one float multiplication, as in C++, so both round alike.
 _DURATION_UNITS = {"ms": 1e6, "s": 1e9, "m": 60e9, "h": 3600e9}
@@ -89,8 +94,8 @@ def _round_half_away(x):
 
 
 def parse_size(text):
-    """"16GB" -> 16_000_000_000, "16GiB" -> 17_179_869_184, "123" -> 123 (plain bytes); an int is
-    taken as bytes. Fractions need a unit ("2.5GB"); at most MAX_SIZE_BYTES. Anything else is a
+    """"16GB" -> 16_000_000_000, "16GiB" -> 17_179_869_184, "123" -> 123 (plain bytes); "16G" and
+    "16Gi" (Kubernetes) are "16GB" and "16GiB"; an int is taken as bytes. Fractions need a unit ("2.5GB"); at most MAX_SIZE_BYTES. Anything else is a
     ValueError whose message names the text."""
     if isinstance(text, bool):
         raise ValueError(f"invalid size {text!r}")

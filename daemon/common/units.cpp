@@ -13,16 +13,27 @@ struct Unit {
   double factor;
 };
 
-constexpr std::array<Unit, 8> kSizeUnits{{{"kB", 1e3},
-                                          {"MB", 1e6},
-                                          {"GB", 1e9},
-                                          {"TB", 1e12},
-                                          {"KiB", 1024.0},
-                                          {"MiB", 1048576.0},
-                                          {"GiB", 1073741824.0},
-                                          {"TiB", 1099511627776.0}}};
+constexpr std::array<Unit, 16> kSizeUnits{{{"kB", 1e3},
+                                           {"MB", 1e6},
+                                           {"GB", 1e9},
+                                           {"TB", 1e12},
+                                           {"KiB", 1024.0},
+                                           {"MiB", 1048576.0},
+                                           {"GiB", 1073741824.0},
+                                           {"TiB", 1099511627776.0},
+                                           // Kubernetes quantity suffixes, so a pod spec's
+                                           // "16Gi" or "16G" can be pasted as it is.
+                                           {"k", 1e3},
+                                           {"M", 1e6},
+                                           {"G", 1e9},
+                                           {"T", 1e12},
+                                           {"Ki", 1024.0},
+                                           {"Mi", 1048576.0},
+                                           {"Gi", 1073741824.0},
+                                           {"Ti", 1099511627776.0}}};
 constexpr const char* kSizeAllowed =
-    "expected plain bytes or a number with kB, MB, GB, TB, KiB, MiB, GiB, TiB";
+    "expected plain bytes or a number with kB, MB, GB, TB, KiB, MiB, GiB, TiB (or the Kubernetes "
+    "forms k, M, G, T, Ki, Mi, Gi, Ti)";
 
 // Nanoseconds per unit: one multiplication from the number to the result, so every language
 // that follows this rule gets the same nanoseconds.

@@ -3,10 +3,10 @@
 // One rule for the daemon, libramguard, the CLI and the report renderers (the Python client
 // follows the same rule; tests/data/units_cases.tsv holds the cases all of them are held to).
 //
-// Sizes: plain bytes ("123") or a number with a unit. Decimal units are powers of 1000
-// (kB MB GB TB: 16GB = 16e9 bytes), binary units powers of 1024 (KiB MiB GiB TiB). Units are
-// case-sensitive. A number is digits with an optional fraction ("2.5GB"); plain bytes are whole.
-// Spaces or tabs may surround the number and the unit. At most kMaxSizeBytes.
+// Sizes: plain bytes ("123") or a number with a unit: kB MB GB TB are powers of 1000 (16GB =
+// 16e9 bytes), KiB MiB GiB TiB powers of 1024; Kubernetes' k M G T and Ki Mi Gi Ti are the same
+// units. Case-sensitive. A number is digits with an optional fraction ("2.5GB"); plain bytes are
+// whole. Spaces or tabs may surround the number and the unit. At most kMaxSizeBytes.
 // Durations: a number with ms, s, m or h ("500ms", "1.5m"); a bare number is refused because a
 // duration without a unit is ambiguous. Kept to the nanosecond, at most kMaxDurationSeconds.
 // Anything else is an error whose message names the text as given.

@@ -29,8 +29,9 @@ Parsed<T> from_result(Result<T> r) {
   return {std::move(r).value(), {}};
 }
 
-// Plain bytes ("123") or a number with one of kB MB GB TB KiB MiB GiB TiB (case-sensitive),
-// fractions allowed with a unit ("2.5GB"), spaces allowed around the number and unit.
+// Plain bytes ("123") or a number with one of kB MB GB TB KiB MiB GiB TiB, or the Kubernetes
+// forms k M G T Ki Mi Gi Ti of the same units (case-sensitive), fractions allowed with a unit
+// ("2.5GB"), spaces allowed around the number and unit.
 inline Parsed<std::uint64_t> parse_size(std::string_view text) {
   return from_result(parse_size_bytes(text));
 }
