@@ -1,19 +1,25 @@
 # Install rules and the CMake package for C++ coordinators:
 #   find_package(ramguard REQUIRED)  ->  target_link_libraries(app PRIVATE ramguard::client)
-# Component "client": libramguard (libramguard.a), the generated protocol library and header,
-# the public headers and the ramguard CLI. Install it alone with
+# Component "client": libramguard (libramguard.a), the base it shares with the daemon
+# (libramguard_base.a: units, socket path, protocol constants, verdict ranking; headers under
+# include/ramguard/base/common/), the generated protocol library and header, the public headers
+# and the ramguard CLI. Install it alone with
 #   cmake --install BUILD --component client --prefix PREFIX
 include(CMakePackageConfigHelpers)
 
-if(TARGET ramguard_client AND TARGET ramguard_proto)
+if(TARGET ramguard_client AND TARGET ramguard_proto AND TARGET ramguard_base)
   set(RAMGUARD_CMAKE_INSTALL_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/ramguard)
   set_target_properties(ramguard_proto PROPERTIES EXPORT_NAME proto)
+  set_target_properties(ramguard_base PROPERTIES EXPORT_NAME base)
 
-  install(TARGETS ramguard_client ramguard_proto EXPORT ramguardTargets
+  install(TARGETS ramguard_client ramguard_base ramguard_proto EXPORT ramguardTargets
           ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT client
           LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT client)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/client/cpp/include/ramguard
           DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT client)
+  get_property(base_headers GLOBAL PROPERTY RAMGUARD_BASE_HEADERS)
+  install(FILES ${base_headers} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ramguard/base/common
+          COMPONENT client)
   # The generated header (and its schema, for other languages) next to the client headers.
   install(FILES ${PROJECT_BINARY_DIR}/proto/ramguard.pb.h ${PROJECT_SOURCE_DIR}/proto/ramguard.proto
           DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ramguard/proto COMPONENT client)

@@ -371,7 +371,8 @@ void apply_globals(const Scanned& s, GlobalOptions& global) {
     if (!parsed) throw UsageError{"--timeout: " + parsed.error};
     if (parsed.value->count() <= 0)
       throw UsageError{"--timeout '" + *timeout + "' must be positive"};
-    global.timeout = *parsed.value;
+    // Rounded up: a positive timeout below a millisecond must not become zero.
+    global.timeout = std::chrono::ceil<std::chrono::milliseconds>(*parsed.value);
   }
   if (s.has("json")) global.json = true;
   if (s.has("gib")) global.binary_units = true;

@@ -14,6 +14,7 @@
 #include <ostream>
 
 #include "commands.hpp"
+#include "common/protocol.hpp"
 #include "output.hpp"
 
 namespace ramguard::cli {
@@ -40,8 +41,8 @@ void forward_signal(int signal_number) {
   }
   ::close(gate_fd);
   if (run_id.empty()) ::_exit(125);  // the parent could not start the run; CMD never runs
-  ::setenv("RAMGUARD_RUN", run_id.c_str(), 1);
-  ::setenv("RAMGUARD_SOCKET", socket_path.c_str(), 1);
+  ::setenv(protocol::kRunEnv, run_id.c_str(), 1);
+  ::setenv(protocol::kSocketEnv, socket_path.c_str(), 1);
   std::vector<char*> argv;
   for (const std::string& arg : command) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);

@@ -32,7 +32,8 @@ global options (anywhere before --):
   --json              print the daemon's reply as JSON
   --gib               binary units (GiB) instead of decimal GB
 
-Sizes: plain bytes or a number with kB MB GB TB (powers of 1000) or KiB MiB GiB TiB (1024).
+Sizes: plain bytes or a number with kB MB GB TB (powers of 1000) or KiB MiB GiB TiB (1024);
+Kubernetes forms k M G T and Ki Mi Gi Ti are the same units.
 Exit status: 0 success, 1 daemon error or unreachable, 2 usage error, 3 admission refused;
 exec exits with the command's status (128+N when killed by signal N).
 See ramguard help COMMAND for a command's options.

@@ -40,12 +40,17 @@ import time
 
 __all__ = [
     "Admission", "Client", "RamguardError", "Run", "Phase", "current_run", "default_socket_path",
-    "parse_size", "rss_bytes",
+    "format_bytes", "format_seconds", "parse_duration_ns", "parse_size", "rss_bytes",
 ]
 __version__ = "0.1.0"
 
+# The values of daemon/common/protocol.hpp, which the daemon and the C++ client use (a test
+# checks that they match).
 PROTOCOL_VERSION = 1
+MAX_REQUEST_BYTES = 64 * 1024  # the daemon's default frame limit
 MAX_REPLY_BYTES = 64 * 1024 * 1024  # reports with samples can be large; a bound all the same
+SOCKET_ENV = "RAMGUARD_SOCKET"
+RUN_ENV = "RAMGUARD_RUN"
 
 
 class RamguardError(Exception):
@@ -59,36 +64,110 @@ class RamguardError(Exception):
 
 
 # --------------------------------------------------------------------------------------------
-# Sizes
+# Sizes and durations: the rule of daemon/common/units.hpp, held to the same cases
+# (tests/data/units_cases.tsv). Decimal units are powers of 1000 (16GB = 16e9 bytes), binary
+# units powers of 1024 (16GiB = 16 x 2**30); Kubernetes' k M G T and Ki Mi Gi Ti are aliases of
+# kB MB GB TB and KiB MiB GiB TiB; case-sensitive; anything else is refused.
 
 _SIZE_UNITS = {
-    "kB": 1000, "MB": 1000**2, "GB": 1000**3, "TB": 1000**4,
-    "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3, "TiB": 1024**4,
+    "kB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12,
+    "KiB": 1024.0, "MiB": 1048576.0, "GiB": 1073741824.0, "TiB": 1099511627776.0,
+    # Kubernetes quantity suffixes, so a pod spec's "16Gi" or "16G" can be pasted as it is.
+    "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12,
+    "Ki": 1024.0, "Mi": 1048576.0, "Gi": 1073741824.0, "Ti": 1099511627776.0,
 }
-_SIZE_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]+)?\s*$")
+_SIZE_ALLOWED = ("expected plain bytes or a number with kB, MB, GB, TB, KiB, MiB, GiB, TiB "
+                 "(or the Kubernetes forms k, M, G, T, Ki, Mi, Gi, Ti)")
+MAX_SIZE_BYTES = 2**63 - 1  # sizes are int64 in the daemon and its ledger
+# Nanoseconds per unit: one float multiplication, as in C++, so both round alike.
+_DURATION_UNITS = {"ms": 1e6, "s": 1e9, "m": 60e9, "h": 3600e9}
+_DURATION_ALLOWED = "expected a number with ms, s, m or h (for example 2s or 500ms)"
+MAX_DURATION_SECONDS = 10**9
+# Digits with an optional fraction, then the rest; spaces or tabs around either.
+_NUMBER_RE = re.compile(r"[ \t]*([0-9]+(?:\.[0-9]+)?)[ \t]*(.*?)[ \t]*\Z", re.DOTALL)
+
+
+def _round_half_away(x):
+    """C's round() for x >= 0 (Python's round() goes to even: 0.5 -> 0, where C gives 1)."""
+    whole = float(int(x))
+    return int(whole) + (1 if x - whole >= 0.5 else 0)
 
 
 def parse_size(text):
-    """"16GB" -> 16_000_000_000, "16GiB" -> 17_179_869_184, "123" -> 123 (plain bytes).
-    Decimal units are powers of 1000, binary ones powers of 1024; anything else is a ValueError."""
+    """"16GB" -> 16_000_000_000, "16GiB" -> 17_179_869_184, "123" -> 123 (plain bytes); "16G" and
+    "16Gi" (Kubernetes) are "16GB" and "16GiB"; an int is taken as bytes. Fractions need a unit ("2.5GB"); at most MAX_SIZE_BYTES. Anything else is a
+    ValueError whose message names the text."""
     if isinstance(text, bool):
         raise ValueError(f"invalid size {text!r}")
     if isinstance(text, int):
-        if text < 0:
-            raise ValueError(f"invalid size {text!r}: negative")
+        if text < 0 or text > MAX_SIZE_BYTES:
+            raise ValueError(f"invalid size {text!r}: out of range 0 to {MAX_SIZE_BYTES}")
         return text
-    match = _SIZE_RE.match(str(text))
-    allowed = "plain bytes or a number with kB, MB, GB, TB, KiB, MiB, GiB, TiB"
+    text = str(text)
+    invalid = f"invalid size '{text}'; "
+    too_large = invalid + f"too large (at most {MAX_SIZE_BYTES} bytes)"
+    match = _NUMBER_RE.match(text)
     if not match:
-        raise ValueError(f"invalid size {text!r}; expected {allowed}")
+        raise ValueError(invalid + _SIZE_ALLOWED)
     number, unit = match.groups()
-    if unit is None:
+    if not unit:
         if "." in number:
-            raise ValueError(f"invalid size {text!r}: fractional bytes need a unit")
+            raise ValueError(invalid + "plain bytes are a whole number; fractions need a unit")
+        if int(number) > MAX_SIZE_BYTES:
+            raise ValueError(too_large)
         return int(number)
     if unit not in _SIZE_UNITS:
-        raise ValueError(f"invalid size {text!r}: unknown unit {unit!r}; expected {allowed}")
-    return int(round(float(number) * _SIZE_UNITS[unit]))
+        raise ValueError(invalid + _SIZE_ALLOWED)
+    product = float(number) * _SIZE_UNITS[unit]
+    if not product < 2.0**63:
+        raise ValueError(too_large)
+    size = _round_half_away(product)
+    if size > MAX_SIZE_BYTES:
+        raise ValueError(too_large)
+    return size
+
+
+def parse_duration_ns(text):
+    """"500ms" -> 500_000_000, "2s", "1.5m", "1h": nanoseconds. A bare number is a ValueError (a
+    duration without a unit is ambiguous), as is anything else; the message names the text."""
+    text = str(text)
+    invalid = f"invalid duration '{text}'; "
+    match = _NUMBER_RE.match(text)
+    if not match or match.group(2) not in _DURATION_UNITS:
+        raise ValueError(invalid + _DURATION_ALLOWED)
+    number, unit = match.groups()
+    ns = float(number) * _DURATION_UNITS[unit]
+    if not ns <= MAX_DURATION_SECONDS * 1e9:
+        raise ValueError(invalid + f"too long (at most {MAX_DURATION_SECONDS} s)")
+    return _round_half_away(ns)
+
+
+def format_bytes(num_bytes, binary=False):
+    """"14.10 GB", "70.1 MB", "512 B" (decimal, the default) or "13.13 GiB", "1.0 MiB" (binary):
+    always with the unit, as the daemon and the CLI print sizes."""
+    gb, mb = (1073741824.0, 1048576.0) if binary else (1e9, 1e6)
+    value = float(num_bytes)
+    if value != value or value in (float("inf"), float("-inf")):
+        return "? B"
+    if abs(value) >= gb / 10:
+        return "%.2f %s" % (value / gb, "GiB" if binary else "GB")
+    if abs(value) >= mb / 10:
+        return "%.1f %s" % (value / mb, "MiB" if binary else "MB")
+    return "%.0f B" % value
+
+
+def format_seconds(seconds):
+    """"300 ms", "6.75 s", "12.5 min", "11.0 h", as the daemon and the CLI print durations."""
+    value = float(seconds)
+    if value != value or value in (float("inf"), float("-inf")):
+        return "? s"
+    if abs(value) < 1.0:
+        return "%.0f ms" % (value * 1e3)
+    if abs(value) < 600.0:
+        return "%.2f s" % value
+    if abs(value) < 36000.0:
+        return "%.1f min" % (value / 60.0)
+    return "%.1f h" % (value / 3600.0)
 
 
 def _size_or_none(value):
@@ -171,17 +250,20 @@ def _to_wire(value):
 
 
 def default_socket_path():
-    """RAMGUARD_SOCKET, else /run/ramguard/ramguard.sock for root, else
-    $XDG_RUNTIME_DIR/ramguard.sock, else /tmp/ramguard-<uid>.sock."""
-    explicit = os.environ.get("RAMGUARD_SOCKET")
+    """RAMGUARD_SOCKET, else /run/ramguard/ramguard.sock when the effective UID is 0, else
+    $XDG_RUNTIME_DIR/ramguard.sock, else /tmp/ramguard-<effective UID>.sock: the daemon's rule
+    (daemon/common/socket_path.hpp). The effective UID because the daemon creates its socket, and
+    the kernel checks connect(), with effective credentials."""
+    explicit = os.environ.get(SOCKET_ENV)
     if explicit:
         return explicit
-    if os.geteuid() == 0:
+    uid = os.geteuid()
+    if uid == 0:
         return "/run/ramguard/ramguard.sock"
     runtime = os.environ.get("XDG_RUNTIME_DIR")
     if runtime:
-        return os.path.join(runtime, "ramguard.sock")
-    return f"/tmp/ramguard-{os.getuid()}.sock"
+        return runtime + "/ramguard.sock"
+    return f"/tmp/ramguard-{uid}.sock"
 
 
 # --------------------------------------------------------------------------------------------
@@ -390,6 +472,9 @@ class Client:
         request = {"version": PROTOCOL_VERSION, "requestId": request_id,
                    _camel(command): _to_wire(body or {})}
         frame = (json.dumps(request, separators=(",", ":")) + "\n").encode()
+        if len(frame) > MAX_REQUEST_BYTES:
+            raise RamguardError("INVALID_ARGUMENT", f"request of {len(frame)} bytes exceeds the "
+                                                    f"frame limit of {MAX_REQUEST_BYTES} bytes")
         with self._lock:
             if self._sock is None:
                 self._connect()
@@ -478,7 +563,7 @@ def current_run(client=None):
     """The run this process was started in (RAMGUARD_RUN, set by `ramguard exec`), on the
     daemon at RAMGUARD_SOCKET; None when not running under ramguard. The returned Run does not
     end the run on exit: its starter does."""
-    run_id = os.environ.get("RAMGUARD_RUN")
+    run_id = os.environ.get(RUN_ENV)
     if not run_id:
         return None
     return Run.attach(run_id, client or Client())

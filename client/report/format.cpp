@@ -5,41 +5,9 @@
 #include <cstdio>
 #include <ctime>
 
+#include "common/verdict_rank.hpp"
+
 namespace ramguard::report {
-
-std::string format_bytes(double bytes, bool binary) {
-  const double gb = binary ? 1024.0 * 1024 * 1024 : 1e9;
-  const double mb = binary ? 1024.0 * 1024 : 1e6;
-  char buf[64];
-  const double magnitude = std::fabs(bytes);
-  if (!std::isfinite(bytes)) {
-    std::snprintf(buf, sizeof buf, "? B");
-  } else if (magnitude >= gb / 10) {
-    std::snprintf(buf, sizeof buf, "%.2f %s", bytes / gb, binary ? "GiB" : "GB");
-  } else if (magnitude >= mb / 10) {
-    std::snprintf(buf, sizeof buf, "%.1f %s", bytes / mb, binary ? "MiB" : "MB");
-  } else {
-    std::snprintf(buf, sizeof buf, "%.0f B", bytes);
-  }
-  return buf;
-}
-
-std::string format_seconds(double seconds) {
-  char buf[64];
-  const double magnitude = std::fabs(seconds);
-  if (!std::isfinite(seconds)) {
-    std::snprintf(buf, sizeof buf, "? s");
-  } else if (magnitude < 1.0) {
-    std::snprintf(buf, sizeof buf, "%.0f ms", seconds * 1e3);
-  } else if (magnitude < 600.0) {
-    std::snprintf(buf, sizeof buf, "%.2f s", seconds);
-  } else if (magnitude < 36000.0) {
-    std::snprintf(buf, sizeof buf, "%.1f min", seconds / 60.0);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.1f h", seconds / 3600.0);
-  }
-  return buf;
-}
 
 std::string format_unix_ms(std::int64_t unix_ms) {
   if (unix_ms <= 0) return "-";
@@ -286,19 +254,18 @@ const char* severity_name(v1::Severity severity) {
 }
 
 const v1::Verdict* worst_verdict(const google::protobuf::RepeatedPtrField<v1::Verdict>& verdicts) {
-  const v1::Verdict* worst = nullptr;
-  auto rank = [](const v1::Verdict& v) { return static_cast<int>(v.severity()) * 2 + !v.passed(); };
-  for (const v1::Verdict& v : verdicts) {
-    if (v.cleared()) continue;
-    if (worst == nullptr || rank(v) > rank(*worst)) worst = &v;
-  }
-  return worst;
+  const auto worst =
+      ramguard::worst_verdict(verdicts.begin(), verdicts.end(), [](const v1::Verdict& v) {
+        return VerdictFacts{v.kind(), severity_name(v.severity()), v.passed(), v.cleared()};
+      });
+  return worst == verdicts.end() ? nullptr : &*worst;
 }
 
 std::string verdict_label(const v1::Verdict* verdict) {
   if (verdict == nullptr) return "-";
   std::string out = std::string(severity_name(verdict->severity())) + " " + verdict->kind();
   if (verdict->kind() == "release") out += verdict->passed() ? " (pass)" : " (fail)";
+  if (verdict->cleared()) out += " (cleared)";
   return out;
 }
 

@@ -5,14 +5,15 @@
 #include <string>
 #include <string_view>
 
+#include "common/units.hpp"
 #include "ramguard.pb.h"
 
 namespace ramguard::report {
 
-// "14.10 GB" or "13.13 GiB"; always with a unit.
-std::string format_bytes(double bytes, bool binary);
-// "6.75 s", "300 ms", "12.5 min".
-std::string format_seconds(double seconds);
+// Sizes and durations as the daemon prints them (common/units.hpp): "14.10 GB", "70.1 MB",
+// "13.13 GiB"; "6.75 s", "300 ms", "12.5 min".
+using ramguard::format_bytes;
+using ramguard::format_seconds;
 // "2024-05-01 12:00:00 UTC"; "-" for 0.
 std::string format_unix_ms(std::int64_t unix_ms);
 // "%.2f" without locale surprises.
@@ -42,10 +43,11 @@ std::string format_figure(std::string_view name, double value, bool binary);
 std::map<std::string, double> sorted_figures(const v1::Verdict& verdict);
 
 const char* severity_name(v1::Severity severity);
-// The verdict that matters most: highest severity among those not cleared; failed before passed.
+// The verdict that matters most, by the order the daemon uses too (common/verdict_rank.hpp):
+// standing before cleared, then severity, failed before passed, kind; the latest among equals.
 // Returns nullptr when there is none.
 const v1::Verdict* worst_verdict(const google::protobuf::RepeatedPtrField<v1::Verdict>& verdicts);
-// "warning growth_warning" style short form; "-" when none.
+// "warning growth_warning" style short form, "(cleared)" appended to a cleared one; "-" when none.
 std::string verdict_label(const v1::Verdict* verdict);
 
 }  // namespace ramguard::report

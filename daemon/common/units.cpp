@@ -4,7 +4,6 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <limits>
 
 namespace ramguard {
 namespace {
@@ -14,77 +13,135 @@ struct Unit {
   double factor;
 };
 
-// Longest suffixes first so "GiB" is not read as "B" with a stray "Gi".
-constexpr std::array<Unit, 8> kSizeUnits{{{"KiB", 1024.0},
-                                          {"MiB", 1024.0 * 1024},
-                                          {"GiB", 1024.0 * 1024 * 1024},
-                                          {"TiB", 1024.0 * 1024 * 1024 * 1024},
-                                          {"kB", 1e3},
-                                          {"MB", 1e6},
-                                          {"GB", 1e9},
-                                          {"TB", 1e12}}};
+constexpr std::array<Unit, 16> kSizeUnits{{{"kB", 1e3},
+                                           {"MB", 1e6},
+                                           {"GB", 1e9},
+                                           {"TB", 1e12},
+                                           {"KiB", 1024.0},
+                                           {"MiB", 1048576.0},
+                                           {"GiB", 1073741824.0},
+                                           {"TiB", 1099511627776.0},
+                                           // Kubernetes quantity suffixes, so a pod spec's
+                                           // "16Gi" or "16G" can be pasted as it is.
+                                           {"k", 1e3},
+                                           {"M", 1e6},
+                                           {"G", 1e9},
+                                           {"T", 1e12},
+                                           {"Ki", 1024.0},
+                                           {"Mi", 1048576.0},
+                                           {"Gi", 1073741824.0},
+                                           {"Ti", 1099511627776.0}}};
+constexpr const char* kSizeAllowed =
+    "expected plain bytes or a number with kB, MB, GB, TB, KiB, MiB, GiB, TiB (or the Kubernetes "
+    "forms k, M, G, T, Ki, Mi, Gi, Ti)";
 
-constexpr std::array<Unit, 4> kDurationUnits{
-    {{"ms", 1e-3}, {"s", 1.0}, {"m", 60.0}, {"h", 3600.0}}};
+// Nanoseconds per unit: one multiplication from the number to the result, so every language
+// that follows this rule gets the same nanoseconds.
+constexpr std::array<Unit, 4> kDurationUnits{{{"ms", 1e6}, {"s", 1e9}, {"m", 60e9}, {"h", 3600e9}}};
+constexpr const char* kDurationAllowed =
+    "expected a number with ms, s, m or h (for example 2s or 500ms)";
+
+bool is_blank(char c) {
+  return c == ' ' || c == '\t';
+}
+
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
 
 std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  while (!s.empty() && is_blank(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_blank(s.back())) s.remove_suffix(1);
   return s;
 }
 
-// Parses a non-negative decimal number that spans the whole of `digits`.
-bool parse_number(std::string_view digits, double& out) {
-  if (digits.empty() || digits.front() == '-' || digits.front() == '+') return false;
-  auto [ptr, ec] =
-      std::from_chars(digits.data(), digits.data() + digits.size(), out, std::chars_format::fixed);
-  return ec == std::errc() && ptr == digits.data() + digits.size() && std::isfinite(out);
+// " 2.5 GB " -> number "2.5", unit "GB". The number is digits with an optional point followed by
+// digits: no sign, no exponent, no hex. False when the text does not start with such a number.
+struct Split {
+  std::string_view number;
+  std::string_view unit;
+  bool fraction = false;
+};
+
+bool split(std::string_view text, Split& out) {
+  text = trim(text);
+  std::size_t i = 0;
+  while (i < text.size() && is_digit(text[i])) ++i;
+  if (i == 0) return false;
+  if (i < text.size() && text[i] == '.') {
+    std::size_t j = i + 1;
+    while (j < text.size() && is_digit(text[j])) ++j;
+    if (j == i + 1) return false;
+    i = j;
+    out.fraction = true;
+  }
+  out.number = text.substr(0, i);
+  out.unit = trim(text.substr(i));
+  return true;
+}
+
+double to_double(std::string_view number) {
+  double value = 0;
+  std::from_chars(number.data(), number.data() + number.size(), value);
+  return value;  // split() only lets through what from_chars reads whole
+}
+
+std::string quoted(std::string_view text) {
+  return "'" + std::string(text) + "'";
 }
 
 }  // namespace
 
-Result<std::uint64_t> parse_size_bytes(std::string_view raw) {
-  const std::string_view text = trim(raw);
-  const std::string allowed = "plain bytes or a number with kB, MB, GB, TB, KiB, MiB, GiB, TiB";
-  if (text.empty()) return Error{"empty size; expected " + allowed};
-  std::uint64_t plain = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), plain);
-  if (ec == std::errc() && ptr == text.data() + text.size()) return plain;
-  for (const Unit& unit : kSizeUnits) {
-    if (text.size() <= unit.suffix.size() || !text.ends_with(unit.suffix)) continue;
-    double number = 0;
-    if (!parse_number(trim(text.substr(0, text.size() - unit.suffix.size())), number)) break;
-    const double bytes = std::round(number * unit.factor);
-    if (bytes > static_cast<double>(std::numeric_limits<std::int64_t>::max())) {
-      return Error{"size '" + std::string(text) + "' is too large"};
+Result<std::uint64_t> parse_size_bytes(std::string_view text) {
+  const std::string invalid = "invalid size " + quoted(text) + "; ";
+  Split s;
+  if (!split(text, s)) return Error{invalid + kSizeAllowed};
+  const std::string too_large =
+      invalid + "too large (at most " + std::to_string(kMaxSizeBytes) + " bytes)";
+  if (s.unit.empty()) {
+    if (s.fraction) return Error{invalid + "plain bytes are a whole number; fractions need a unit"};
+    std::uint64_t bytes = 0;
+    const auto [end, ec] =
+        std::from_chars(s.number.data(), s.number.data() + s.number.size(), bytes);
+    if (ec != std::errc() || end != s.number.data() + s.number.size() || bytes > kMaxSizeBytes) {
+      return Error{too_large};
     }
+    return bytes;
+  }
+  for (const Unit& unit : kSizeUnits) {
+    if (s.unit != unit.suffix) continue;
+    const double bytes = std::round(to_double(s.number) * unit.factor);
+    // 2^63 is the first double past INT64_MAX.
+    if (!(bytes < 9223372036854775808.0)) return Error{too_large};
     return static_cast<std::uint64_t>(bytes);
   }
-  return Error{"invalid size '" + std::string(text) + "'; expected " + allowed};
+  return Error{invalid + kSizeAllowed};
 }
 
-Result<std::chrono::nanoseconds> parse_duration(std::string_view raw) {
-  const std::string_view text = trim(raw);
-  const std::string allowed = "a number with ms, s, m or h (for example 2s or 500ms)";
+Result<std::chrono::nanoseconds> parse_duration(std::string_view text) {
+  const std::string invalid = "invalid duration " + quoted(text) + "; ";
+  Split s;
+  if (!split(text, s)) return Error{invalid + kDurationAllowed};
   for (const Unit& unit : kDurationUnits) {
-    if (text.size() <= unit.suffix.size() || !text.ends_with(unit.suffix)) continue;
-    std::string_view digits = trim(text.substr(0, text.size() - unit.suffix.size()));
-    // "ms" also ends with "s": only accept when the rest is a number.
-    double number = 0;
-    if (!parse_number(digits, number)) continue;
-    const double seconds = number * unit.factor;
-    if (seconds > 1e9) return Error{"duration '" + std::string(text) + "' is too large"};
-    return std::chrono::nanoseconds(static_cast<std::int64_t>(std::llround(seconds * 1e9)));
+    if (s.unit != unit.suffix) continue;
+    const double ns = std::round(to_double(s.number) * unit.factor);
+    if (!(ns <= kMaxDurationSeconds * 1e9)) {
+      return Error{invalid + "too long (at most " +
+                   std::to_string(static_cast<std::int64_t>(kMaxDurationSeconds)) + " s)"};
+    }
+    return std::chrono::nanoseconds(static_cast<std::int64_t>(ns));
   }
-  return Error{"invalid duration '" + std::string(text) + "'; expected " + allowed};
+  return Error{invalid + kDurationAllowed};
 }
 
 std::string format_bytes(double bytes, bool binary) {
-  const double gb = binary ? 1024.0 * 1024 * 1024 : 1e9;
-  const double mb = binary ? 1024.0 * 1024 : 1e6;
+  const double gb = binary ? 1073741824.0 : 1e9;
+  const double mb = binary ? 1048576.0 : 1e6;
   char buf[64];
   const double magnitude = std::fabs(bytes);
-  if (magnitude >= gb / 10) {
+  if (!std::isfinite(bytes)) {
+    std::snprintf(buf, sizeof buf, "? B");
+  } else if (magnitude >= gb / 10) {
     std::snprintf(buf, sizeof buf, "%.2f %s", bytes / gb, binary ? "GiB" : "GB");
   } else if (magnitude >= mb / 10) {
     std::snprintf(buf, sizeof buf, "%.1f %s", bytes / mb, binary ? "MiB" : "MB");
@@ -96,10 +153,17 @@ std::string format_bytes(double bytes, bool binary) {
 
 std::string format_seconds(double seconds) {
   char buf[64];
-  if (std::fabs(seconds) < 1.0) {
+  const double magnitude = std::fabs(seconds);
+  if (!std::isfinite(seconds)) {
+    std::snprintf(buf, sizeof buf, "? s");
+  } else if (magnitude < 1.0) {
     std::snprintf(buf, sizeof buf, "%.0f ms", seconds * 1e3);
-  } else {
+  } else if (magnitude < 600.0) {
     std::snprintf(buf, sizeof buf, "%.2f s", seconds);
+  } else if (magnitude < 36000.0) {
+    std::snprintf(buf, sizeof buf, "%.1f min", seconds / 60.0);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.1f h", seconds / 3600.0);
   }
   return buf;
 }

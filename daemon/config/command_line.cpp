@@ -154,7 +154,8 @@ Flags (--flag VALUE or --flag=VALUE; flags win over the configuration file):
   -h, --help             this text
   --version              print the version
 
-Sizes: plain bytes or a number with kB MB GB TB (powers of 1000) or KiB MiB GiB TiB.
+Sizes: plain bytes or a number with kB MB GB TB (powers of 1000) or KiB MiB GiB TiB;
+Kubernetes forms k M G T and Ki Mi Gi Ti are the same units.
 Durations: a number with ms, s, m or h.
 Signals: SIGTERM stops cleanly; SIGHUP reloads the configuration file (a bad file keeps the
 running configuration and logs why).

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/protocol.hpp"
 #include "model/plan.hpp"
 
 namespace ramguard {
@@ -52,11 +53,12 @@ struct TcpConfig {
 };
 
 struct ControlConfig {
-  // Empty: resolved at startup (paths.hpp): $RAMGUARD_SOCKET, else /run/ramguard/ramguard.sock
-  // as root, else $XDG_RUNTIME_DIR/ramguard.sock, else /tmp/ramguard-UID.sock.
+  // Empty: resolved at startup by the rule clients share (common/socket_path.hpp):
+  // $RAMGUARD_SOCKET, else /run/ramguard/ramguard.sock as root, else
+  // $XDG_RUNTIME_DIR/ramguard.sock, else /tmp/ramguard-UID.sock.
   std::string socket;
   std::uint32_t socket_mode = 0660;
-  std::uint64_t max_frame_bytes = 64 * 1024;
+  std::uint64_t max_frame_bytes = protocol::kMaxRequestBytes;
   std::uint32_t max_connections = 64;
   std::uint32_t max_runs = 256;
   std::uint32_t max_marks_per_run = 100000;

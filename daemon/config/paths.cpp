@@ -4,6 +4,9 @@
 
 #include <cstdlib>
 
+#include "common/protocol.hpp"
+#include "common/socket_path.hpp"
+
 namespace ramguard {
 namespace {
 
@@ -21,16 +24,15 @@ bool usable(const std::optional<std::string>& dir) {
 }  // namespace
 
 RuntimeEnv RuntimeEnv::current() {
-  return {::geteuid(), env_var("RAMGUARD_SOCKET"), env_var("XDG_RUNTIME_DIR"),
+  // The effective UID, as the socket rule says why (common/socket_path.hpp).
+  return {::geteuid(), env_var(protocol::kSocketEnv), env_var("XDG_RUNTIME_DIR"),
           env_var("XDG_STATE_HOME"), env_var("HOME")};
 }
 
 std::string resolve_socket_path(const Config& config, const RuntimeEnv& env) {
-  if (!config.control.socket.empty()) return config.control.socket;
-  if (usable(env.ramguard_socket)) return *env.ramguard_socket;
-  if (env.uid == 0) return "/run/ramguard/ramguard.sock";
-  if (usable(env.xdg_runtime_dir)) return *env.xdg_runtime_dir + "/ramguard.sock";
-  return "/tmp/ramguard-" + std::to_string(env.uid) + ".sock";
+  return resolve_socket_path(
+      config.control.socket,
+      SocketEnvironment{env.ramguard_socket, env.xdg_runtime_dir, static_cast<unsigned>(env.uid)});
 }
 
 std::string resolve_state_dir(const Config& config, const RuntimeEnv& env) {

@@ -7,11 +7,12 @@
 #include <string_view>
 #include <variant>
 
+#include "common/protocol.hpp"
 #include "ramguard.pb.h"
 
 namespace ramguard::control {
 
-inline constexpr std::uint32_t kProtocolVersion = 1;
+inline constexpr std::uint32_t kProtocolVersion = protocol::kVersion;  // common/protocol.hpp
 
 // Either a request ready to dispatch, or the error to send back.
 using Decoded = std::variant<v1::Request, v1::Error>;

@@ -1,18 +1,11 @@
 #include "control/queries.hpp"
 
+#include "common/verdict_rank.hpp"
 #include "control/convert.hpp"
 #include "store/store.hpp"
 #include "verdicts/phase_gap.hpp"
 
 namespace ramguard::control {
-namespace {
-
-// Uncleared before cleared, failed before passed, then by severity.
-int verdict_rank(const Verdict& v) {
-  return (v.cleared ? 0 : 100) + (v.passed ? 0 : 10) + static_cast<int>(v.severity);
-}
-
-}  // namespace
 
 void add_gaps(const RunLedger& ledger, const DetectorParams& params, v1::RunStatus& out) {
   for (const PhaseGap& gap : measure_phase_gaps(ledger.marks, params).gaps) {
@@ -84,12 +77,13 @@ void fill_compare_row(const RunLedger& ledger, const DetectorParams& params, v1:
   // After completion: the last reading taken after the run ended (the release check keeps
   // sampling until it decides).
   if (ledger.state == RunState::kEnded) out.set_after_completion_bytes(ledger.last.rss_bytes);
-  const Verdict* worst = nullptr;
-  for (const Verdict& v : ledger.verdicts) {
-    if (worst == nullptr || verdict_rank(v) > verdict_rank(*worst)) worst = &v;
-    to_proto(v, ledger.info.run_id, *out.add_verdicts());
-  }
-  if (worst != nullptr) {
+  for (const Verdict& v : ledger.verdicts) to_proto(v, ledger.info.run_id, *out.add_verdicts());
+  // The order every worst verdict follows (common/verdict_rank.hpp); the latest among equals.
+  const auto worst =
+      worst_verdict(ledger.verdicts.begin(), ledger.verdicts.end(), [](const Verdict& v) {
+        return VerdictFacts{v.kind, severity_name(v.severity), v.passed, v.cleared};
+      });
+  if (worst != ledger.verdicts.end()) {
     out.set_worst_verdict(worst->kind + (worst->passed ? std::string(" (passed)") : ""));
   }
   out.set_worst_gap_seconds(measure_phase_gaps(ledger.marks, params).worst_seconds);

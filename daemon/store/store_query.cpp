@@ -1,5 +1,6 @@
 // Queries across runs: listings for `ramguard runs` and comparisons, and a job's peak on record
 // for calibrated admission estimates.
+#include "common/verdict_rank.hpp"
 #include "store/codec.hpp"
 #include "store/sqlite_db.hpp"
 #include "store/store.hpp"
@@ -10,14 +11,13 @@ Result<std::vector<RunSummary>> Store::summaries(const std::string& where_sql,
                                                  const std::vector<std::string>& params,
                                                  std::size_t limit) {
   const char* op = "listing runs";
-  // Worst verdict: uncleared before cleared, failed before passed, then severity, then latest.
+  // Worst verdict: the order every worst verdict follows (common/verdict_rank.hpp), the latest
+  // among equals.
   const std::string sql =
       "SELECT runs.*, (SELECT count(*) FROM marks m WHERE m.run_id = runs.run_id), "
-      "(SELECT v.id FROM verdicts v WHERE v.run_id = runs.run_id ORDER BY v.cleared, v.passed, "
-      "CASE v.severity WHEN 'critical' THEN 2 WHEN 'warning' THEN 1 ELSE 0 END DESC, v.id DESC "
-      "LIMIT 1) FROM runs " +
-      where_sql + " ORDER BY started_wall_ns DESC, rowid DESC LIMIT ?" +
-      std::to_string(params.size() + 1);
+      "(SELECT v.id FROM verdicts v WHERE v.run_id = runs.run_id ORDER BY " +
+      verdict_rank_sql("v") + " DESC, v.kind DESC, v.id DESC LIMIT 1) FROM runs " + where_sql +
+      " ORDER BY started_wall_ns DESC, rowid DESC LIMIT ?" + std::to_string(params.size() + 1);
   std::vector<std::pair<RunSummary, std::optional<std::int64_t>>> rows;
   {
     auto q = db_->query(sql, op);

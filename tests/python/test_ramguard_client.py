@@ -220,7 +220,7 @@ class ConversionTest(ServerTestCase):
         self.assertEqual(ramguard.parse_size(" 512 MiB "), 512 * 2**20)
         self.assertEqual(ramguard.parse_size("123"), 123)
         self.assertEqual(ramguard.parse_size(42), 42)
-        for bad in ("16G", "16gb", "-1GB", "1.5", "", "GB", "16 GB extra", -3, True):
+        for bad in ("16g", "16gb", "-1GB", "1.5", "", "GB", "16 GB extra", -3, True):
             with self.assertRaises(ValueError, msg=repr(bad)):
                 ramguard.parse_size(bad)
 

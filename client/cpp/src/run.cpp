@@ -9,7 +9,7 @@ Run::Run(Client& client, std::string run_id, v1::RunStartReply start)
 
 Run Run::attach(Client& client, std::string run_id) {
   if (run_id.empty()) {
-    const char* from_env = std::getenv("RAMGUARD_RUN");
+    const char* from_env = std::getenv(protocol::kRunEnv);
     if (from_env != nullptr) run_id = from_env;
   }
   if (run_id.empty()) {

@@ -135,8 +135,7 @@ TEST(Cli, MarkPrintsThePhasePeakAndDaemonErrorsExit1) {
   FakeServer server(fake_daemon);
   const Outcome ok = run_cli({"--socket", server.path(), "mark", "r-1", "end", "aggregation"});
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
-  EXPECT_EQ(ok.out,
-            "phase aggregation ended (round 1): peak 9.60 GB (exact), 6.75 s, RSS 0.00 GB\n");
+  EXPECT_EQ(ok.out, "phase aggregation ended (round 1): peak 9.60 GB (exact), 6.75 s, RSS 0 B\n");
   const Outcome bad = run_cli({"--socket", server.path(), "round-end", "r-404"});
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_THAT(bad.err, HasSubstr("NOT_FOUND: unknown run 'r-404'"));

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "ramguard/socket_path.hpp"
+#include "unit/common/units_cases.hpp"
 
 namespace ramguard {
 namespace {
@@ -39,7 +40,7 @@ TEST(ClientParseSize, AcceptsDecimalAndBinaryUnits) {
 }
 
 TEST(ClientParseSize, RejectsAnythingElseNamingTheText) {
-  for (const char* text : {"", "GB", "16gb", "16 G", "16Gb", "-1GB", "1e9", "1.5", "7B", "1KB",
+  for (const char* text : {"", "GB", "16gb", "16 g", "16Gb", "-1GB", "1e9", "1.5", "7B", "1KB",
                            "1PB", "1.2.3GB", "16 GiBs", "0x10", "99999999999TB", "+1GB"}) {
     const auto parsed = units::parse_size(text);
     EXPECT_FALSE(parsed) << text;
@@ -72,6 +73,41 @@ TEST(ClientFormatBytes, DecimalByDefaultAlwaysWithTheUnit) {
   EXPECT_EQ(units::format_bytes(16.0 * (1ull << 30), true), "16.00 GiB");
   EXPECT_EQ(units::format_seconds(6.75), "6.75 s");
   EXPECT_EQ(units::format_seconds(0.3), "300 ms");
+}
+
+// The public API gives what the shared table says (the daemon and Python are held to it too).
+TEST(ClientUnits, AgreeWithTheSharedTable) {
+  int checked = 0;
+  for (const auto& c : testing::read_units_cases()) {
+    const std::string at = testing::where(c);
+    if (c.kind == "size" || c.kind == "size_rejected") {
+      const auto parsed = units::parse_size(c.input);
+      if (c.kind == "size") {
+        ASSERT_TRUE(parsed) << at << ": " << parsed.error;
+        EXPECT_EQ(*parsed.value, testing::number<std::uint64_t>(c.expected)) << at;
+      } else {
+        EXPECT_FALSE(parsed) << at;
+        EXPECT_THAT(parsed.error, HasSubstr("'" + c.input + "'")) << at;
+      }
+    } else if (c.kind == "duration" || c.kind == "duration_rejected") {
+      const auto parsed = units::parse_duration(c.input);
+      if (c.kind == "duration") {
+        ASSERT_TRUE(parsed) << at << ": " << parsed.error;
+        EXPECT_EQ(parsed.value->count(), testing::number<std::int64_t>(c.expected)) << at;
+      } else {
+        EXPECT_FALSE(parsed) << at;
+        EXPECT_THAT(parsed.error, HasSubstr(c.expected)) << at;
+      }
+    } else if (c.kind == "bytes" || c.kind == "bytes_binary") {
+      EXPECT_EQ(units::format_bytes(testing::number<double>(c.input), c.kind == "bytes_binary"),
+                c.expected)
+          << at;
+    } else if (c.kind == "seconds") {
+      EXPECT_EQ(units::format_seconds(testing::number<double>(c.input)), c.expected) << at;
+    }
+    ++checked;
+  }
+  EXPECT_GT(checked, 50);
 }
 
 TEST(ClientSocketPath, FollowsTheDocumentedOrder) {

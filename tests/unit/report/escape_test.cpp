@@ -63,5 +63,30 @@ TEST(Verdicts, WorstIsHighestSeverityNotCleared) {
   EXPECT_EQ(verdict_label(worst_verdict(list)), "warning growth_warning");
 }
 
+// The order of common/verdict_rank.hpp, as the daemon's compare rows and run listing use it:
+// cleared verdicts still rank (last), and the latest wins among equals.
+TEST(Verdicts, SameOrderAsTheDaemon) {
+  google::protobuf::RepeatedPtrField<v1::Verdict> list;
+  auto* old_leak = list.Add();
+  old_leak->set_kind("leak");
+  old_leak->set_severity(v1::CRITICAL);
+  old_leak->set_cleared(true);
+  auto* plateau = list.Add();
+  plateau->set_kind("plateau");
+  plateau->set_severity(v1::INFO);
+  plateau->set_passed(true);
+  plateau->set_cleared(true);
+  ASSERT_EQ(worst_verdict(list), old_leak);
+  EXPECT_EQ(verdict_label(worst_verdict(list)), "critical leak (cleared)");
+  auto* first = list.Add();
+  first->set_kind("growth_warning");
+  first->set_severity(v1::WARNING);
+  first->set_round(2);
+  auto* second = list.Add();
+  second->CopyFrom(*first);
+  second->set_round(3);
+  ASSERT_EQ(worst_verdict(list), second);
+}
+
 }  // namespace
 }  // namespace ramguard::report

@@ -69,6 +69,40 @@ TEST(StoreQuery, ListRunsMostRecentFirstWithWorstVerdict) {
   EXPECT_EQ(ids(*two), (std::vector<std::string>{"c", "b"}));
 }
 
+// The listing's SQL follows common/verdict_rank.hpp: at equal severity and outcome the kind
+// decides (the process died before over budget), not which was saved last.
+TEST(StoreQuery, WorstVerdictFollowsTheSharedOrder) {
+  TempDir dir;
+  auto store = open_store(dir.path());
+  ASSERT_TRUE(store);
+  add_run(*store, "r", 1, {});
+  Verdict exited{verdict_kind::kExited,
+                 Severity::kCritical,
+                 false,
+                 3,
+                 "",
+                 "exited",
+                 {},
+                 testing::at_seconds(5),
+                 false};
+  Verdict over{verdict_kind::kOverBudget,
+               Severity::kCritical,
+               false,
+               3,
+               "",
+               "over budget",
+               {},
+               testing::at_seconds(6),
+               false};
+  ASSERT_TRUE(store->save_verdict("r", exited).ok());
+  ASSERT_TRUE(store->save_verdict("r", over).ok());
+  auto all = store->list_runs(10);
+  ASSERT_TRUE(all.ok()) << all.error().message;
+  ASSERT_EQ(all->size(), 1u);
+  ASSERT_TRUE((*all)[0].worst_verdict.has_value());
+  EXPECT_EQ((*all)[0].worst_verdict->kind, verdict_kind::kExited);
+}
+
 TEST(StoreQuery, FindRunsByLabelsNeedsEveryLabel) {
   TempDir dir;
   auto store = open_store(dir.path());

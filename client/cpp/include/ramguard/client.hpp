@@ -23,16 +23,18 @@
 #include <string>
 #include <vector>
 
+#include "common/protocol.hpp"
 #include "ramguard.pb.h"
 #include "ramguard/error.hpp"
 #include "ramguard/socket_path.hpp"
 
 namespace ramguard {
 
-inline constexpr std::uint32_t kProtocolVersion = 1;
-inline constexpr std::size_t kMaxRequestBytes = 64 * 1024;
+// The values the daemon uses too (common/protocol.hpp).
+inline constexpr std::uint32_t kProtocolVersion = protocol::kVersion;
+inline constexpr std::size_t kMaxRequestBytes = protocol::kMaxRequestBytes;
 // Replies carrying a report with samples can exceed the daemon's 64 KiB request cap.
-inline constexpr std::size_t kDefaultMaxReplyBytes = 16 * 1024 * 1024;
+inline constexpr std::size_t kDefaultMaxReplyBytes = protocol::kMaxReplyBytes;
 inline constexpr std::chrono::milliseconds kDefaultTimeout{5000};
 
 // Option structs give every member a default so designated initializers that name only some

@@ -6,6 +6,8 @@
 int main(int argc, char** argv) {
   if (argc != 2) return 2;
   if (*ramguard::units::parse_size("16GiB").value != 16ull << 30) return 3;
+  // The base shared with the daemon (libramguard_base) is installed and linked too.
+  if (ramguard::units::format_bytes(70.1e6) != "70.1 MB") return 4;
   ramguard::v1::Request request;
   request.mutable_hello()->set_client("consumer");
   try {

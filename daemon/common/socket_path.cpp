@@ -1,8 +1,10 @@
-#include "ramguard/socket_path.hpp"
+#include "common/socket_path.hpp"
 
 #include <unistd.h>
 
 #include <cstdlib>
+
+#include "common/protocol.hpp"
 
 namespace ramguard {
 namespace {
@@ -13,22 +15,27 @@ std::optional<std::string> env_value(const char* name) {
   return std::string(value);
 }
 
+bool usable(const std::optional<std::string>& value) {
+  return value && !value->empty();
+}
+
 }  // namespace
+
+SocketEnvironment SocketEnvironment::current() {
+  return {env_value(protocol::kSocketEnv), env_value("XDG_RUNTIME_DIR"),
+          static_cast<unsigned>(::geteuid())};
+}
 
 std::string resolve_socket_path(const std::string& explicit_path, const SocketEnvironment& env) {
   if (!explicit_path.empty()) return explicit_path;
-  if (env.ramguard_socket && !env.ramguard_socket->empty()) return *env.ramguard_socket;
+  if (usable(env.ramguard_socket)) return *env.ramguard_socket;
   if (env.uid == 0) return "/run/ramguard/ramguard.sock";
-  if (env.xdg_runtime_dir && !env.xdg_runtime_dir->empty()) {
-    return *env.xdg_runtime_dir + "/ramguard.sock";
-  }
+  if (usable(env.xdg_runtime_dir)) return *env.xdg_runtime_dir + "/ramguard.sock";
   return "/tmp/ramguard-" + std::to_string(env.uid) + ".sock";
 }
 
 std::string default_socket_path(const std::string& explicit_path) {
-  return resolve_socket_path(
-      explicit_path, SocketEnvironment{env_value("RAMGUARD_SOCKET"), env_value("XDG_RUNTIME_DIR"),
-                                       static_cast<unsigned>(::getuid())});
+  return resolve_socket_path(explicit_path, SocketEnvironment::current());
 }
 
 }  // namespace ramguard
