@@ -71,6 +71,15 @@ Result<Estimate> estimate_from_plan(const MemoryPlan& plan, std::uint64_t model_
   return best;
 }
 
+Result<Estimate> phase_estimate(const MemoryPlan& plan, const std::string& phase,
+                                std::uint64_t model_bytes, std::uint32_t hosts) {
+  for (const PlanPhase& p : plan.phases) {
+    if (p.phase == phase)
+      return estimate_from_plan({plan.name, {p}, plan.overhead_bytes}, model_bytes, hosts);
+  }
+  return estimate_from_plan(plan, model_bytes, hosts);
+}
+
 std::string describe_estimate(const Estimate& estimate) {
   std::string text = "plan " + estimate.plan + ", " + estimate.phase + " dominates: ";
   const std::string model = format_bytes(static_cast<double>(estimate.model_bytes));

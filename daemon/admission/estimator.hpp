@@ -34,6 +34,11 @@ struct Estimate {
 Result<Estimate> estimate_from_plan(const MemoryPlan& plan, std::uint64_t model_bytes,
                                     std::uint32_t hosts);
 
+// The same for one phase: what the plan expects alive while `phase` runs, plus the overhead.
+// A phase the plan does not list gets the whole plan's estimate (its largest live sum).
+Result<Estimate> phase_estimate(const MemoryPlan& plan, const std::string& phase,
+                                std::uint64_t model_bytes, std::uint32_t hosts);
+
 // "plan fedavg, aggregation dominates: global 1 x 2.50 GB + host_updates 2 x 2.50 GB +
 //  result 1 x 2.50 GB + overhead 1.10 GB = 11.10 GB"
 std::string describe_estimate(const Estimate& estimate);

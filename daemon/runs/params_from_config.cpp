@@ -40,6 +40,7 @@ RunParams run_params(const Config& c) {
   p.series.bucket_width = c.sampling.bucket;
   p.series.max_buckets = c.sampling.max_buckets;
   p.ended_retention = c.metrics.run_retention;
+  p.plans = c.plans;
   return p;
 }
 

@@ -56,7 +56,13 @@ std::unique_ptr<RunMachine> RunMachine::resume(RunLedger ledger, const RunParams
   run->ledger_ = std::move(ledger);
   RunLedger& l = run->ledger_;
   for (std::size_t i = 0; i < l.phases.size(); ++i) {
-    if (!l.phases[i].end) run->open_phases_.push_back(i);
+    const PhaseRecord& phase = l.phases[i];
+    if (!phase.end) {
+      run->open_phases_.push_back(i);
+      continue;
+    }
+    std::uint64_t& earlier = run->phase_peaks_[phase.phase];
+    earlier = std::max(earlier, phase.peak_bytes);
   }
   for (const auto& b : l.boundaries) run->rounds_ended_ = std::max(run->rounds_ended_, b.round);
   run->last_mark_at_ = l.marks.empty() ? l.started : l.marks.back().reading.at;

@@ -11,6 +11,7 @@
 // stay the cheap path.
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -27,6 +28,7 @@
 #include "sampling/exit_info.hpp"
 #include "verdicts/budget.hpp"
 #include "verdicts/growth.hpp"
+#include "verdicts/plan_yardstick.hpp"
 
 namespace ramguard {
 
@@ -123,6 +125,9 @@ class RunMachine {
   void flush_progress();
   bool write(std::string_view what, const std::function<Status(RunObserver&)>& fn);
   std::string open_phase_names() const;
+  std::string current_phase() const;  // the innermost open phase; empty between phases
+  // What the run's plan (and earlier rounds) say `phase` holds; nullopt without a plan.
+  std::optional<PhaseYardstick> yardstick(const std::string& phase) const;
 
   const RunParams& params_;
   ObserverSet& observers_;
@@ -135,7 +140,9 @@ class RunMachine {
   Instant last_mark_at_;
   GrowthAssessment growth_;
   BudgetState budget_state_ = BudgetState::kOk;
-  bool runaway_flagged_ = false;  // once per mark interval
+  bool runaway_flagged_ = false;                      // once per mark interval
+  std::map<std::string, std::uint64_t> phase_peaks_;  // largest peak of each ended phase
+  std::set<std::string> forecast_phases_;             // phases already forecast at a begin
   // Phase gaps over target already turned into verdicts, by rule and the `from` mark's time.
   std::set<std::pair<std::size_t, std::uint64_t>> gaps_reported_;
   std::optional<std::size_t> settling_;  // the boundary whose settle window is open

@@ -138,6 +138,15 @@ Result<MarkOutcome> RunMachine::mark(const MarkInput& input, TargetProbe& probe)
     ledger_.phases.push_back(phase);
     open_phases_.push_back(ledger_.phases.size() - 1);
     phase_changed = &ledger_.phases.back();
+    // Warn before the memory is allocated: once per phase name, when the plan says it will
+    // pass the budget or its headroom.
+    if (auto planned = yardstick(input.phase);
+        planned && forecast_phases_.insert(input.phase).second) {
+      if (auto v = forecast_phase(*planned, input.phase, mark.round, ledger_.info.model_bytes, now,
+                                  params_.detectors)) {
+        emit(std::move(*v));
+      }
+    }
   } else if (input.kind == MarkKind::kPhaseEnd) {
     auto open = std::find_if(open_phases_.begin(), open_phases_.end(),
                              [&](std::size_t i) { return ledger_.phases[i].phase == input.phase; });
@@ -149,6 +158,8 @@ Result<MarkOutcome> RunMachine::mark(const MarkInput& input, TargetProbe& probe)
     out.peak_exact = phase.peak_exact && exact_peaks_;
     phase.peak_exact = out.peak_exact;
     phase_changed = &phase;
+    std::uint64_t& earlier = phase_peaks_[phase.phase];
+    earlier = std::max(earlier, phase.peak_bytes);
   } else {
     // A round that ends before the previous one settled: that floor is taken now.
     settle_pending(now, nullptr);

@@ -1,6 +1,7 @@
 // Periodic readings of a run: samples, peaks, and the budget, runaway and release checks.
 #include <algorithm>
 
+#include "admission/estimator.hpp"
 #include "runs/run_machine.hpp"
 #include "verdicts/budget.hpp"
 #include "verdicts/release.hpp"
@@ -66,13 +67,38 @@ void RunMachine::check_budget() {
   if (budget.state > budget_state_) budget_state_ = budget.state;
 }
 
+std::string RunMachine::current_phase() const {
+  return open_phases_.empty() ? std::string() : ledger_.phases[open_phases_.back()].phase;
+}
+
+std::optional<PhaseYardstick> RunMachine::yardstick(const std::string& phase) const {
+  const RunInfo& info = ledger_.info;
+  if (info.plan.empty() || info.model_bytes == 0) return std::nullopt;
+  auto plan = params_.plans.find(info.plan);
+  if (plan == params_.plans.end()) return std::nullopt;
+  auto estimate = phase_estimate(plan->second, phase, info.model_bytes, info.hosts);
+  if (!estimate) return std::nullopt;
+  PhaseYardstick y;
+  y.plan_live_bytes = estimate->bytes;
+  y.plan_bytes = ledger_.baseline.rss_bytes + estimate->bytes;
+  if (auto peak = phase_peaks_.find(phase); !phase.empty() && peak != phase_peaks_.end()) {
+    y.earlier_peak_bytes = peak->second;
+  }
+  return y;
+}
+
+// With a plan, growth is judged against what the phase is expected to hold; without one, by
+// its rate.
 void RunMachine::check_runaway() {
   if (runaway_flagged_) return;
   const auto readings = samples_.readings_since(last_mark_at_);
-  std::string phase;
-  if (!open_phases_.empty()) phase = ledger_.phases[open_phases_.back()].phase;
+  const std::string phase = current_phase();
+  const auto planned = yardstick(phase);
   const RunawayAssessment runaway =
-      assess_runaway(readings, phase, current_round(), ledger_.info.model_bytes, params_.detectors);
+      planned ? assess_runaway_beyond_plan(readings, *planned, phase, current_round(),
+                                           ledger_.info.model_bytes, params_.detectors)
+              : assess_runaway(readings, phase, current_round(), ledger_.info.model_bytes,
+                               params_.detectors);
   if (runaway.runaway && runaway.verdict) {
     runaway_flagged_ = true;
     emit(*runaway.verdict);

@@ -3,7 +3,10 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
+#include <string>
 
+#include "model/plan.hpp"
 #include "runs/sample_series.hpp"
 #include "verdicts/params.hpp"
 
@@ -19,6 +22,8 @@ struct RunParams {
   // Ticks between status reads (VmHWM, ~6 us) that keep the run's peak exact between marks.
   std::uint32_t peak_refresh_ticks = 1;
   std::uint32_t store_flush_ticks = 5;  // progress and a downsampled sample to the store
+  // The configured memory plans: a run admitted with one is judged against what it expects.
+  std::map<std::string, MemoryPlan> plans;
 };
 
 }  // namespace ramguard

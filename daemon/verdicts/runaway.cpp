@@ -72,7 +72,9 @@ RunawayAssessment assess_runaway(std::span<const MemoryReading> readings, const 
                         format_bytes(fit.slope) + "/s for " + format_seconds(a.window_seconds) +
                         ", RSS " + format_bytes(static_cast<double>(a.from_bytes)) + " -> " +
                         format_bytes(static_cast<double>(a.to_bytes)) +
-                        copies_note(grown, model_bytes) + ".";
+                        copies_note(grown, model_bytes) + " (yardstick: rate, at least " +
+                        format_bytes(params.runaway_bytes_per_second) +
+                        "/s; no plan for this run).";
   a.verdict = make_verdict(verdict_kind::kRunaway, Severity::kWarning, false, round, phase,
                            std::move(summary), std::move(figures), last);
   return a;

@@ -1,0 +1,81 @@
+#include "verdicts/plan_yardstick.hpp"
+
+#include "common/units.hpp"
+#include "verdicts/describe.hpp"
+
+namespace ramguard {
+
+RunawayAssessment assess_runaway_beyond_plan(std::span<const MemoryReading> readings,
+                                             const PhaseYardstick& yardstick,
+                                             const std::string& phase, std::uint32_t round,
+                                             std::uint64_t model_bytes, const DetectorParams&) {
+  RunawayAssessment a;
+  if (readings.size() < 2) return a;
+  const MemoryReading& previous = readings[readings.size() - 2];
+  const MemoryReading& last = readings.back();
+  const std::uint64_t limit = yardstick.limit_bytes();
+  a.from_bytes = previous.rss_bytes;
+  a.to_bytes = last.rss_bytes;
+  a.window_seconds = seconds_between(previous.at, last.at);
+  if (a.window_seconds > 0) {
+    a.slope_bytes_per_second =
+        (static_cast<double>(last.rss_bytes) - static_cast<double>(previous.rss_bytes)) /
+        a.window_seconds;
+  }
+  if (previous.rss_bytes <= limit || last.rss_bytes <= limit) return a;
+  if (last.rss_bytes <= previous.rss_bytes) return a;  // above, but no longer climbing
+  a.runaway = true;
+  const double over = static_cast<double>(last.rss_bytes) - static_cast<double>(limit);
+  std::map<std::string, double> figures{
+      {"limit_bytes", static_cast<double>(limit)},
+      {"plan_bytes", static_cast<double>(yardstick.plan_bytes)},
+      {"earlier_peak_bytes", static_cast<double>(yardstick.earlier_peak_bytes)},
+      {"rss_bytes", static_cast<double>(last.rss_bytes)},
+      {"over_bytes", over},
+      {"slope_bytes_per_second", a.slope_bytes_per_second},
+  };
+  add_copies_figure(figures, "copies_over", over, model_bytes);
+  const std::string where = phase.empty() ? "between phases" : "during " + phase;
+  const std::string what = phase.empty() ? "the plan's largest phase" : "this phase";
+  std::string summary = "Runaway growth " + where + " in round " + std::to_string(round) +
+                        ": RSS " + format_bytes(static_cast<double>(last.rss_bytes)) + " passed " +
+                        format_bytes(static_cast<double>(limit)) + ", what " + yardstick.source() +
+                        " says " + what + " holds, by " + format_bytes(over) +
+                        copies_note(over, model_bytes) + ", and is still climbing at " +
+                        format_bytes(a.slope_bytes_per_second) +
+                        "/s (yardstick: " + yardstick.source() + ").";
+  a.verdict = make_verdict(verdict_kind::kRunaway, Severity::kWarning, false, round, phase,
+                           std::move(summary), std::move(figures), last.at);
+  return a;
+}
+
+std::optional<Verdict> forecast_phase(const PhaseYardstick& yardstick, const std::string& phase,
+                                      std::uint32_t round, std::uint64_t model_bytes, Instant at,
+                                      const DetectorParams& p) {
+  const double budget = static_cast<double>(p.budget_bytes);
+  const double planned = static_cast<double>(yardstick.plan_bytes);
+  if (p.budget_bytes == 0 || planned <= p.headroom_warn_fraction * budget) return std::nullopt;
+  const bool over = planned > budget;
+  std::map<std::string, double> figures{
+      {"forecast", 1},
+      {"planned_bytes", planned},
+      {"plan_live_bytes", static_cast<double>(yardstick.plan_live_bytes)},
+      {"budget_bytes", budget},
+      {"fraction", planned / budget},
+  };
+  add_copies_figure(figures, "planned_copies", static_cast<double>(yardstick.plan_live_bytes),
+                    model_bytes);
+  std::string summary =
+      "Forecast at the begin of " + phase + " in round " + std::to_string(round) +
+      ": the plan expects RSS to reach " + format_bytes(planned) + " (baseline + " +
+      format_bytes(static_cast<double>(yardstick.plan_live_bytes)) +
+      copies_note(static_cast<double>(yardstick.plan_live_bytes), model_bytes) + "), " +
+      (over ? "over the " + format_bytes(budget) + " budget by " + format_bytes(planned - budget)
+            : fixed(100 * planned / budget, 0) + "% of the " + format_bytes(budget) + " budget") +
+      " (yardstick: the plan).";
+  return make_verdict(over ? verdict_kind::kOverBudget : verdict_kind::kHeadroom,
+                      over ? Severity::kCritical : Severity::kWarning, false, round, phase,
+                      std::move(summary), std::move(figures), at);
+}
+
+}  // namespace ramguard

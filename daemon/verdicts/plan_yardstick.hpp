@@ -1,0 +1,48 @@
+#pragma once
+// Verdicts that know the plan. A run admitted with a memory plan says how much each phase is
+// expected to hold; growth inside a phase is judged against that (and, once known, against the
+// same phase's exact peak in earlier rounds) instead of a bare rate: a healthy aggregation of a
+// large model grows fast for seconds, exactly as planned, and must not be called runaway.
+// The same yardstick warns at a phase's begin mark when the phase is planned past the budget,
+// before the memory is allocated.
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "model/reading.hpp"
+#include "model/verdict.hpp"
+#include "verdicts/params.hpp"
+#include "verdicts/runaway.hpp"
+
+namespace ramguard {
+
+// What a phase may hold, in RSS. limit_bytes is the larger of the plan's level and the
+// earlier rounds' exact peak; source() says which one set it.
+struct PhaseYardstick {
+  std::uint64_t plan_bytes = 0;          // baseline + the plan's live sum and overhead
+  std::uint64_t plan_live_bytes = 0;     // the plan's live sum and overhead alone
+  std::uint64_t earlier_peak_bytes = 0;  // the phase's exact peak in earlier rounds; 0: none
+  std::uint64_t limit_bytes() const { return std::max(plan_bytes, earlier_peak_bytes); }
+  const char* source() const {
+    return earlier_peak_bytes > plan_bytes ? "its peak in earlier rounds" : "the plan";
+  }
+};
+
+// Runaway beyond the plan: the newest two readings since the last mark are both above the
+// yardstick and still climbing. Growth that stays within it is never runaway, whatever its
+// rate. `phase` empty: between phases (the yardstick is then the whole plan's estimate).
+RunawayAssessment assess_runaway_beyond_plan(std::span<const MemoryReading> readings_since_mark,
+                                             const PhaseYardstick& yardstick,
+                                             const std::string& phase, std::uint32_t round,
+                                             std::uint64_t model_bytes,
+                                             const DetectorParams& params);
+
+// At a phase's begin mark: over_budget when the planned level passes the budget, headroom when
+// it passes headroom_warn_fraction of it; nothing otherwise. Figure `forecast` = 1.
+std::optional<Verdict> forecast_phase(const PhaseYardstick& yardstick, const std::string& phase,
+                                      std::uint32_t round, std::uint64_t model_bytes, Instant at,
+                                      const DetectorParams& params);
+
+}  // namespace ramguard
