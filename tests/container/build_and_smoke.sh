@@ -69,7 +69,7 @@ echo "build: $(elapsed "$t") s"
 size=$(pod image inspect --format '{{.Size}}' "$IMAGE")
 echo "image size: $size bytes (limit $MAX_IMAGE_BYTES)"
 [ "$size" -lt "$MAX_IMAGE_BYTES" ] || fail "image is $size bytes, over $MAX_IMAGE_BYTES"
-dev_files=$(pod run --rm --network none --entrypoint /bin/sh "$IMAGE" -c \
+dev_files=$(pod run --rm --network none --user 0 --entrypoint /bin/sh "$IMAGE" -c \
   'find / -xdev \( -name "*.h" -o -name "*.hpp" -o -name "*.a" -o -name "*.pc" -o -name "*.proto" \
      -o -name "*Config.cmake" -o -name "*-config.cmake" -o -path "/usr/include/*" \) -print')
 [ -z "$dev_files" ] || fail "development files in the image:"$'\n'"$dev_files"
@@ -128,7 +128,9 @@ state_dir=$WORK/state
 mkdir -p "$socket_dir" "$state_dir"
 port=$(free_port)
 t=$EPOCHREALTIME
-host_wide=$(pod run -d --name "ramguard-host-$$" --network host --pid host --user 0 \
+# No systemd here to time the HEALTHCHECK: the test runs it itself (podman healthcheck run).
+host_wide=$(pod run -d --name "ramguard-host-$$" --health-interval disable --network host \
+  --pid host --user 0 \
   --cap-drop ALL --cap-add DAC_OVERRIDE,DAC_READ_SEARCH,SYS_PTRACE \
   -v "$socket_dir:/run/ramguard" -v "$state_dir:/var/lib/ramguard" "$IMAGE" \
   --socket /run/ramguard/ramguard.sock --state-dir /var/lib/ramguard \
@@ -150,7 +152,7 @@ run_field() { # RUN FIELD: a field of the run's status
   cli --json status "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["runs"][0].get(sys.argv[1], ""))' "$2"
 }
 commands=$WORK/memchild.commands
-printf 'alloc a %d\nsleep 600\nfree a\nexit 0\n' $((64 * 1024 * 1024)) >"$commands"
+printf 'alloc a %d\nsleep 800\nfree a\nexit 0\n' $((64 * 1024 * 1024)) >"$commands"
 out=$(cli exec --job container-smoke -- sh -c 'exec "$0" < "$1"' "$MEMCHILD" "$commands" 2>&1) ||
   fail "ramguard exec from the host failed: $out"
 run=$(sed -n 's/^ramguard: run \([^ ]*\).*/\1/p' <<<"$out" | head -n 1)
@@ -179,7 +181,8 @@ pod rm -v "$host_wide" >/dev/null
 
 # --- as the sidecar runs it: the image's unprivileged user, no capability ---
 port=$(free_port)
-sidecar=$(pod run -d --name "ramguard-sidecar-$$" --network host --cap-drop ALL "$IMAGE" \
+sidecar=$(pod run -d --name "ramguard-sidecar-$$" --health-interval disable --network host \
+  --cap-drop ALL "$IMAGE" \
   --socket /run/ramguard/ramguard.sock --state-dir /var/lib/ramguard \
   --metrics "127.0.0.1:$port")
 wait_for 10 curl -fsS "http://127.0.0.1:$port/metrics" || {
