@@ -56,9 +56,10 @@ echo "base: $(pod image inspect --format '{{.Size}}' "$BASE_IMAGE") bytes in $(e
 # --- the image, from the Dockerfile as a user builds it ---
 IMAGE=localhost/ramguard:smoke-$$
 revision=$(git -C "$SRC" rev-parse HEAD 2>/dev/null || echo unknown)
+source_url=$(git -C "$SRC" remote get-url origin 2>/dev/null || echo unknown)
 t=$EPOCHREALTIME
 nice -n 10 "${POD[@]}" build --format docker --network host --pull=never --layers=false \
-  --build-arg "VERSION=$VERSION" --build-arg "REVISION=$revision" \
+  --build-arg "VERSION=$VERSION" --build-arg "REVISION=$revision" --build-arg "SOURCE=$source_url" \
   -t "$IMAGE" "$SRC" >"$WORK/build.log" 2>&1 || {
   tail -n 60 "$WORK/build.log"
   fail "podman build failed (log above)"
@@ -92,7 +93,7 @@ missing=$(pod run --rm --no-healthcheck --network none --entrypoint /bin/sh "$IM
 label() { pod image inspect --format "{{index .Labels \"org.opencontainers.image.$1\"}}" "$IMAGE"; }
 [ "$(label version)" = "$VERSION" ] || fail "label version is '$(label version)', want $VERSION"
 [ "$(label revision)" = "$revision" ] || fail "label revision is '$(label revision)'"
-[ -n "$(label source)" ] || fail "no org.opencontainers.image.source label"
+[ "$(label source)" = "$source_url" ] || fail "label source is '$(label source)', want $source_url"
 [ "$(pod image inspect --format '{{.Config.User}}' "$IMAGE")" = "65532:65532" ] ||
   fail "the image's default user is not the unprivileged 65532"
 health=$(pod image inspect --format '{{json .HealthCheck.Test}}' "$IMAGE")
