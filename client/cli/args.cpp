@@ -28,8 +28,9 @@ struct CommandSpec {
   std::vector<OptionSpec> options;
 };
 
-const std::vector<OptionSpec> kGlobalOptions{
-    {"socket", true}, {"timeout", true}, {"json", false}, {"gib", false}, {"help", false}};
+const std::vector<OptionSpec> kGlobalOptions{{"socket", true}, {"timeout", true},
+                                             {"json", false},  {"gib", false},
+                                             {"help", false},  {"version", false}};
 
 const std::vector<OptionSpec> kAdmitOptions{{"job", true},
                                             {"estimate", true},
@@ -395,6 +396,7 @@ ParseOutcome parse_args(const std::vector<std::string>& args) {
     }
     const Scanned globals = scan(leading, 0, kNone);
     apply_globals(globals, invocation.global);
+    if (globals.has("version")) return {Invocation{invocation.global, VersionArgs{}}, {}};
     if (i >= args.size()) {
       if (globals.has("help")) return {Invocation{invocation.global, HelpArgs{}}, {}};
       throw UsageError{"missing subcommand (see ramguard --help)"};
@@ -407,6 +409,7 @@ ParseOutcome parse_args(const std::vector<std::string>& args) {
       throw UsageError{"unknown subcommand '" + name + "' (see ramguard --help)"};
     }
     const Scanned scanned = scan(args, i + 1, *spec);
+    if (scanned.has("version")) return {Invocation{invocation.global, VersionArgs{}}, {}};
     if (scanned.has("help") || globals.has("help")) {
       return {Invocation{invocation.global, HelpArgs{name}}, {}};
     }

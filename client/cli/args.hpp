@@ -29,6 +29,7 @@ using Labels = std::map<std::string, std::string>;
 struct HelpArgs {
   std::string topic;  // a subcommand, or empty
 };
+struct VersionArgs {};
 struct HelloArgs {};
 struct AdmitArgs {
   std::string job;
@@ -91,8 +92,8 @@ struct CompareArgs {
 };
 
 using Command =
-    std::variant<HelpArgs, HelloArgs, AdmitArgs, StartArgs, MarkArgs, RoundEndArgs, EndArgs,
-                 ReleaseArgs, StatusArgs, ExecArgs, RunsArgs, ReportArgs, CompareArgs>;
+    std::variant<HelpArgs, VersionArgs, HelloArgs, AdmitArgs, StartArgs, MarkArgs, RoundEndArgs,
+                 EndArgs, ReleaseArgs, StatusArgs, ExecArgs, RunsArgs, ReportArgs, CompareArgs>;
 
 struct Invocation {
   GlobalOptions global;
@@ -109,5 +110,8 @@ ParseOutcome parse_args(const std::vector<std::string>& args);
 
 // The help text: all subcommands, or one subcommand's options.
 std::string usage_text(const std::string& topic = {});
+
+// "ramguard VERSION", the project version this CLI was built from.
+std::string version_text();
 
 }  // namespace ramguard::cli

@@ -14,6 +14,9 @@ int run_invocation(const Invocation& invocation, std::ostream& out, std::ostream
         if constexpr (std::is_same_v<T, HelpArgs>) {
           out << usage_text(a.topic);
           return kExitOk;
+        } else if constexpr (std::is_same_v<T, VersionArgs>) {
+          out << version_text() << "\n";
+          return kExitOk;
         } else if constexpr (std::is_same_v<T, HelloArgs>) {
           return cmd_hello(g, out);
         } else if constexpr (std::is_same_v<T, AdmitArgs>) {

@@ -8,6 +8,7 @@ namespace {
 
 constexpr const char* kOverview =
     R"(usage: ramguard [--socket PATH] [--timeout DURATION] [--json] [--gib] COMMAND ...
+       ramguard --version
 
 Talks to ramguardd, the RAM guard of a training coordinator.
 
@@ -31,6 +32,7 @@ global options (anywhere before --):
   --timeout DURATION  per request, e.g. 5s or 500ms (default 5s)
   --json              print the daemon's reply as JSON
   --gib               binary units (GiB) instead of decimal GB
+  --version           print the CLI's version and exit
 
 Sizes: plain bytes or a number with kB MB GB TB (powers of 1000) or KiB MiB GiB TiB (1024);
 Kubernetes forms k M G T and Ki Mi Gi Ti are the same units.
@@ -76,6 +78,10 @@ const std::map<std::string, std::string>& topics() {
 }
 
 }  // namespace
+
+std::string version_text() {
+  return std::string("ramguard ") + RAMGUARD_VERSION;
+}
 
 std::string usage_text(const std::string& topic) {
   auto it = topics().find(topic);

@@ -58,13 +58,16 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
-// The value after `flag` in a container's args ("" when absent).
-std::string arg_value(const YAML::Node& container, const std::string& flag) {
-  const auto args = strings(container["args"]);
+// The value after `flag` in args ("" when absent).
+std::string arg_value_in(const std::vector<std::string>& args, const std::string& flag) {
   for (std::size_t i = 0; i + 1 < args.size(); ++i) {
     if (args[i] == flag) return args[i + 1];
   }
   return "";
+}
+
+std::string arg_value(const YAML::Node& container, const std::string& flag) {
+  return arg_value_in(strings(container["args"]), flag);
 }
 
 int metrics_port(const YAML::Node& container) {
@@ -230,6 +233,47 @@ TEST(Dockerfile, BuildsOnBookwormAndRunsRamguarddAsEntrypoint) {
   EXPECT_NE(text.find("cmake --build"), std::string::npos);
   EXPECT_NE(text.find("ENTRYPOINT [\"/usr/sbin/ramguardd\"]"), std::string::npos);
   EXPECT_NE(text.find("COPY --from=build"), std::string::npos);
+}
+
+// The Dockerfile's HEALTHCHECK command (its exec form, a JSON array, which YAML reads).
+std::vector<std::string> healthcheck_command() {
+  const std::string text = read_text(std::filesystem::path(RAMGUARD_SOURCE_DIR) / "Dockerfile");
+  const auto at = text.find("\nHEALTHCHECK ");
+  if (at == std::string::npos) return {};
+  const auto open = text.find("CMD [", at);
+  const auto close = text.find(']', open);
+  if (open == std::string::npos || close == std::string::npos) return {};
+  std::string array = text.substr(open + 4, close - open - 3);
+  std::erase(array, '\\');  // line continuations
+  return strings(YAML::Load(array));
+}
+
+TEST(Probes, EveryRamguardProbeIsTheImagesHealthcheckOnTheSocketOfItsDeployment) {
+  const auto command = healthcheck_command();
+  ASSERT_GE(command.size(), 2u) << "no HEALTHCHECK CMD [...] in the Dockerfile";
+  EXPECT_EQ(command.back(), "hello");
+  const auto docs = documents("daemonset.yaml");
+  const auto daemon = container_named(
+      find_kind(docs, "DaemonSet")["spec"]["template"]["spec"]["containers"], "ramguardd");
+  const auto sidecar = container_named(
+      find_kind(documents("sidecar-job.yaml"), "Job")["spec"]["template"]["spec"]["initContainers"],
+      "ramguard");
+  const auto config =
+      YAML::Load(find_kind(docs, "ConfigMap")["data"]["ramguard.yaml"].as<std::string>());
+  const std::map<std::string, std::pair<YAML::Node, std::string>> deployments{
+      {"daemonset", {daemon, config["control"]["socket"].as<std::string>()}},
+      {"sidecar", {sidecar, arg_value(sidecar, "--socket")}}};
+  for (const auto& [name, deployment] : deployments) {
+    const auto& [container, socket] = deployment;
+    EXPECT_EQ(arg_value_in(command, "--socket"), socket) << name;
+    int probes = 0;
+    for (const char* probe : {"startupProbe", "livenessProbe", "readinessProbe"}) {
+      if (!container[probe]) continue;
+      ++probes;
+      EXPECT_EQ(strings(container[probe]["exec"]["command"]), command) << name << " " << probe;
+    }
+    EXPECT_GE(probes, 1) << name;
+  }
 }
 
 TEST(DaemonSet, CheckConfigAcceptsTheConfigMap) {

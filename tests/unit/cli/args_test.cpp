@@ -116,6 +116,15 @@ TEST(CliArgs, ReportsAndComparisons) {
   EXPECT_EQ(std::get<RunsArgs>(parse_ok({"runs", "--limit", "5"}).command).limit, 5u);
 }
 
+TEST(CliArgs, VersionBeforeOrAfterASubcommand) {
+  EXPECT_TRUE(std::holds_alternative<VersionArgs>(parse_ok({"--version"}).command));
+  EXPECT_TRUE(std::holds_alternative<VersionArgs>(parse_ok({"--json", "--version"}).command));
+  EXPECT_TRUE(std::holds_alternative<VersionArgs>(parse_ok({"hello", "--version"}).command));
+  const ParseOutcome bad = parse_args({"--version=1"});
+  EXPECT_FALSE(bad.invocation.has_value());
+  EXPECT_THAT(bad.error, HasSubstr("--version of ramguard takes no value"));
+}
+
 TEST(CliArgs, HelpForEverythingAndForOneCommand) {
   EXPECT_EQ(std::get<HelpArgs>(parse_ok({"--help"}).command).topic, "");
   EXPECT_EQ(std::get<HelpArgs>(parse_ok({"admit", "--help"}).command).topic, "admit");

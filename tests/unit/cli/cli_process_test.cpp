@@ -78,6 +78,13 @@ TEST(Cli, UsageErrorsExit2NamingTheProblem) {
   EXPECT_TRUE(o.out.empty());
 }
 
+TEST(Cli, VersionPrintsTheProjectVersionWithoutADaemon) {
+  const Outcome o = run_cli({"--socket", "/nonexistent/ramguard.sock", "--version"});
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(o.out, std::string("ramguard ") + RAMGUARD_PROJECT_VERSION + "\n");
+  EXPECT_EQ(o.err, "");
+}
+
 TEST(Cli, AnUnreachableDaemonExits1NamingTheSocket) {
   const std::string path = "/tmp/ramguard-cli-test-none-" + std::to_string(::getpid()) + ".sock";
   const Outcome o = run_cli({"--socket", path, "status"});
