@@ -356,6 +356,14 @@ class Client:
                                 f"cannot connect to ramguardd at {self.socket_path}: {e}") from e
         self._sock, self._buffer = sock, b""
 
+    def _peer_closed(self):
+        try:
+            return self._sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+        except BlockingIOError:
+            return False  # nothing to read: the connection is alive
+        except OSError:
+            return True
+
     def close(self):
         with self._lock:
             if self._sock is not None:
@@ -391,6 +399,10 @@ class Client:
                    _camel(command): _to_wire(body or {})}
         frame = (json.dumps(request, separators=(",", ":")) + "\n").encode()
         with self._lock:
+            if self._sock is not None and self._peer_closed():
+                # The daemon closed an idle connection (control.idle_timeout): start afresh.
+                self._sock.close()
+                self._sock = None
             if self._sock is None:
                 self._connect()
             try:
