@@ -34,6 +34,7 @@ import itertools
 import json
 import os
 import re
+import select
 import socket
 import threading
 import time
@@ -357,11 +358,11 @@ class Client:
         self._sock, self._buffer = sock, b""
 
     def _peer_closed(self):
+        # select first: with a timeout set, recv would wait for data instead of returning.
         try:
-            return self._sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
-        except BlockingIOError:
-            return False  # nothing to read: the connection is alive
-        except OSError:
+            readable, _, _ = select.select([self._sock], [], [], 0)
+            return bool(readable) and self._sock.recv(1, socket.MSG_PEEK) == b""
+        except (OSError, ValueError):
             return True
 
     def close(self):
