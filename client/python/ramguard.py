@@ -34,6 +34,7 @@ import itertools
 import json
 import os
 import re
+import select
 import socket
 import threading
 import time
@@ -438,6 +439,14 @@ class Client:
                                 f"cannot connect to ramguardd at {self.socket_path}: {e}") from e
         self._sock, self._buffer = sock, b""
 
+    def _peer_closed(self):
+        # select first: with a timeout set, recv would wait for data instead of returning.
+        try:
+            readable, _, _ = select.select([self._sock], [], [], 0)
+            return bool(readable) and self._sock.recv(1, socket.MSG_PEEK) == b""
+        except (OSError, ValueError):
+            return True
+
     def close(self):
         with self._lock:
             if self._sock is not None:
@@ -476,6 +485,10 @@ class Client:
             raise RamguardError("INVALID_ARGUMENT", f"request of {len(frame)} bytes exceeds the "
                                                     f"frame limit of {MAX_REQUEST_BYTES} bytes")
         with self._lock:
+            if self._sock is not None and self._peer_closed():
+                # The daemon closed an idle connection (control.idle_timeout): start afresh.
+                self._sock.close()
+                self._sock = None
             if self._sock is None:
                 self._connect()
             try:

@@ -63,6 +63,14 @@ struct ControlConfig {
   std::uint32_t max_runs = 256;
   std::uint32_t max_marks_per_run = 100000;
   std::uint32_t max_requests_per_second = 1000;  // per connection
+  // Replies a client has not read that the daemon holds for it; above this its next request
+  // waits until it reads, and after unread_output_timeout without reading it is disconnected.
+  std::uint64_t max_unread_output_bytes = 1024 * 1024;
+  std::chrono::nanoseconds unread_output_timeout = 30s;
+  std::chrono::nanoseconds idle_timeout = 10min;        // no request, no reply read: disconnected
+  std::uint32_t max_connections_per_uid = 16;           // per unprivileged UID
+  std::uint32_t reserved_connections = 8;               // of max_connections, for root and own UID
+  std::chrono::nanoseconds socket_check_interval = 2s;  // socket file removed or replaced?
   TcpConfig tcp;
   friend bool operator==(const ControlConfig&, const ControlConfig&) = default;
 };

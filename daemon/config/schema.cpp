@@ -104,6 +104,15 @@ void read_control(Reader r, const YAML::Node& n, const std::string& p, ControlCo
        {"max_marks_per_run", r.count(c.max_marks_per_run, 1, limits::kMaxMarksPerRun)},
        {"max_requests_per_second",
         r.count(c.max_requests_per_second, 1, limits::kMaxRequestsPerSecond)},
+       {"max_unread_output", r.size(c.max_unread_output_bytes, limits::kMinUnreadOutputBytes,
+                                    limits::kMaxUnreadOutputBytes)},
+       {"unread_output_timeout",
+        r.duration(c.unread_output_timeout, limits::kMinInterval, limits::kMaxWindow)},
+       {"idle_timeout", r.duration(c.idle_timeout, limits::kMinInterval, limits::kMaxWindow)},
+       {"max_connections_per_uid", r.count(c.max_connections_per_uid, 1, limits::kMaxConnections)},
+       {"reserved_connections", r.count(c.reserved_connections, 0, limits::kMaxConnections)},
+       {"socket_check_interval",
+        r.duration(c.socket_check_interval, limits::kMinInterval, limits::kMaxInterval)},
        {"tcp", tcp}});
 }
 

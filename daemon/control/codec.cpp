@@ -2,6 +2,9 @@
 
 #include <google/protobuf/util/json_util.h>
 
+#include "control/json_writer.hpp"
+#include "control/limits.hpp"
+
 namespace ramguard::control {
 namespace {
 
@@ -67,7 +70,31 @@ Decoded decode_request(std::string_view line) {
   return request;
 }
 
+std::optional<v1::Error> check_fields(const v1::Request& request) {
+  auto check_pid = [](const char* field, std::uint32_t pid) -> std::optional<v1::Error> {
+    if (pid <= kMaxPid) return std::nullopt;
+    return make_error(v1::Error::INVALID_ARGUMENT, std::string(field) + " " + std::to_string(pid) +
+                                                       " is out of range: a PID is 1 to " +
+                                                       std::to_string(kMaxPid) +
+                                                       ", or 0 for the caller's own");
+  };
+  switch (request.command_case()) {
+    case v1::Request::kRunStart:
+      return check_pid("runStart.pid", request.run_start().pid());
+    case v1::Request::kAdmit:
+      return check_pid("admit.pid", request.admit().pid());
+    default:
+      return std::nullopt;
+  }
+}
+
 std::string encode_reply(const v1::Reply& reply) {
+  std::string fast;
+  fast.reserve(256);
+  if (append_json(reply, fast)) {
+    fast += '\n';
+    return fast;
+  }
   google::protobuf::util::JsonPrintOptions options;
   options.always_print_primitive_fields = true;
   std::string out;

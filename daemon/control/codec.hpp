@@ -3,6 +3,7 @@
 // ramguard.v1.Request / Reply. Decoding never throws; a bad line becomes an Error reply that
 // names the problem.
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -21,6 +22,10 @@ v1::Error make_error(v1::Error::Code code, std::string message);
 
 // Parses and validates the envelope: JSON syntax, known fields, version, one command set.
 Decoded decode_request(std::string_view line);
+
+// Range checks shared by every command: each PID field must be 0 (the caller) or 1..kMaxPid.
+// The error names the field and the value, e.g. "admit.pid 4294967295 is out of range ...".
+std::optional<v1::Error> check_fields(const v1::Request& request);
 
 // One line, '\n'-terminated. Zero values are printed so a shell user sees "admitted": false.
 std::string encode_reply(const v1::Reply& reply);

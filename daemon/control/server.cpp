@@ -1,20 +1,21 @@
 #include "control/server.hpp"
 
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
-
+#include "common/log.hpp"
 #include "control/codec.hpp"
 #include "control/rate_limiter.hpp"
+#include "control/session.hpp"
 
 namespace ramguard::control {
 namespace {
 
 using asio::use_awaitable;
 using local_socket = asio::local::stream_protocol::socket;
+
+// How often a lost socket path is reported while it cannot be recreated.
+constexpr auto kSocketComplaintInterval = std::chrono::minutes(1);
 
 Peer unix_peer(local_socket& socket) {
   Peer peer;
@@ -34,13 +35,16 @@ Peer unix_peer(local_socket& socket) {
   return peer;
 }
 
-// True when something accepts connections on `path`: then it is a live daemon, not stale.
-bool someone_listens(const std::filesystem::path& path) {
-  asio::io_context probe_io;
-  local_socket probe(probe_io);
+Peer tcp_peer(asio::ip::tcp::socket& socket) {
+  Peer peer;
+  // Privileged only through the token, which serve_line checks on every request.
+  peer.token_verified = true;
   asio::error_code ec;
-  probe.connect(asio::local::stream_protocol::endpoint(path.string()), ec);
-  return !ec;
+  auto remote = socket.remote_endpoint(ec);
+  peer.description =
+      "tcp " +
+      (ec ? std::string("?") : remote.address().to_string() + ":" + std::to_string(remote.port()));
+  return peer;
 }
 
 Result<asio::ip::tcp::endpoint> parse_host_port(const std::string& text) {
@@ -62,50 +66,101 @@ Result<asio::ip::tcp::endpoint> parse_host_port(const std::string& text) {
   return asio::ip::tcp::endpoint(address, static_cast<unsigned short>(port));
 }
 
+// Queries whose replies grow with the ledger (a long run's status is megabytes of JSON, tens
+// to hundreds of milliseconds to encode).
+bool may_be_big(const v1::Request& request) {
+  switch (request.command_case()) {
+    case v1::Request::kStatus:
+    case v1::Request::kReport:
+    case v1::Request::kCompare:
+    case v1::Request::kListRuns:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// A coroutine, not a capturing lambda: its frame owns the reply while it runs on the encoder.
+asio::awaitable<std::string> encode_elsewhere(v1::Reply reply) {
+  co_return encode_reply(reply);
+}
+
 }  // namespace
 
 ControlServer::ControlServer(asio::io_context& io, RequestHandler& handler, ServerLimits limits,
                              std::string server_version)
-    : io_(io), handler_(handler), limits_(limits), server_version_(std::move(server_version)) {}
+    : io_(io),
+      handler_(handler),
+      limits_(limits),
+      server_version_(std::move(server_version)),
+      socket_check_(io),
+      slots_(std::make_shared<ConnectionSlots>(::geteuid())) {}
 
 ControlServer::~ControlServer() {
   stop();
+  encoder_.join();
 }
 
 Status ControlServer::listen_unix(const std::filesystem::path& path, mode_t mode) {
-  std::error_code fs_ec;
-  const auto status = std::filesystem::symlink_status(path, fs_ec);
-  if (!fs_ec && std::filesystem::exists(status)) {
-    if (!std::filesystem::is_socket(status)) {
-      return Error{"control socket path " + path.string() + " exists and is not a socket"};
-    }
-    if (someone_listens(path)) {
-      return Error{"another daemon answers on control socket " + path.string()};
-    }
-    std::filesystem::remove(path, fs_ec);  // stale: its daemon is gone
-  }
-  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), fs_ec);
-  auto acceptor = std::make_unique<asio::local::stream_protocol::acceptor>(io_);
-  asio::error_code ec;
-  acceptor->open(asio::local::stream_protocol(), ec);
-  // The socket file is created with `mode` from the start: no window where it is wider.
-  const mode_t old_mask = ::umask(static_cast<mode_t>(~mode & 0777));
-  if (!ec) acceptor->bind(asio::local::stream_protocol::endpoint(path.string()), ec);
-  ::umask(old_mask);
-  if (!ec) acceptor->listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) return Error{"cannot listen on control socket " + path.string() + ": " + ec.message()};
-  ::chmod(path.c_str(), mode);
+  auto bound = bind_socket_file(io_, path, mode);
+  if (!bound) return bound.error();
   socket_path_ = path;
-  unix_acceptor_ = std::move(acceptor);
-  asio::co_spawn(io_, accept_loop(*unix_acceptor_, false), asio::detached);
+  socket_mode_ = mode;
+  use_socket(std::move(*bound));
+  schedule_socket_check();
   return ok_status();
+}
+
+void ControlServer::use_socket(BoundSocket bound) {
+  if (unix_acceptor_) {
+    asio::error_code ec;
+    unix_acceptor_->close(ec);  // its accept loop ends; the file it was bound to is gone
+  }
+  unix_acceptor_ = std::move(bound.acceptor);
+  socket_identity_ = bound.identity;
+  asio::co_spawn(io_, accept_loop(unix_acceptor_), asio::detached);
+}
+
+void ControlServer::schedule_socket_check() {
+  socket_check_.expires_after(limits_.socket_check_interval);
+  socket_check_.async_wait([this, stopped = stopped_](const asio::error_code& ec) {
+    if (ec || *stopped) return;
+    check_socket();
+    schedule_socket_check();
+  });
+}
+
+void ControlServer::check_socket() {
+  const auto now_there = identity_of(socket_path_);
+  if (now_there && *now_there == socket_identity_) return;
+  const std::string what = now_there ? "was replaced by another file" : "was removed";
+  // bind_socket_file takes the path only when it is free or holds a dead socket: never a live
+  // daemon's socket, never an operator's file.
+  auto bound = bind_socket_file(io_, socket_path_, socket_mode_);
+  if (bound) {
+    log::warning("control.socket_recreated",
+                 {{"socket", socket_path_.string()}, {"reason", "the socket file " + what}});
+    use_socket(std::move(*bound));
+    last_socket_complaint_ = {};
+    return;
+  }
+  const auto now = std::chrono::steady_clock::now();
+  if (last_socket_complaint_ != std::chrono::steady_clock::time_point{} &&
+      now - last_socket_complaint_ < kSocketComplaintInterval) {
+    return;
+  }
+  last_socket_complaint_ = now;
+  log::error("control.socket_lost",
+             {{"socket", socket_path_.string()},
+              {"reason", "the socket file " + what + "; " + bound.error().message},
+              {"effect", "clients cannot reach this daemon at this path; retrying"}});
 }
 
 Status ControlServer::listen_tcp(const std::string& host_port, std::string token) {
   if (token.empty()) return Error{"TCP control listener requires a non-empty token"};
   auto endpoint = parse_host_port(host_port);
   if (!endpoint) return endpoint.error();
-  auto acceptor = std::make_unique<asio::ip::tcp::acceptor>(io_);
+  auto acceptor = std::make_shared<asio::ip::tcp::acceptor>(io_);
   asio::error_code ec;
   acceptor->open(endpoint->protocol(), ec);
   if (!ec) acceptor->set_option(asio::socket_base::reuse_address(true), ec);
@@ -114,7 +169,7 @@ Status ControlServer::listen_tcp(const std::string& host_port, std::string token
   if (ec) return Error{"cannot listen on TCP " + host_port + ": " + ec.message()};
   tcp_token_ = std::move(token);
   tcp_acceptor_ = std::move(acceptor);
-  asio::co_spawn(io_, accept_loop(*tcp_acceptor_, true), asio::detached);
+  asio::co_spawn(io_, accept_loop(tcp_acceptor_), asio::detached);
   return ok_status();
 }
 
@@ -130,53 +185,73 @@ void ControlServer::stop() {
   if (*stopped_) return;
   *stopped_ = true;
   asio::error_code ec;
+  socket_check_.cancel();
   if (unix_acceptor_) {
     unix_acceptor_->close(ec);
-    std::filesystem::remove(socket_path_, ec);
+    // Another daemon may own the path by now: remove the file only if it is still ours.
+    if (identity_of(socket_path_) == socket_identity_) {
+      std::error_code fs_ec;
+      std::filesystem::remove(socket_path_, fs_ec);
+    }
   }
   if (tcp_acceptor_) tcp_acceptor_->close(ec);
 }
 
 template <typename Acceptor>
-asio::awaitable<void> ControlServer::accept_loop(Acceptor& acceptor, bool tcp) {
+asio::awaitable<void> ControlServer::accept_loop(std::shared_ptr<Acceptor> acceptor) {
   auto stopped = stopped_;
   for (;;) {
     asio::error_code ec;
-    auto socket = co_await acceptor.async_accept(asio::redirect_error(use_awaitable, ec));
+    auto socket = co_await acceptor->async_accept(asio::redirect_error(use_awaitable, ec));
     if (*stopped) co_return;
     if (ec) {
-      if (ec == asio::error::operation_aborted) co_return;
-      continue;  // e.g. EMFILE: keep serving the connections we have
+      if (ec == asio::error::operation_aborted || !acceptor->is_open()) co_return;
+      // e.g. EMFILE: keep serving the connections we have, without spinning on the error.
+      asio::steady_timer pause(io_, std::chrono::milliseconds(100));
+      co_await pause.async_wait(asio::redirect_error(use_awaitable, ec));
+      if (*stopped) co_return;
+      continue;
     }
-    if (*connections_ >= limits_.max_connections) {
-      v1::Reply reply = error_reply(
-          nullptr, make_error(v1::Error::RESOURCE_EXHAUSTED,
-                              "too many connections (limit " +
-                                  std::to_string(limits_.max_connections) + "); try again later"));
+    using Socket = decltype(socket);
+    constexpr bool tcp = !std::is_same_v<Socket, local_socket>;
+    Peer peer;
+    if constexpr (tcp) {
+      peer = tcp_peer(socket);
+    } else {
+      peer = unix_peer(socket);
+    }
+    auto slot = ConnectionSlots::take(slots_, peer, limits_);
+    if (auto* refusal = std::get_if<std::string>(&slot)) {
+      v1::Reply reply =
+          error_reply(nullptr, make_error(v1::Error::RESOURCE_EXHAUSTED, std::move(*refusal)));
       reply.set_server_version(server_version_);
       const std::string line = encode_reply(reply);
       asio::error_code write_ec;
       asio::write(socket, asio::buffer(line), write_ec);
       continue;
     }
-    Peer peer;
-    if constexpr (std::is_same_v<decltype(socket), local_socket>) {
-      peer = unix_peer(socket);
-    } else {
-      asio::error_code remote_ec;
-      auto remote = socket.remote_endpoint(remote_ec);
-      peer.credentials_known = false;
-      peer.description =
-          "tcp " + (remote_ec ? std::string("?")
-                              : remote.address().to_string() + ":" + std::to_string(remote.port()));
-    }
-    (void)tcp;
-    asio::co_spawn(io_, session(std::move(socket), std::move(peer)), asio::detached);
+    SessionContext context{[this](std::string line, const Peer& p, RateLimiter& limiter) {
+                             return serve_line(std::move(line), p, limiter, tcp);
+                           },
+                           [this] { return frame_too_long(); }, limits_, stopped_};
+    auto session = std::make_shared<Session<Socket>>(
+        std::move(socket), std::move(peer),
+        std::move(std::get<std::unique_ptr<ConnectionSlots::Slot>>(slot)), std::move(context));
+    Session<Socket>::start(std::move(session));
   }
 }
 
-void ControlServer::serve_line(std::string_view line, const Peer& peer, std::string& out,
-                               RateLimiter& limiter, bool tcp) {
+std::string ControlServer::frame_too_long() const {
+  v1::Reply reply =
+      error_reply(nullptr, make_error(v1::Error::RESOURCE_EXHAUSTED,
+                                      "request line longer than the frame limit of " +
+                                          std::to_string(limits_.max_frame_bytes) + " bytes"));
+  reply.set_server_version(server_version_);
+  return encode_reply(reply);
+}
+
+asio::awaitable<std::string> ControlServer::serve_line(std::string line, const Peer& peer,
+                                                       RateLimiter& limiter, bool tcp) {
   v1::Reply reply;
   Decoded decoded = decode_request(line);
   if (auto* error = std::get_if<v1::Error>(&decoded)) {
@@ -193,66 +268,21 @@ void ControlServer::serve_line(std::string_view line, const Peer& peer, std::str
                      "request rate above " +
                          std::to_string(static_cast<long>(limits_.max_requests_per_second)) +
                          " per second on this connection"));
+    } else if (auto invalid = check_fields(request)) {
+      reply = error_reply(&request, std::move(*invalid));
     } else {
       reply.set_version(kProtocolVersion);
       reply.set_request_id(request.request_id());
       handler_.handle(request, peer, reply);
+      if (may_be_big(request) && !reply.has_error()) {
+        reply.set_server_version(server_version_);
+        co_return co_await asio::co_spawn(encoder_, encode_elsewhere(std::move(reply)),
+                                          use_awaitable);
+      }
     }
   }
   reply.set_server_version(server_version_);
-  out += encode_reply(reply);
-}
-
-template <typename Socket>
-asio::awaitable<void> ControlServer::session(Socket socket, Peer peer) {
-  auto connections = connections_;
-  ++*connections;
-  struct Count {
-    std::shared_ptr<std::size_t> n;
-    ~Count() { --*n; }
-  } count{connections};
-  auto stopped = stopped_;
-  const bool tcp = !std::is_same_v<Socket, local_socket>;
-  RateLimiter limiter(limits_.max_requests_per_second);
-  std::string pending;      // bytes of the current, incomplete line
-  bool discarding = false;  // inside an oversized line: drop bytes until its newline
-  std::array<char, 16 * 1024> chunk{};
-  for (;;) {
-    asio::error_code ec;
-    const std::size_t n = co_await socket.async_read_some(asio::buffer(chunk),
-                                                          asio::redirect_error(use_awaitable, ec));
-    if (ec || *stopped) co_return;
-    std::string out;
-    std::string_view data(chunk.data(), n);
-    while (!data.empty()) {
-      const auto newline = data.find('\n');
-      const std::string_view piece = data.substr(0, newline);
-      if (!discarding) pending.append(piece);
-      if (pending.size() > limits_.max_frame_bytes) {
-        discarding = true;
-        pending.clear();
-      }
-      if (newline == std::string_view::npos) break;
-      data.remove_prefix(newline + 1);
-      if (discarding) {
-        v1::Reply reply = error_reply(
-            nullptr, make_error(v1::Error::RESOURCE_EXHAUSTED,
-                                "request line longer than the frame limit of " +
-                                    std::to_string(limits_.max_frame_bytes) + " bytes"));
-        reply.set_server_version(server_version_);
-        out += encode_reply(reply);
-        discarding = false;
-      } else if (!pending.empty()) {
-        serve_line(pending, peer, out, limiter, tcp);
-      }
-      pending.clear();
-    }
-    if (!out.empty()) {
-      co_await asio::async_write(socket, asio::buffer(out),
-                                 asio::redirect_error(use_awaitable, ec));
-      if (ec) co_return;
-    }
-  }
+  co_return encode_reply(reply);
 }
 
 }  // namespace ramguard::control

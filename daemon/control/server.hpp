@@ -1,6 +1,7 @@
 #pragma once
 // The control server: a Unix socket (and optionally a loopback TCP listener with a token), one
-// coroutine per connection on the daemon's io_context, one JSON line in, one JSON line out.
+// session per connection on the daemon's io_context (session.hpp), one JSON line in, one JSON
+// line out. It shares connection slots fairly between users and keeps its socket file alive.
 
 #include <sys/types.h>
 
@@ -11,10 +12,14 @@
 #include <string>
 
 #include "common/result.hpp"
+#include "control/connection_slots.hpp"
 #include "control/handler.hpp"
 #include "control/limits.hpp"
+#include "control/socket_file.hpp"
 
 namespace ramguard::control {
+
+class RateLimiter;
 
 class ControlServer {
  public:
@@ -25,24 +30,31 @@ class ControlServer {
   ControlServer& operator=(const ControlServer&) = delete;
 
   // Binds the socket with `mode` permissions. A leftover socket file is replaced only when no
-  // daemon answers on it; anything else at the path is an error naming it.
+  // daemon answers on it; anything else at the path is an error naming it. From then on the
+  // path is checked every socket_check_interval and the socket recreated if it was removed.
   Status listen_unix(const std::filesystem::path& path, mode_t mode);
   // HOST:PORT (port 0 picks one); every request must carry `token`.
   Status listen_tcp(const std::string& host_port, std::string token);
 
+  // Stops accepting; removes the socket file only if it is still the one this server created.
   void stop();
-  std::size_t connections() const { return *connections_; }
+  std::size_t connections() const { return slots_->total(); }
   std::optional<std::uint16_t> tcp_port() const;
   const std::filesystem::path& socket_path() const { return socket_path_; }
   void set_limits(const ServerLimits& limits) { limits_ = limits; }
 
  private:
+  using UnixAcceptor = asio::local::stream_protocol::acceptor;
   template <typename Acceptor>
-  asio::awaitable<void> accept_loop(Acceptor& acceptor, bool tcp);
-  template <typename Socket>
-  asio::awaitable<void> session(Socket socket, Peer peer);
-  void serve_line(std::string_view line, const Peer& peer, std::string& out,
-                  class RateLimiter& limiter, bool tcp);
+  asio::awaitable<void> accept_loop(std::shared_ptr<Acceptor> acceptor);
+  // Decodes, checks and dispatches one request line. Big replies (queries) are encoded to JSON
+  // on the encoder thread: the event loop keeps sampling and serving meanwhile.
+  asio::awaitable<std::string> serve_line(std::string line, const Peer& peer, RateLimiter& limiter,
+                                          bool tcp);
+  std::string frame_too_long() const;
+  void use_socket(BoundSocket bound);
+  void schedule_socket_check();
+  void check_socket();
 
   asio::io_context& io_;
   RequestHandler& handler_;
@@ -50,10 +62,15 @@ class ControlServer {
   std::string server_version_;
   std::string tcp_token_;
   std::filesystem::path socket_path_;
-  std::unique_ptr<asio::local::stream_protocol::acceptor> unix_acceptor_;
-  std::unique_ptr<asio::ip::tcp::acceptor> tcp_acceptor_;
-  std::shared_ptr<std::size_t> connections_ = std::make_shared<std::size_t>(0);
+  mode_t socket_mode_ = 0660;
+  FileIdentity socket_identity_;
+  std::shared_ptr<UnixAcceptor> unix_acceptor_;
+  std::shared_ptr<asio::ip::tcp::acceptor> tcp_acceptor_;
+  asio::steady_timer socket_check_;
+  std::chrono::steady_clock::time_point last_socket_complaint_{};
+  std::shared_ptr<ConnectionSlots> slots_;
   std::shared_ptr<bool> stopped_ = std::make_shared<bool>(false);
+  asio::thread_pool encoder_{1};
 };
 
 }  // namespace ramguard::control

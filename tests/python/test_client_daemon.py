@@ -335,6 +335,18 @@ class ClientAgainstTheRealDaemon(unittest.TestCase):
             metric(scrape, 'ramguard_verdicts_total{job="py-coord",kind="growth_class",'
                            'severity="info"}') or 0, 2, scrape)
 
+    def test_connection_closed_by_the_idle_timeout_is_reopened(self):
+        workdir = tempfile.mkdtemp(prefix="rg-idle-", dir=self.workdir)
+        daemon = Daemon(workdir, "control:\n  idle_timeout: 200ms\n")
+        try:
+            client = self.rg.Client(daemon.socket)
+            self.assertEqual(client.call("hello")["protocol_version"], 1)
+            time.sleep(1.0)  # the daemon closes the idle connection meanwhile
+            self.assertEqual(client.call("hello")["protocol_version"], 1)
+            client.close()
+        finally:
+            daemon.stop()
+
     def test_refused_admission_lists_every_term(self):
         admission = self.client.admit("py-refused", estimate_bytes="100GB")
         self.assertFalse(admission)
