@@ -19,6 +19,7 @@
 #include "runs/run_registry.hpp"
 #include "sampling/exit_watcher.hpp"
 #include "sampling/sampler.hpp"
+#include "store/state_lock.hpp"
 #include "store/store.hpp"
 
 namespace ramguard {
@@ -83,7 +84,8 @@ control::ServerLimits server_limits(const Config& c) {
 }
 
 control::DispatchSettings dispatch_settings(const Config& c) {
-  return {c.plans, c.admission.use_calibrated, c.admission.calibration_factor};
+  return {c.plans, c.admission.use_calibrated, c.admission.calibration_factor,
+          c.control.peers_read};
 }
 
 Result<std::string> read_token(const std::string& path) {
@@ -99,6 +101,14 @@ Result<std::string> read_token(const std::string& path) {
 
 int run_daemon(Config config, const CommandLine& flags) {
   log::set_level(to_log_level(config.log_level));
+  // Startup order: the ledger lock before anything reads the database, then the socket, then
+  // recovery; a daemon refused at any step has touched neither the ledger nor the budget.
+  auto lock = StateLock::acquire(config.state_dir);
+  if (!lock) {
+    log::error("daemon.ledger_locked", {{"reason", lock.error().message}});
+    std::fprintf(stderr, "ramguardd: %s\n", lock.error().message.c_str());
+    return 1;
+  }
   asio::io_context io;
   SystemClock clock;
   ProcFs procfs;
@@ -117,6 +127,15 @@ int run_daemon(Config config, const CommandLine& flags) {
   (*metrics)->set_retention(config.metrics.run_retention);
   registry.set_metrics(metrics->get());
 
+  control::Dispatcher dispatcher(registry, admission, procfs, dispatch_settings(config));
+  dispatcher.set_metrics(metrics->get());
+  control::ControlServer server(io, dispatcher, server_limits(config), RAMGUARD_VERSION);
+  // Requests wait in the socket's backlog until io.run(), after recovery below.
+  if (auto s = server.listen_unix(config.control.socket, config.control.socket_mode); !s) {
+    std::fprintf(stderr, "ramguardd: %s\n", s.error().message.c_str());
+    return 1;
+  }
+
   std::unique_ptr<Store> store;
   // synchronous=NORMAL in WAL mode: a commit is in the kernel before the mark is acknowledged,
   // so a daemon crash (kill -9) loses nothing acknowledged; only power loss could. FULL would
@@ -125,20 +144,17 @@ int run_daemon(Config config, const CommandLine& flags) {
   store_options.sync_every_commit = false;
   if (auto opened = Store::open(config.state_dir, store_options)) {
     store = std::move(*opened);
+    MetricsExporter* exporter = metrics->get();
+    store->set_writable_listener(
+        [exporter](bool writable) { exporter->set_store_writable(writable); });
   } else {
     log::error("store.unavailable",
                {{"reason", opened.error().message}, {"effect", "runs are guarded in memory only"}});
   }
+  (*metrics)->set_store_available(store != nullptr);
   registry.set_store(store.get());
   registry.recover();
 
-  control::Dispatcher dispatcher(registry, admission, procfs, dispatch_settings(config));
-  dispatcher.set_metrics(metrics->get());
-  control::ControlServer server(io, dispatcher, server_limits(config), RAMGUARD_VERSION);
-  if (auto s = server.listen_unix(config.control.socket, config.control.socket_mode); !s) {
-    std::fprintf(stderr, "ramguardd: %s\n", s.error().message.c_str());
-    return 1;
-  }
   if (config.control.tcp.enabled) {
     auto token = read_token(config.control.tcp.token_file);
     if (!token) {
@@ -159,11 +175,18 @@ int run_daemon(Config config, const CommandLine& flags) {
 
   // Upkeep once a second: leases, forgetting ended runs, metrics retention, own cost.
   asio::steady_timer upkeep(io);
+  std::uint64_t upkeep_ticks = 0;
   std::function<void()> schedule_upkeep = [&] {
     upkeep.expires_after(std::chrono::seconds(1));
     upkeep.async_wait([&](const asio::error_code& ec) {
       if (ec) return;
       registry.housekeeping();
+      // While the ledger refuses writes (full disk), rewrite the reservations every 5 s: it
+      // notices space coming back without waiting for a mark, and persists what admission
+      // granted meanwhile, so a restart does not forget it. A file opened read-only stays so.
+      if (store && !store->writable() && !store->opened_read_only() && ++upkeep_ticks % 5 == 0) {
+        registry.sync_reservations();
+      }
       schedule_upkeep();
     });
   };
@@ -226,6 +249,8 @@ int run_daemon(Config config, const CommandLine& flags) {
                              {"metrics_port", static_cast<unsigned>((*metrics)->port())},
                              {"state_dir", config.state_dir},
                              {"store", store != nullptr},
+                             {"store_writable", store != nullptr && store->writable()},
+                             {"lock", (*lock)->path().string()},
                              {"budget_bytes", config.budget_bytes},
                              {"interval_seconds", seconds(config.sampling.interval)}});
   io.run();

@@ -171,9 +171,9 @@ bool RunRegistry::store_write(Run& run, const char* what, const std::function<St
   }
   if (auto s = write(); !s) {
     run.store_ok = false;
-    log::error("store.write_failed",
+    // The store logs its degraded state once (rate-limited); a line per failed write would flood.
+    log::debug("store.write_failed",
                {{"run", run.ledger.info.run_id}, {"what", what}, {"reason", s.error().message}});
-    if (metrics_ != nullptr) metrics_->set_store_available(false);
     return false;
   }
   return true;

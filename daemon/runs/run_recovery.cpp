@@ -85,7 +85,7 @@ void RunRegistry::recover() {
           std::find(resumed_ids.begin(), resumed_ids.end(), r.run_id) != resumed_ids.end();
       const bool live_lease = r.run_id.empty() && r.expires_wall_ms > now_ms;
       if (claimed_by_resumed || live_lease) {
-        ReservationRecord record{r.id, r.job, r.bytes, "restored", r.run_id};
+        ReservationRecord record{r.id, r.job, r.bytes, "restored", r.run_id, r.owner_uid};
         if (auto s = admission_.restore(record); !s) {
           log::warning("recovery.reservation_dropped",
                        {{"reservation", r.id}, {"reason", s.error().message}});

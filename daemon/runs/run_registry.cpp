@@ -382,6 +382,7 @@ void RunRegistry::sync_reservations() {
       row.job = r.job;
       row.bytes = r.bytes;
       row.run_id = r.run_id;
+      row.owner_uid = r.owner_uid;
       row.created_wall_ms =
           std::chrono::duration_cast<std::chrono::milliseconds>(r.created.wall).count();
       row.expires_wall_ms =
@@ -397,7 +398,7 @@ void RunRegistry::sync_reservations() {
     return ok_status();
   });
   if (!s) {
-    log::error("store.write_failed", {{"what", "reservations"}, {"reason", s.error().message}});
+    log::debug("store.write_failed", {{"what", "reservations"}, {"reason", s.error().message}});
     return;
   }
   stored_reservations_ = std::move(current);
