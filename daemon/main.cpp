@@ -145,8 +145,13 @@ int run_daemon(Config config, const CommandLine& flags) {
   if (auto opened = Store::open(config.state_dir, store_options)) {
     store = std::move(*opened);
     MetricsExporter* exporter = metrics->get();
-    store->set_writable_listener(
-        [exporter](bool writable) { exporter->set_store_writable(writable); });
+    store->set_writable_listener([exporter, &io, &registry](bool writable) {
+      exporter->set_store_writable(writable);
+      // Writable again (whichever write noticed): store the reservations admitted meanwhile
+      // right after the current handler, so a restart does not forget them. Posted, because
+      // this runs inside the store's commit.
+      if (writable) asio::post(io, [&registry] { registry.sync_reservations(); });
+    });
   } else {
     log::error("store.unavailable",
                {{"reason", opened.error().message}, {"effect", "runs are guarded in memory only"}});
@@ -182,8 +187,8 @@ int run_daemon(Config config, const CommandLine& flags) {
       if (ec) return;
       registry.housekeeping();
       // While the ledger refuses writes (full disk), rewrite the reservations every 5 s: it
-      // notices space coming back without waiting for a mark, and persists what admission
-      // granted meanwhile, so a restart does not forget it. A file opened read-only stays so.
+      // notices space coming back without waiting for a mark. A file opened read-only stays so
+      // until the daemon restarts.
       if (store && !store->writable() && !store->opened_read_only() && ++upkeep_ticks % 5 == 0) {
         registry.sync_reservations();
       }

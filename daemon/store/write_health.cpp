@@ -49,7 +49,8 @@ void WriteHealth::degrade(const std::string& reason) {
     if (listener_) listener_(false);
     return;
   }
-  reason_ = reason;
+  // Opened read-only: that stays the reason; each refused write is only its symptom.
+  if (!read_only_) reason_ = reason;
   ++unlogged_failures_;
   if (now - last_logged_ >= kRemindEvery) {
     log::warning("store.still_unwritable", {{"file", file_.string()},
@@ -67,6 +68,7 @@ void WriteHealth::failed(int sqlite_code, const std::string& message) {
 
 void WriteHealth::start_degraded(const std::string& reason) {
   degrade(reason);
+  read_only_ = true;
   failed_writes_ = 0;
 }
 

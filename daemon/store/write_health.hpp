@@ -40,6 +40,7 @@ class WriteHealth {
 
   std::filesystem::path file_;
   bool writable_ = true;
+  bool read_only_ = false;  // degraded from the start; the first reason stays
   std::string reason_;
   std::uint64_t failed_writes_ = 0;
   std::uint64_t unlogged_failures_ = 0;

@@ -185,7 +185,9 @@ TEST(PeersRead, AllLetsGroupMembersReadEveryRunButNotChangeIt) {
   EXPECT_GT(v.replies[4].admit().baseline_bytes(), 0u);
   v1::Request status;
   status.mutable_status();
-  for (const auto& r : d->call(status).status().reservations()) {
+  const v1::Reply root_view = d->call(status);
+  ASSERT_EQ(root_view.status().reservations_size(), 3) << root_view.DebugString();
+  for (const auto& r : root_view.status().reservations()) {
     EXPECT_EQ(r.owner_uid(), r.reservation_id() == v.rsv ? 0u : kNobodyUid) << r.DebugString();
   }
 }
@@ -216,7 +218,7 @@ TEST(PeersRead, OwnHidesOtherUidsRunsReservationsAndProcesses) {
   status.mutable_status();
   const v1::Reply root_view = d->call(status);
   EXPECT_EQ(root_view.status().runs_size(), 1);
-  EXPECT_EQ(root_view.status().reservations_size(), 2);
+  EXPECT_EQ(root_view.status().reservations_size(), 2) << "root's and the one nobody was allowed";
 }
 
 }  // namespace
