@@ -13,6 +13,7 @@ namespace ramguard {
 namespace {
 
 using ::testing::HasSubstr;
+using testing::open_store;
 using testing::TempDir;
 
 void raw_sql(const std::filesystem::path& db, const std::string& sql) {
@@ -21,6 +22,22 @@ void raw_sql(const std::filesystem::path& db, const std::string& sql) {
   EXPECT_EQ(sqlite3_exec(h, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
       << sqlite3_errmsg(h);
   sqlite3_close(h);
+}
+
+std::string state_of(const std::filesystem::path& db, const std::string& run_id) {
+  sqlite3* h = nullptr;
+  std::string state = "(none)";
+  if (sqlite3_open(db.c_str(), &h) == SQLITE_OK) {
+    sqlite3_stmt* q = nullptr;
+    sqlite3_prepare_v2(h, "SELECT state FROM runs WHERE run_id = ?1", -1, &q, nullptr);
+    sqlite3_bind_text(q, 1, run_id.c_str(), -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(q) == SQLITE_ROW) {
+      state = reinterpret_cast<const char*>(sqlite3_column_text(q, 0));
+    }
+    sqlite3_finalize(q);
+  }
+  sqlite3_close(h);
+  return state;
 }
 
 TEST(StoreDegraded, FullDiskMakesTheStoreUnwritableUntilAWriteSucceeds) {
@@ -56,11 +73,14 @@ TEST(StoreDegraded, AnUndecodableActiveRunIsSkippedAndEndedLost) {
   {
     auto store = open_store(dir.path());
     ASSERT_TRUE(store);
-    ASSERT_TRUE(store->begin_run(testing::sample_ledger("bad")).ok());
+    ASSERT_TRUE(store->begin_run(testing::full_ledger("bad")).ok());
+    ASSERT_TRUE(store->begin_run(testing::sample_ledger("bad-row")).ok());
     ASSERT_TRUE(store->begin_run(testing::sample_ledger("good")).ok());
   }
+  // One run with an undecodable mark, one whose own row cannot be decoded.
   raw_sql(dir.path() / Store::kFileName,
-          "UPDATE marks SET kind = 'no-such-kind' WHERE run_id = 'bad'");
+          "UPDATE marks SET kind = 'no-such-kind' WHERE run_id = 'bad'; "
+          "UPDATE runs SET base_source = 'no-such-source' WHERE run_id = 'bad-row'");
   auto store = open_store(dir.path());
   ASSERT_TRUE(store);
   auto active = store->load_active_runs();
@@ -68,10 +88,10 @@ TEST(StoreDegraded, AnUndecodableActiveRunIsSkippedAndEndedLost) {
   ASSERT_EQ(active->size(), 1u);
   EXPECT_EQ(active->front().info.run_id, "good");
   // Ended lost, so it is not tried again at the next start.
-  auto listed = store->list_runs(10);
-  ASSERT_TRUE(listed.ok());
-  for (const RunSummary& s : *listed) {
-    EXPECT_EQ(s.state, s.info.run_id == "bad" ? RunState::kLost : RunState::kActive);
+  for (const char* id : {"bad", "bad-row", "good"}) {
+    EXPECT_EQ(state_of(dir.path() / Store::kFileName, id),
+              std::string(id) == "good" ? "active" : "lost")
+        << id;
   }
   auto again = store->load_active_runs();
   ASSERT_TRUE(again.ok());
