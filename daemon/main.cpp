@@ -25,6 +25,7 @@
 #include "sampling/exit_watcher.hpp"
 #include "sampling/sampler.hpp"
 #include "store/ledger_journal.hpp"
+#include "store/state_lock.hpp"
 #include "store/store.hpp"
 
 namespace ramguard {
@@ -50,6 +51,14 @@ double seconds(std::chrono::nanoseconds d) {
 
 int run_daemon(Config config, const CommandLine& flags) {
   log::set_level(to_log_level(config.log_level));
+  // Startup order: the ledger lock before anything reads the database, then the socket, then
+  // recovery; a daemon refused at any step has touched neither the ledger nor the budget.
+  auto lock = StateLock::acquire(config.state_dir);
+  if (!lock) {
+    log::error("daemon.ledger_locked", {{"reason", lock.error().message}});
+    std::fprintf(stderr, "ramguardd: %s\n", lock.error().message.c_str());
+    return 1;
+  }
   asio::io_context io;
   SystemClock clock;
   ProcFs procfs;
@@ -74,28 +83,30 @@ int run_daemon(Config config, const CommandLine& flags) {
   watches.set_observer(&run_metrics);
 
   // The ledger records runs durably and is where recovery reads what was active. Without it
-  // runs are guarded in memory only.
-  // synchronous=NORMAL in WAL mode: a commit is in the kernel before the mark is acknowledged,
-  // so a daemon crash (kill -9) loses nothing acknowledged; only power loss could. FULL would
-  // add an fsync (4-8 ms here) to every mark.
+  // runs are guarded in memory only. synchronous=NORMAL in WAL mode: a commit is in the kernel
+  // before the mark is acknowledged, so a daemon crash (kill -9) loses nothing acknowledged;
+  // only power loss could. FULL would add an fsync (4-8 ms here) to every mark.
   std::unique_ptr<Store> store;
   StoreOptions store_options;
   store_options.sync_every_commit = false;
   if (auto opened = Store::open(config.state_dir, store_options)) {
     store = std::move(*opened);
+    MetricsExporter* exporter = metrics->get();
+    store->set_writable_listener([exporter, &io, &registry](bool writable) {
+      exporter->set_store_writable(writable);
+      // Writable again (whichever write noticed): store the reservations admitted meanwhile
+      // right after the current handler, so a restart does not forget them. Posted, because
+      // this runs inside the store's commit.
+      if (writable) asio::post(io, [&registry] { registry.sync_reservations(); });
+    });
   } else {
     log::error("store.unavailable",
                {{"reason", opened.error().message}, {"effect", "runs are guarded in memory only"}});
   }
   (*metrics)->set_store_available(store != nullptr);
-  std::optional<LedgerJournal> journal;
-  if (store) {
-    journal.emplace(*store);
-    registry.add_observer(&*journal);
-    registry.recover(*journal);
-  }
 
-  // Requests come in through the control socket (and optionally TCP with a token).
+  // Requests come in through the control socket (and optionally TCP with a token). They wait
+  // in the socket's backlog until io.run(), after recovery below.
   control::Dispatcher dispatcher(registry, admission, store.get(), procfs,
                                  control::dispatch_settings(config));
   dispatcher.set_metrics(metrics->get());
@@ -103,6 +114,12 @@ int run_daemon(Config config, const CommandLine& flags) {
   if (auto s = server.listen_unix(config.control.socket, config.control.socket_mode); !s) {
     std::fprintf(stderr, "ramguardd: %s\n", s.error().message.c_str());
     return 1;
+  }
+  std::optional<LedgerJournal> journal;
+  if (store) {
+    journal.emplace(*store);
+    registry.add_observer(&*journal);
+    registry.recover(*journal);
   }
   if (config.control.tcp.enabled) {
     auto token = read_token_file(config.control.tcp.token_file);
@@ -124,6 +141,7 @@ int run_daemon(Config config, const CommandLine& flags) {
 
   // Upkeep once a second: leases, forgetting ended runs, metrics retention, own cost.
   asio::steady_timer upkeep(io);
+  std::uint64_t upkeep_ticks = 0;
   std::function<void()> schedule_upkeep = [&] {
     upkeep.expires_after(std::chrono::seconds(1));
     upkeep.async_wait([&](const asio::error_code& ec) {
@@ -133,6 +151,12 @@ int run_daemon(Config config, const CommandLine& flags) {
       (*metrics)->sweep(clock.now());
       (void)(*metrics)->update_self("/proc/self/statm");
       (*metrics)->observe_sample_duration(sampler.last_sample_duration_seconds());
+      // While the ledger refuses writes (full disk), rewrite the reservations every 5 s: it
+      // notices space coming back without waiting for a mark. A file opened read-only stays so
+      // until the daemon restarts.
+      if (store && !store->writable() && !store->opened_read_only() && ++upkeep_ticks % 5 == 0) {
+        registry.sync_reservations();
+      }
       schedule_upkeep();
     });
   };
@@ -197,6 +221,8 @@ int run_daemon(Config config, const CommandLine& flags) {
                              {"metrics_port", static_cast<unsigned>((*metrics)->port())},
                              {"state_dir", config.state_dir},
                              {"store", store != nullptr},
+                             {"store_writable", store != nullptr && store->writable()},
+                             {"lock", (*lock)->path().string()},
                              {"budget_bytes", config.budget_bytes},
                              {"interval_seconds", seconds(config.sampling.interval)}});
   io.run();

@@ -59,6 +59,7 @@ std::string report_json(const v1::ReportReply& reply) {
       .field("model_bytes", static_cast<std::uint64_t>(run.model_bytes()))
       .field("declared_rounds", static_cast<std::uint32_t>(run.declared_rounds()))
       .field("rounds", rounds_seen(run))
+      .field("round_ends_held", static_cast<std::uint32_t>(run.boundaries_size()))
       .field("hosts", static_cast<std::uint32_t>(run.hosts()))
       .field("current_phase", run.current_phase());
   w.end_object();

@@ -169,6 +169,11 @@ std::string report_text(const v1::ReportReply& reply, const RenderOptions& o) {
   }
   std::string rounds = std::to_string(rounds_seen(run));
   if (run.declared_rounds() > 0) rounds += " of " + std::to_string(run.declared_rounds());
+  // Round numbers come from the client; the ledger may hold fewer round ends (a full disk,
+  // skipped numbers). Say both rather than claim rounds that are not there.
+  if (static_cast<std::uint32_t>(run.boundaries_size()) < rounds_seen(run)) {
+    rounds += " (round ends held: " + std::to_string(run.boundaries_size()) + ")";
+  }
   out += field("Rounds", rounds);
   if (run.hosts() > 0) out += field("Hosts", std::to_string(run.hosts()));
   if (run.model_bytes() > 0) out += field("Model", bytes(run.model_bytes(), o) + " per copy");
@@ -235,8 +240,15 @@ std::string status_text(const v1::StatusReply& reply, const RenderOptions& o) {
                              format_bytes(usable, o.binary_units) + ")");
   out += field("Reserved", bytes(reply.reserved_bytes(), o) + " in " +
                                std::to_string(reply.reservations_size()) + " reservation(s)");
-  out += field("Store", reply.store_available() ? "available"
-                                                : "UNAVAILABLE (verdicts kept in memory only)");
+  if (!reply.store_available()) {
+    out += field("Store", "UNAVAILABLE (verdicts kept in memory only)");
+  } else if (!reply.store_writable()) {
+    // Degraded: readable, but nothing new reaches the disk until a write succeeds again.
+    out +=
+        field("Store", "NOT WRITABLE (" + reply.store_state() + "); new marks kept in memory only");
+  } else {
+    out += field("Store", "available");
+  }
   if (!reply.reservations().empty()) {
     Table t;
     t.add_column("reservation");

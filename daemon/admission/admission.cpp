@@ -41,7 +41,7 @@ std::uint64_t Admission::reserved_locked(const Instant& now) const {
 
 ReservationView Admission::view_locked(const std::string& id, const Reservation& r,
                                        const Instant& now) const {
-  ReservationView v{id, r.job, r.bytes, r.estimate_source, r.run_id, r.created, 0};
+  ReservationView v{id, r.job, r.bytes, r.estimate_source, r.run_id, r.created, 0, r.owner_uid};
   if (r.run_id.empty()) {
     v.expires_in_seconds =
         std::max(0.0, to_seconds(lease_ - (now.monotonic - r.created.monotonic)));
@@ -80,7 +80,7 @@ Decision Admission::admit(const AdmitInput& input) {
     d.reservation_id = new_id_locked();
     reservations_.emplace(d.reservation_id,
                           Reservation{input.job, input.estimate_bytes, input.estimate_source, "",
-                                      now, next_order_++});
+                                      now, next_order_++, input.owner_uid});
   }
   return d;
 }
@@ -103,6 +103,37 @@ Status Admission::claim(const std::string& reservation_id, const std::string& ru
   }
   r.run_id = run_id;
   return ok_status();
+}
+
+Status Admission::check_owner_locked(const std::string& reservation_id,
+                                     const ReservationActor& actor, const char* verb) const {
+  auto it = reservations_.find(reservation_id);
+  if (it == reservations_.end()) {
+    return Error{"unknown reservation '" + reservation_id +
+                     "': never admitted, already released, or expired",
+                 ErrorKind::kNotFound};
+  }
+  if (actor.privileged || actor.uid == it->second.owner_uid) return ok_status();
+  return Error{"uid " + std::to_string(actor.uid) + " may not " + verb + " reservation " +
+                   reservation_id + ": it was admitted for uid " +
+                   std::to_string(it->second.owner_uid),
+               ErrorKind::kPermissionDenied};
+}
+
+Status Admission::check_owner(const std::string& reservation_id, const ReservationActor& actor,
+                              const char* verb) const {
+  std::lock_guard lock(mutex_);
+  return check_owner_locked(reservation_id, actor, verb);
+}
+
+Result<std::uint64_t> Admission::release(const std::string& reservation_id,
+                                         const ReservationActor& actor) {
+  std::lock_guard lock(mutex_);
+  if (auto s = check_owner_locked(reservation_id, actor, "release"); !s) return s.error();
+  const auto it = reservations_.find(reservation_id);
+  const std::uint64_t bytes = it->second.bytes;
+  reservations_.erase(it);
+  return bytes;
 }
 
 Result<std::uint64_t> Admission::release(const std::string& reservation_id) {
@@ -201,7 +232,7 @@ Status Admission::restore(const ReservationRecord& record) {
   }
   reservations_.emplace(record.reservation_id,
                         Reservation{record.job, record.bytes, record.estimate_source, record.run_id,
-                                    clock_.now(), next_order_++});
+                                    clock_.now(), next_order_++, record.owner_uid});
   return ok_status();
 }
 

@@ -27,6 +27,7 @@ struct AdmitInput {
   std::uint64_t estimate_bytes = 0;
   std::string estimate_source;       // "given", "plan:<name>", "calibrated:<run_id>"
   std::uint64_t baseline_bytes = 0;  // current RSS of the process that will load
+  std::uint32_t owner_uid = 0;       // who may claim or release the reservation (and root)
 };
 
 struct Decision {
@@ -51,6 +52,7 @@ struct ReservationView {
   std::string run_id;  // empty until a run claims it
   Instant created;
   double expires_in_seconds = 0;  // 0 once claimed: it ends with its run
+  std::uint32_t owner_uid = 0;
 };
 
 // What the store keeps to rebuild reservations after a restart.
@@ -59,7 +61,14 @@ struct ReservationRecord {
   std::string job;
   std::uint64_t bytes = 0;
   std::string estimate_source;
-  std::string run_id;  // empty: unclaimed
+  std::string run_id;           // empty: unclaimed
+  std::uint32_t owner_uid = 0;  // unknown owners (older ledgers) are root's: fails closed
+};
+
+// Who touches a reservation: its owner, or a privileged caller (root, TCP with the token).
+struct ReservationActor {
+  std::uint32_t uid = 0;
+  bool privileged = false;
 };
 
 class Admission {
@@ -75,8 +84,15 @@ class Admission {
   // it again for the same run is a no-op. Errors: unknown, expired, or claimed by another run.
   Status claim(const std::string& reservation_id, const std::string& run_id);
 
+  // Whether `actor` may claim or release the reservation (`verb`: "claim", "release"). Error
+  // kinds: kNotFound for an unknown id, kPermissionDenied naming both UIDs.
+  Status check_owner(const std::string& reservation_id, const ReservationActor& actor,
+                     const char* verb) const;
+
   // Ends one reservation; returns its bytes. Error when the id is unknown (or already gone).
   Result<std::uint64_t> release(const std::string& reservation_id);
+  // The same, only for its owner or a privileged actor (check_owner), in one locked step.
+  Result<std::uint64_t> release(const std::string& reservation_id, const ReservationActor& actor);
   // Ends every reservation claimed by the run; returns the bytes freed (0 when it had none).
   std::uint64_t release_run(const std::string& run_id);
 
@@ -107,7 +123,11 @@ class Admission {
     std::string run_id;
     Instant created;
     std::uint64_t order = 0;  // admission order, for listing
+    std::uint32_t owner_uid = 0;
   };
+
+  Status check_owner_locked(const std::string& reservation_id, const ReservationActor& actor,
+                            const char* verb) const;
 
   bool expired_locked(const Reservation& r, const Instant& now) const;
   std::uint64_t reserved_locked(const Instant& now) const;

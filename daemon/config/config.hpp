@@ -29,6 +29,12 @@ struct Endpoint {
 
 enum class LogLevel { kDebug, kInfo, kWarning, kError };
 
+// What a non-root member of the socket's group may read of other UIDs' work: kAll (status,
+// reports, run lists and admission baselines of anyone's runs; the default, for one team
+// sharing a machine) or kOwn (only runs and reservations its UID owns; budget totals stay
+// visible, since every admission decision states them).
+enum class PeersRead { kAll, kOwn };
+
 struct SamplingConfig {
   std::chrono::nanoseconds interval = 2s;  // periodic statm read
   // Samples younger than this are kept at full resolution; older ones are downsampled into
@@ -58,6 +64,7 @@ struct ControlConfig {
   // $XDG_RUNTIME_DIR/ramguard.sock, else /tmp/ramguard-UID.sock.
   std::string socket;
   std::uint32_t socket_mode = 0660;
+  PeersRead peers_read = PeersRead::kAll;
   std::uint64_t max_frame_bytes = protocol::kMaxRequestBytes;
   std::uint32_t max_connections = 64;
   std::uint32_t max_runs = 256;

@@ -25,6 +25,7 @@ std::string describe_config(const Config& c) {
   out += "control socket " + or_auto(c.control.socket) + " (mode " + mode + "), TCP " +
          (c.control.tcp.enabled ? "on " + c.control.tcp.listen.to_string() : std::string("off")) +
          "; metrics on " + c.metrics.listen.to_string() + "\n";
+  out += std::string("peers read ") + peers_read_name(c.control.peers_read) + " runs\n";
   out += "state dir " + or_auto(c.state_dir) + "; log level " + log_level_name(c.log_level) + "\n";
   out += "plans:";
   if (c.plans.empty()) out += " none";

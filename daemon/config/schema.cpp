@@ -88,6 +88,9 @@ void read_control(Reader r, const YAML::Node& n, const std::string& p, ControlCo
   auto socket_mode = [&r, &c](const YAML::Node& v, const std::string& path) {
     r.walk.value(v, path, "an octal mode", c.socket_mode, parse_socket_mode);
   };
+  auto peers_read = [&r, &c](const YAML::Node& v, const std::string& path) {
+    r.walk.value(v, path, "all or own", c.peers_read, parse_peers_read);
+  };
   auto tcp = [&r, &c](const YAML::Node& v, const std::string& path) {
     r.walk.fields(v, path,
                   {{"enabled", r.flag(c.tcp.enabled)},
@@ -98,6 +101,7 @@ void read_control(Reader r, const YAML::Node& n, const std::string& p, ControlCo
       n, p,
       {{"socket", r.text(c.socket)},
        {"socket_mode", socket_mode},
+       {"peers_read", peers_read},
        {"max_frame", r.size(c.max_frame_bytes, limits::kMinFrameBytes, limits::kMaxFrameBytes)},
        {"max_connections", r.count(c.max_connections, 1, limits::kMaxConnections)},
        {"max_runs", r.count(c.max_runs, 1, limits::kMaxRuns)},

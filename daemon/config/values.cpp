@@ -94,6 +94,19 @@ Result<LogLevel> parse_log_level(std::string_view text) {
   return Error{"invalid log level " + quoted(text) + "; expected debug, info, warning or error"};
 }
 
+Result<PeersRead> parse_peers_read(std::string_view text) {
+  const std::string l = lower(text);
+  if (l == "all") return PeersRead::kAll;
+  if (l == "own") return PeersRead::kOwn;
+  return Error{"invalid peers_read " + quoted(text) +
+               "; expected all (any member of the socket's group reads every run) or own (only "
+               "its own runs and reservations)"};
+}
+
+const char* peers_read_name(PeersRead value) {
+  return value == PeersRead::kOwn ? "own" : "all";
+}
+
 Result<std::uint32_t> parse_socket_mode(std::string_view text) {
   std::string_view digits = text;
   if (digits.starts_with("0o") || digits.starts_with("0O")) digits.remove_prefix(2);

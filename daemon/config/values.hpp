@@ -21,6 +21,10 @@ Result<Endpoint> parse_endpoint(std::string_view text);
 // debug, info, warning (or warn), error.
 Result<LogLevel> parse_log_level(std::string_view text);
 
+// "all" or "own" (control.peers_read).
+Result<PeersRead> parse_peers_read(std::string_view text);
+const char* peers_read_name(PeersRead value);
+
 // Octal permission bits, "0660" or "660" (or "0o660"), at most 0777.
 Result<std::uint32_t> parse_socket_mode(std::string_view text);
 

@@ -6,6 +6,7 @@
 #include "control/codec.hpp"
 #include "control/convert.hpp"
 #include "control/queries.hpp"
+#include "control/visibility.hpp"
 #include "metrics/exporter.hpp"
 #include "store/store.hpp"
 
@@ -34,6 +35,10 @@ v1::Error::Code code_for(ErrorKind kind) {
 
 Caller caller_of(const Peer& peer) {
   return Caller{peer.pid, peer.uid, peer.privileged()};
+}
+
+ReservationActor actor_of(const Caller& caller) {
+  return {caller.uid, caller.privileged};
 }
 
 std::optional<MarkKind> mark_kind(v1::MarkRequest::Kind kind) {
@@ -93,16 +98,16 @@ void Dispatcher::handle(const v1::Request& request, const Peer& peer, v1::Reply&
       result = release(request.release(), caller, *reply.mutable_release());
       break;
     case v1::Request::kStatus:
-      result = status(request.status(), *reply.mutable_status());
+      result = status(request.status(), caller, *reply.mutable_status());
       break;
     case v1::Request::kReport:
-      result = report(request.report(), *reply.mutable_report());
+      result = report(request.report(), caller, *reply.mutable_report());
       break;
     case v1::Request::kCompare:
-      result = compare(request.compare(), *reply.mutable_compare());
+      result = compare(request.compare(), caller, *reply.mutable_compare());
       break;
     case v1::Request::kListRuns:
-      result = list_runs(request.list_runs(), *reply.mutable_list_runs());
+      result = list_runs(request.list_runs(), caller, *reply.mutable_list_runs());
       break;
     default:
       result = Error{"unknown command", ErrorKind::kInvalidArgument};
@@ -143,6 +148,11 @@ Status Dispatcher::run_start(const v1::RunStartRequest& in, const Caller& caller
   input.hosts = in.hosts();
   input.reservation_id = in.reservation_id();
   input.end_on_exit = in.end_on_exit();
+  if (!input.reservation_id.empty()) {
+    // Only the admitted UID (or root) may claim; an unknown id is the registry's to report.
+    auto owner = admission_.check_owner(input.reservation_id, actor_of(caller), "claim");
+    if (!owner && owner.error().kind == ErrorKind::kPermissionDenied) return owner;
+  }
   auto started = registry_.start(input, caller);
   if (!started) return started.error();
   const RunLedger& ledger = **started;
@@ -225,14 +235,26 @@ Status Dispatcher::admit(const v1::AdmitRequest& in, const Caller& caller, v1::A
   if (!choice) return choice.error();
   const pid_t pid = in.pid() != 0 ? static_cast<pid_t>(in.pid()) : caller.pid;
   std::uint64_t baseline_bytes = 0;
+  // The reservation belongs to the caller; root admitting for a PID gives it to that
+  // process's owner, who can then claim it for its run.
+  std::uint32_t owner_uid = caller.uid;
   if (pid > 0) {
     auto handle = procfs_.open(pid);
     if (!handle) return Error{handle.error().message, ErrorKind::kNotFound};
+    const ReadScope scope = read_scope(caller, settings_.peers_read);
+    if (!scope.covers(handle->uid())) {
+      // The baseline is that process's RSS: under `own` another UID may not learn it.
+      return Error{"uid " + std::to_string(caller.uid) + " may not admit with PID " +
+                       std::to_string(pid) + ": it is owned by uid " +
+                       std::to_string(handle->uid()) + " (control.peers_read is own)",
+                   ErrorKind::kPermissionDenied};
+    }
+    if (caller.privileged && in.pid() != 0) owner_uid = handle->uid();
     auto reading = handle->read_periodic(Instant{});
     if (!reading) return Error{reading.error().message, ErrorKind::kUnavailable};
     baseline_bytes = reading->rss_bytes;
   }
-  AdmitInput input{in.job(), choice->bytes, choice->source, baseline_bytes};
+  AdmitInput input{in.job(), choice->bytes, choice->source, baseline_bytes, owner_uid};
   const Decision d = admission_.admit(input);
   out.set_admitted(d.admitted);
   out.set_reservation_id(d.reservation_id);
@@ -254,59 +276,80 @@ Status Dispatcher::admit(const v1::AdmitRequest& in, const Caller& caller, v1::A
   log::info("admission", {{"job", in.job()},
                           {"admitted", d.admitted},
                           {"pid", pid},
+                          {"owner_uid", owner_uid},
+                          {"reservation", d.reservation_id},
                           {"estimate_bytes", d.estimate_bytes},
                           {"source", d.estimate_source},
                           {"reason", out.reason()}});
   return ok_status();
 }
 
-Status Dispatcher::release(const v1::ReleaseRequest& in, const Caller&, v1::ReleaseReply& out) {
+Status Dispatcher::release(const v1::ReleaseRequest& in, const Caller& caller,
+                           v1::ReleaseReply& out) {
   if (in.reservation_id().empty()) return Error{"release needs a reservation id"};
-  auto released = admission_.release(in.reservation_id());
-  if (!released) return Error{released.error().message, ErrorKind::kNotFound};
+  auto released = admission_.release(in.reservation_id(), actor_of(caller));
+  if (!released) return released.error();
   out.set_released_bytes(*released);
   registry_.sync_reservations();
   if (metrics_ != nullptr) metrics_->set_reserved_bytes(admission_.reserved_bytes());
   return ok_status();
 }
 
-Status Dispatcher::status(const v1::StatusRequest& in, v1::StatusReply& out) {
+Status Dispatcher::status(const v1::StatusRequest& in, const Caller& caller, v1::StatusReply& out) {
+  const ReadScope scope = read_scope(caller, settings_.peers_read);
   out.set_budget_bytes(admission_.budget_bytes());
   out.set_margin_bytes(admission_.margin_bytes());
   out.set_reserved_bytes(admission_.reserved_bytes());
-  out.set_store_available(store_ != nullptr);
+  const Store* store = store_;
+  out.set_store_available(store != nullptr);
+  out.set_store_writable(store != nullptr && store->writable());
+  if (store == nullptr) {
+    out.set_store_state("unavailable: runs are guarded in memory only");
+  } else if (!store->writable()) {
+    out.set_store_state(std::string(store->opened_read_only() ? "read-only" : "unwritable") + ": " +
+                        store->unwritable_reason());
+  } else {
+    out.set_store_state("writable");
+  }
   if (!in.run_id().empty()) {
     auto ledger = find_ledger(registry_, store_, in.run_id());
     if (!ledger) return ledger.error();
+    if (auto s = check_read(scope, *ledger); !s) return s;
     auto* run = out.add_runs();
     to_proto(*ledger, *run);
     add_gaps(*ledger, registry_.params().detectors, *run);
   } else {
     for (const RunMachine* r : registry_.runs()) {
+      if (!scope.covers(r->ledger().info.owner_uid)) continue;
       auto* run = out.add_runs();
       to_proto(r->ledger(), *run);
       add_gaps(r->ledger(), registry_.params().detectors, *run);
     }
   }
   for (const auto& r : admission_.reservations()) {
+    if (!scope.covers(r.owner_uid)) continue;
     auto* rv = out.add_reservations();
     rv->set_reservation_id(r.reservation_id);
     rv->set_job(r.job);
     rv->set_bytes(r.bytes);
     rv->set_run_id(r.run_id);
     rv->set_expires_in_seconds(r.expires_in_seconds);
+    rv->set_owner_uid(r.owner_uid);
   }
   return ok_status();
 }
 
-Status Dispatcher::report(const v1::ReportRequest& in, v1::ReportReply& out) {
+Status Dispatcher::report(const v1::ReportRequest& in, const Caller& caller, v1::ReportReply& out) {
   auto ledger = find_ledger(registry_, store_, in.run_id());
   if (!ledger) return ledger.error();
+  if (auto s = check_read(read_scope(caller, settings_.peers_read), *ledger); !s) return s;
   fill_report(registry_, store_, *ledger, in.include_samples(), out);
   return ok_status();
 }
 
-Status Dispatcher::compare(const v1::CompareRequest& in, v1::CompareReply& out) {
+Status Dispatcher::compare(const v1::CompareRequest& in, const Caller& caller,
+                           v1::CompareReply& out) {
+  const ReadScope scope = read_scope(caller, settings_.peers_read);
   std::vector<std::string> ids(in.run_ids().begin(), in.run_ids().end());
   if (ids.size() > 100) return Error{"compare at most 100 runs"};
   if (!in.labels().empty()) {
@@ -317,26 +360,37 @@ Status Dispatcher::compare(const v1::CompareRequest& in, v1::CompareReply& out) 
     std::map<std::string, std::string> labels(in.labels().begin(), in.labels().end());
     auto found = store_->find_runs_by_labels(labels, 100);
     if (!found) return Error{found.error().message, ErrorKind::kUnavailable};
-    for (auto it = found->rbegin(); it != found->rend(); ++it) ids.push_back(it->info.run_id);
+    for (auto it = found->rbegin(); it != found->rend(); ++it) {
+      if (scope.covers(it->info.owner_uid)) ids.push_back(it->info.run_id);
+    }
   }
   if (ids.empty()) return Error{"compare needs run ids or labels"};
   for (const auto& id : ids) {
     auto ledger = find_ledger(registry_, store_, id);
     if (!ledger) return ledger.error();
+    if (auto s = check_read(scope, *ledger); !s) return s;
     fill_compare_row(*ledger, registry_.params().detectors, *out.add_rows());
   }
   return ok_status();
 }
 
-Status Dispatcher::list_runs(const v1::ListRunsRequest& in, v1::ListRunsReply& out) {
+Status Dispatcher::list_runs(const v1::ListRunsRequest& in, const Caller& caller,
+                             v1::ListRunsReply& out) {
+  const ReadScope scope = read_scope(caller, settings_.peers_read);
   const std::size_t limit = in.limit() == 0 ? 20 : std::min<std::size_t>(in.limit(), 1000);
   if (store_ == nullptr) {
-    for (const RunMachine* r : registry_.runs()) to_proto(r->ledger(), *out.add_runs());
+    for (const RunMachine* r : registry_.runs()) {
+      if (scope.covers(r->ledger().info.owner_uid)) to_proto(r->ledger(), *out.add_runs());
+    }
     return ok_status();
   }
+  // Under `own` other UIDs' runs are filtered out after the query, so a caller may get fewer
+  // than `limit` rows; the limit bounds the work, not the answer.
   auto runs = store_->list_runs(limit);
   if (!runs) return Error{runs.error().message, ErrorKind::kUnavailable};
-  for (const RunSummary& s : *runs) to_proto(s, *out.add_runs());
+  for (const RunSummary& s : *runs) {
+    if (scope.covers(s.info.owner_uid)) to_proto(s, *out.add_runs());
+  }
   return ok_status();
 }
 

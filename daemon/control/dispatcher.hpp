@@ -6,6 +6,7 @@
 #include <string>
 
 #include "admission/admission.hpp"
+#include "config/config.hpp"
 #include "control/handler.hpp"
 #include "model/plan.hpp"
 #include "procfs/proc_fs.hpp"
@@ -22,6 +23,7 @@ struct DispatchSettings {
   std::map<std::string, MemoryPlan> plans;
   bool use_calibrated = false;
   double calibration_factor = 1.1;
+  PeersRead peers_read = PeersRead::kAll;
 };
 
 class Dispatcher final : public RequestHandler {
@@ -41,10 +43,10 @@ class Dispatcher final : public RequestHandler {
   Status run_end(const v1::RunEndRequest& in, const Caller& caller, v1::RunEndReply& out);
   Status admit(const v1::AdmitRequest& in, const Caller& caller, v1::AdmitReply& out);
   Status release(const v1::ReleaseRequest& in, const Caller& caller, v1::ReleaseReply& out);
-  Status status(const v1::StatusRequest& in, v1::StatusReply& out);
-  Status report(const v1::ReportRequest& in, v1::ReportReply& out);
-  Status compare(const v1::CompareRequest& in, v1::CompareReply& out);
-  Status list_runs(const v1::ListRunsRequest& in, v1::ListRunsReply& out);
+  Status status(const v1::StatusRequest& in, const Caller& caller, v1::StatusReply& out);
+  Status report(const v1::ReportRequest& in, const Caller& caller, v1::ReportReply& out);
+  Status compare(const v1::CompareRequest& in, const Caller& caller, v1::CompareReply& out);
+  Status list_runs(const v1::ListRunsRequest& in, const Caller& caller, v1::ListRunsReply& out);
 
   RunRegistry& registry_;
   Admission& admission_;

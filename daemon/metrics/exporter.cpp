@@ -21,6 +21,7 @@ struct GlobalSeries {
   prometheus::Gauge* reserved = nullptr;
   prometheus::Gauge* runs_active = nullptr;
   prometheus::Gauge* store_available = nullptr;
+  prometheus::Gauge* store_writable = nullptr;
   prometheus::Histogram* sample_duration = nullptr;
   prometheus::Gauge* self_rss = nullptr;
   prometheus::Gauge* jemalloc[4] = {nullptr, nullptr, nullptr, nullptr};
@@ -47,6 +48,9 @@ MetricsExporter::MetricsExporter()
   families_->build_info.Add({{"version", RAMGUARD_VERSION}}).Set(1);
   global(globals_->runs_active, families_->runs_active).Set(0);
   global(globals_->reserved, families_->reserved_bytes).Set(0);
+  // Present from the first scrape: an alert on 0 must not wait for the first failure.
+  global(globals_->store_available, families_->store_available).Set(0);
+  global(globals_->store_writable, families_->store_writable).Set(0);
   globals_->sample_duration =
       &families_->sample_duration_seconds.Add({}, sample_duration_buckets());
 }
@@ -101,6 +105,11 @@ void MetricsExporter::set_runs_active(std::size_t runs) {
 void MetricsExporter::set_store_available(bool available) {
   std::lock_guard lock(mutex_);
   global(globals_->store_available, families_->store_available).Set(available ? 1 : 0);
+}
+
+void MetricsExporter::set_store_writable(bool writable) {
+  std::lock_guard lock(mutex_);
+  global(globals_->store_writable, families_->store_writable).Set(writable ? 1 : 0);
 }
 
 void MetricsExporter::observe_reading(std::string_view job_name, const MemoryReading& reading) {

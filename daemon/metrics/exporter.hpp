@@ -54,6 +54,7 @@ class MetricsExporter {
   void set_reserved_bytes(std::uint64_t total_bytes);
   void set_runs_active(std::size_t runs);
   void set_store_available(bool available);
+  void set_store_writable(bool writable);
 
   // A reading of the job's process: RSS and its split; swap only from mark readings (periodic
   // statm readings do not carry it).

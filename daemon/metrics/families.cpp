@@ -30,7 +30,10 @@ MetricFamilies::MetricFamilies(prometheus::Registry& r)
                            "Sum of the estimates of all active admission reservations")),
       runs_active(gauge(r, "ramguard_runs_active", "Runs currently being guarded")),
       store_available(gauge(r, "ramguard_store_available",
-                            "1 when the run ledger database is writable, 0 when degraded")),
+                            "1 when the run ledger database is open (readable), 0 when not")),
+      store_writable(gauge(r, "ramguard_store_writable",
+                           "1 when writes reach the run ledger, 0 when it is read-only, full, "
+                           "corrupt or failing (guarding goes on in memory)")),
       target_rss_bytes(gauge(r, "ramguard_target_rss_bytes",
                              "Resident set size of the watched process at the last reading")),
       target_memory_bytes(

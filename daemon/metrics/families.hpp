@@ -21,6 +21,7 @@ struct MetricFamilies {
   prometheus::Family<prometheus::Gauge>& reserved_bytes;
   prometheus::Family<prometheus::Gauge>& runs_active;
   prometheus::Family<prometheus::Gauge>& store_available;
+  prometheus::Family<prometheus::Gauge>& store_writable;
 
   // Per watched target (label job).
   prometheus::Family<prometheus::Gauge>& target_rss_bytes;

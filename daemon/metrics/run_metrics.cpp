@@ -57,8 +57,4 @@ Status RunMetrics::reservations(const std::vector<ReservationRow>&, std::uint64_
   return ok_status();
 }
 
-void RunMetrics::store_failed(std::string_view, std::string_view) {
-  exporter_.set_store_available(false);
-}
-
 }  // namespace ramguard

@@ -23,7 +23,6 @@ class RunMetrics final : public RunObserver {
   void runs_active(std::size_t count) override;
   Status reservations(const std::vector<ReservationRow>& rows,
                       std::uint64_t reserved_bytes) override;
-  void store_failed(std::string_view what, std::string_view reason) override;
 
  private:
   MetricsExporter& exporter_;

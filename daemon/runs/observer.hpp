@@ -42,7 +42,8 @@ struct ReservationRow {
   std::string reservation_id;
   std::string job;
   std::uint64_t bytes = 0;
-  std::string run_id;  // empty: unclaimed
+  std::string run_id;           // empty: unclaimed
+  std::uint32_t owner_uid = 0;  // the UID it was admitted for
   std::int64_t created_wall_ms = 0;
   std::int64_t expires_wall_ms = 0;
 };

@@ -23,7 +23,8 @@ bool ObserverSet::write(std::string_view what, std::string_view run_id,
     if (auto s = fn(*o); !s) {
       stored = false;
       if (!o->durable()) continue;
-      log::error("store.write_failed", {{"run", std::string(run_id)},
+      // The store logs its own state once (write_health); this line is for debugging.
+      log::debug("store.write_failed", {{"run", std::string(run_id)},
                                         {"what", std::string(what)},
                                         {"reason", s.error().message}});
       for (RunObserver* each : observers_) each->store_failed(what, s.error().message);

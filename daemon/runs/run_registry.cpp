@@ -345,6 +345,7 @@ void RunRegistry::sync_reservations() {
     row.job = r.job;
     row.bytes = r.bytes;
     row.run_id = r.run_id;
+    row.owner_uid = r.owner_uid;
     row.created_wall_ms =
         std::chrono::duration_cast<std::chrono::milliseconds>(r.created.wall).count();
     row.expires_wall_ms = row.created_wall_ms + lease_ms;

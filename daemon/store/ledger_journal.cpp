@@ -88,7 +88,8 @@ Result<std::vector<ReservationRow>> LedgerJournal::load_reservations() {
   if (!stored) return stored.error();
   std::vector<ReservationRow> rows;
   for (const StoredReservation& r : *stored) {
-    rows.push_back({r.id, r.job, r.bytes, r.run_id, r.created_wall_ms, r.expires_wall_ms});
+    rows.push_back(
+        {r.id, r.job, r.bytes, r.run_id, r.owner_uid, r.created_wall_ms, r.expires_wall_ms});
   }
   return rows;
 }

@@ -34,6 +34,7 @@ struct StoredReservation {
   std::string run_id;  // empty until a run claims it
   std::int64_t created_wall_ms = 0;
   std::int64_t expires_wall_ms = 0;
+  std::uint32_t owner_uid = 0;  // the admitted UID; rows from schema 1 read as root's
   friend bool operator==(const StoredReservation&, const StoredReservation&) = default;
 };
 

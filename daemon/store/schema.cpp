@@ -136,8 +136,15 @@ CREATE TABLE reservations (
 );
 )sql";
 
+// Reservations have an owner: only that UID (or root) may claim or release them, across
+// restarts too. Rows admitted before this version default to root, which fails closed.
+constexpr const char* kSchemaV2 = R"sql(
+ALTER TABLE reservations ADD COLUMN owner_uid INTEGER NOT NULL DEFAULT 0;
+)sql";
+
 constexpr std::array kMigrations = {
     Migration{"initial ledger schema", kSchemaV1},
+    Migration{"reservation owners", kSchemaV2},
 };
 
 std::string hex(std::int64_t value) {

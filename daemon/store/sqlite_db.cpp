@@ -2,7 +2,10 @@
 
 #include <sqlite3.h>
 
+#include <system_error>
 #include <utility>
+
+#include "store/write_health.hpp"
 
 namespace ramguard {
 
@@ -99,7 +102,10 @@ Status Query::run() {
   for (;;) {
     auto row = step();
     if (!row) return row.error();
-    if (!*row) return ok_status();
+    if (!*row) {
+      db_->note_autocommit_write(sqlite3_stmt_readonly(stmt_) != 0);
+      return ok_status();
+    }
   }
 }
 
@@ -148,18 +154,68 @@ Result<std::unique_ptr<SqliteDb>> SqliteDb::open(const std::filesystem::path& fi
   return std::unique_ptr<SqliteDb>(new SqliteDb(handle, file));
 }
 
-Error SqliteDb::error(int code, std::string_view operation) {
+Result<std::unique_ptr<SqliteDb>> SqliteDb::open_read_only(const std::filesystem::path& file) {
+  auto attempt = [&](const std::string& uri) -> Result<std::unique_ptr<SqliteDb>> {
+    sqlite3* handle = nullptr;
+    const int rc =
+        sqlite3_open_v2(uri.c_str(), &handle,
+                        SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr);
+    if (rc != SQLITE_OK) {
+      Error e = sqlite_error(rc, handle ? sqlite3_errmsg(handle) : sqlite3_errstr(rc), file,
+                             "opening the database read-only");
+      sqlite3_close(handle);
+      return e;
+    }
+    sqlite3_extended_result_codes(handle, 1);
+    std::unique_ptr<SqliteDb> db(new SqliteDb(handle, file));
+    // SQLite opens lazily: read the schema now, so a file it cannot read fails here.
+    if (auto probe = db->scalar_int64("SELECT count(*) FROM sqlite_master", "reading the schema");
+        !probe) {
+      return probe.error();
+    }
+    return db;
+  };
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec)) {
+    return Error{"cannot open " + file.string() + " read-only: the file does not exist"};
+  }
+  auto plain = attempt("file:" + file.string() + "?mode=ro");
+  if (plain) return plain;
+  // A WAL database on a read-only disk cannot create its -shm file. Without a write-ahead log
+  // to replay the main file is the whole ledger, so it may be read as immutable.
+  const std::filesystem::path wal = file.string() + "-wal";
+  const bool pending_wal =
+      std::filesystem::exists(wal, ec) && std::filesystem::file_size(wal, ec) > 0;
+  if (pending_wal) {
+    return Error{plain.error().message + "; its write-ahead log " + wal.string() +
+                 " holds commits that cannot be replayed without write access"};
+  }
+  return attempt("file:" + file.string() + "?immutable=1");
+}
+
+void SqliteDb::note_failure(int code, const std::string& message) {
   last_failure_code_ = code;
-  return sqlite_error(code, sqlite3_errmsg(db_), path_, operation);
+  if (health_ != nullptr) health_->failed(code, message);
+}
+
+void SqliteDb::note_autocommit_write(bool statement_read_only) {
+  if (health_ == nullptr || statement_read_only || in_transaction()) return;
+  if (sqlite3_changes64(db_) > 0) health_->succeeded();
+}
+
+Error SqliteDb::error(int code, std::string_view operation) {
+  Error e = sqlite_error(code, sqlite3_errmsg(db_), path_, operation);
+  note_failure(code, e.message);
+  return e;
 }
 
 Status SqliteDb::exec(std::string_view sql, std::string_view operation) {
   char* message = nullptr;
   const int rc = sqlite3_exec(db_, std::string(sql).c_str(), nullptr, nullptr, &message);
   if (rc == SQLITE_OK) return ok_status();
-  last_failure_code_ = sqlite3_extended_errcode(db_);
   Error e = sqlite_error(rc, message ? message : sqlite3_errstr(rc), path_, operation);
   sqlite3_free(message);
+  note_failure(sqlite3_extended_errcode(db_), e.message);
   return e;
 }
 
@@ -190,11 +246,16 @@ Result<std::int64_t> SqliteDb::scalar_int64(std::string_view sql, std::string_vi
 
 Status SqliteDb::begin(std::string_view operation) {
   // IMMEDIATE takes the write lock up front, so a busy database fails here, not mid-way.
+  changes_at_begin_ = sqlite3_total_changes64(db_);
   return exec("BEGIN IMMEDIATE", operation);
 }
 
 Status SqliteDb::commit(std::string_view operation) {
-  return exec("COMMIT", operation);
+  const bool wrote = sqlite3_total_changes64(db_) > changes_at_begin_;
+  auto s = exec("COMMIT", operation);
+  // An empty transaction commits even on a full disk: only one that wrote proves writability.
+  if (s && wrote && health_ != nullptr) health_->succeeded();
+  return s;
 }
 
 void SqliteDb::rollback() {
@@ -204,6 +265,10 @@ void SqliteDb::rollback() {
 
 bool SqliteDb::in_transaction() const {
   return sqlite3_get_autocommit(db_) == 0;
+}
+
+bool SqliteDb::read_only() const {
+  return sqlite3_db_readonly(db_, "main") == 1;
 }
 
 std::int64_t SqliteDb::changes() const {

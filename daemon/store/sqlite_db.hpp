@@ -26,6 +26,7 @@ Error sqlite_error(int code, std::string_view sqlite_message, const std::filesys
                    std::string_view operation);
 
 class SqliteDb;
+class WriteHealth;
 
 // A cached statement in use. Bindings are 1-based as in SQLite; unsigned values are stored as
 // their two's-complement int64 and read back bit-exact. Destruction resets the statement so
@@ -86,6 +87,9 @@ class SqliteDb {
   // Opens (creating if missing) the database file. SQLite opens lazily, so a file that is not
   // a database is reported by the first statement, not here.
   static Result<std::unique_ptr<SqliteDb>> open(const std::filesystem::path& file);
+  // Opens an existing database for reading only, for a ledger whose disk refuses writes. A
+  // WAL database needs its -shm file for that; without a WAL to replay, it opens immutable.
+  static Result<std::unique_ptr<SqliteDb>> open_read_only(const std::filesystem::path& file);
   ~SqliteDb();
   SqliteDb(const SqliteDb&) = delete;
   SqliteDb& operator=(const SqliteDb&) = delete;
@@ -107,18 +111,29 @@ class SqliteDb {
   bool in_transaction() const;
 
   std::int64_t changes() const;
+  // True when SQLite could open the file for reading only (read-only file or filesystem).
+  bool read_only() const;
   // Builds the Error for `code` and remembers the code for last_failure_code().
   Error error(int code, std::string_view operation);
   // The extended result code of the most recent failure (e.g. SQLITE_CONSTRAINT_FOREIGNKEY), so
   // callers can say "unknown run" instead of "FOREIGN KEY constraint failed".
   int last_failure_code() const { return last_failure_code_; }
 
+  // Storage failures and writes that reached the file are reported here (may be null).
+  void set_health(WriteHealth* health) { health_ = health; }
+  // A statement outside a transaction wrote rows (Query::run calls it).
+  void note_autocommit_write(bool statement_read_only);
+
  private:
+  void note_failure(int code, const std::string& message);
+
   SqliteDb(sqlite3* db, std::filesystem::path path);
 
   sqlite3* db_;
   std::filesystem::path path_;
   int last_failure_code_ = 0;
+  WriteHealth* health_ = nullptr;
+  std::int64_t changes_at_begin_ = 0;
   struct StmtDeleter {
     void operator()(sqlite3_stmt* stmt) const;
   };

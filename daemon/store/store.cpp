@@ -10,34 +10,12 @@
 #include "store/codec.hpp"
 #include "store/schema.hpp"
 #include "store/sqlite_db.hpp"
+#include "store/state_lock.hpp"
 
 namespace ramguard {
 namespace {
 
 constexpr std::string_view kUnknownRun = "unknown run id '";
-
-Status prepare_state_dir(const std::filesystem::path& dir) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const bool exists = fs::exists(dir, ec);
-  if (ec) return Error{"cannot access state directory " + dir.string() + ": " + ec.message()};
-  if (exists) {
-    if (!fs::is_directory(dir, ec)) {
-      return Error{"state directory " + dir.string() + " exists but is not a directory"};
-    }
-    return ok_status();
-  }
-  if (!fs::create_directories(dir, ec) || ec) {
-    return Error{"cannot create state directory " + dir.string() + ": " +
-                 (ec ? ec.message() : std::string("unknown reason"))};
-  }
-  // Run ledgers name jobs and hosts: readable by the daemon's group, nobody else.
-  fs::permissions(dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec,
-                  fs::perm_options::replace, ec);
-  if (ec)
-    return Error{"cannot set mode 0750 on state directory " + dir.string() + ": " + ec.message()};
-  return ok_status();
-}
 
 Status configure(SqliteDb& db, bool sync_every_commit) {
   // WAL: readers never block the writer and a commit is one append + fsync. synchronous=FULL
@@ -69,11 +47,37 @@ Status verify(SqliteDb& db) {
 
 }  // namespace
 
+Status prepare_state_dir(const std::filesystem::path& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const bool exists = fs::exists(dir, ec);
+  if (ec) return Error{"cannot access state directory " + dir.string() + ": " + ec.message()};
+  if (exists) {
+    if (!fs::is_directory(dir, ec)) {
+      return Error{"state directory " + dir.string() + " exists but is not a directory"};
+    }
+    return ok_status();
+  }
+  if (!fs::create_directories(dir, ec) || ec) {
+    return Error{"cannot create state directory " + dir.string() + ": " +
+                 (ec ? ec.message() : std::string("unknown reason"))};
+  }
+  // Run ledgers name jobs and hosts: readable by the daemon's group, nobody else.
+  fs::permissions(dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec,
+                  fs::perm_options::replace, ec);
+  if (ec)
+    return Error{"cannot set mode 0750 on state directory " + dir.string() + ": " + ec.message()};
+  return ok_status();
+}
+
 bool is_unknown_run(const Error& error) {
   return error.message.starts_with(kUnknownRun);
 }
 
-Store::Store(std::unique_ptr<SqliteDb> db) : db_(std::move(db)) {}
+Store::Store(std::unique_ptr<SqliteDb> db, std::int64_t schema_version)
+    : db_(std::move(db)), schema_version_(schema_version), health_(db_->path()) {
+  db_->set_health(&health_);
+}
 Store::~Store() = default;
 
 const std::filesystem::path& Store::path() const {
@@ -83,17 +87,55 @@ const std::filesystem::path& Store::path() const {
 Result<std::unique_ptr<Store>> Store::open(const std::filesystem::path& state_dir,
                                            const StoreOptions& options) {
   if (auto s = prepare_state_dir(state_dir); !s) return s.error();
-  auto db = SqliteDb::open(state_dir / kFileName);
-  if (!db) return db.error();
-  if (auto s = configure(**db, options.sync_every_commit); !s) return s.error();
+  const std::filesystem::path file = state_dir / kFileName;
+  auto db = SqliteDb::open(file);
+  if (!db) return open_read_only(file, db.error());
+  auto read_only_fallback = [&](const Error& e) -> Result<std::unique_ptr<Store>> {
+    // Only a disk that refuses writes falls back; a corrupt or foreign file stays refused.
+    const int code = (*db)->last_failure_code() & 0xff;
+    if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB || !WriteHealth::is_storage_failure(code)) {
+      return e;
+    }
+    db->reset();
+    return open_read_only(file, e);
+  };
+  if (auto s = configure(**db, options.sync_every_commit); !s) return read_only_fallback(s.error());
   if (options.verify_on_open) {
     if (auto s = verify(**db); !s) return s.error();
   }
-  if (auto s = migrate_schema(**db); !s) return s.error();
-  std::unique_ptr<Store> store(new Store(std::move(*db)));
+  if (auto s = migrate_schema(**db); !s) return read_only_fallback(s.error());
+  const bool read_only = (*db)->read_only();
+  std::unique_ptr<Store> store(new Store(std::move(*db), current_schema_version()));
+  if (read_only) {
+    // SQLite quietly opened a read-only file for reading; say so now, not at the first write.
+    store->opened_read_only_ = true;
+    store->health_.start_degraded("opened read-only: " + file.string() +
+                                  " or its filesystem does not allow writing");
+  }
   if (options.max_db_bytes != 0) {
     if (auto s = store->set_max_db_bytes(options.max_db_bytes); !s) return s.error();
   }
+  return store;
+}
+
+Result<std::unique_ptr<Store>> Store::open_read_only(const std::filesystem::path& file,
+                                                     const Error& write_error) {
+  auto db = SqliteDb::open_read_only(file);
+  if (!db) return Error{write_error.message + "; read-only too: " + db.error().message};
+  const std::string op = "reading the ledger read-only";
+  auto app_id = (*db)->scalar_int64("PRAGMA application_id", op);
+  if (!app_id) return app_id.error();
+  auto version = (*db)->scalar_int64("PRAGMA user_version", op);
+  if (!version) return version.error();
+  if (*app_id != kRamguardApplicationId || *version < 1 || *version > current_schema_version()) {
+    return Error{write_error.message + "; and " + file.string() +
+                 " cannot be read as this version's ledger (application id " +
+                 std::to_string(*app_id) + ", schema " + std::to_string(*version) + ")"};
+  }
+  if (auto s = verify(**db); !s) return s.error();
+  std::unique_ptr<Store> store(new Store(std::move(*db), *version));
+  store->opened_read_only_ = true;
+  store->health_.start_degraded("opened read-only: " + write_error.message);
   return store;
 }
 

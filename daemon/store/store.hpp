@@ -26,6 +26,7 @@
 #include "model/ledger.hpp"
 #include "model/verdict.hpp"
 #include "store/records.hpp"
+#include "store/write_health.hpp"
 
 namespace ramguard {
 
@@ -53,7 +54,9 @@ class Store {
 
   // Creates state_dir (mode 0750) if missing and opens or creates state_dir/ramguard.db.
   // Errors name the path: an uncreatable directory, an unwritable or corrupt file, a file that
-  // is not a ramguard database, a schema newer than this build.
+  // is not a ramguard database, a schema newer than this build. A ledger that exists but cannot
+  // be written (read-only disk, full disk before a migration) opens read-only instead, so its
+  // runs and reservations are still restored; writable() is then false.
   static Result<std::unique_ptr<Store>> open(const std::filesystem::path& state_dir,
                                              const StoreOptions& options = {});
   ~Store();
@@ -61,6 +64,17 @@ class Store {
   Store& operator=(const Store&) = delete;
 
   const std::filesystem::path& path() const;
+
+  // False while writes fail for want of a writable disk (read-only, full, corrupt, I/O
+  // error); the reason names the last failure. Turns true again when a write succeeds.
+  bool writable() const { return health_.writable(); }
+  const std::string& unwritable_reason() const { return health_.reason(); }
+  // True when the file was opened read-only at startup: it stays unwritable until a restart.
+  bool opened_read_only() const { return opened_read_only_; }
+  // Told of every change of writable() (and at once): metrics.
+  void set_writable_listener(WriteHealth::Listener listener) {
+    health_.set_listener(std::move(listener));
+  }
 
   // Runs `writes` (calls to the methods below) as one transaction: one fsync for all of them,
   // and all or nothing. Use it to store a mark with the phase and boundary it updates.
@@ -99,7 +113,9 @@ class Store {
   Result<std::vector<StoredReservation>> load_reservations();     // oldest first
 
   // ---- reading back ----
-  // Full ledgers of runs in state active, oldest first, for restart recovery.
+  // Full ledgers of runs in state active, oldest first, for restart recovery. A run that
+  // cannot be decoded is skipped with a logged reason and ended lost when the file is writable;
+  // only a failure to read the runs table at all is an error.
   Result<std::vector<RunLedger>> load_active_runs();
   // Marks by seq, phases and verdicts in the order first saved, boundaries by round.
   // An unknown id is an error starting with "unknown run id" (see is_unknown_run).
@@ -116,7 +132,9 @@ class Store {
                                                     std::size_t recent_runs = kRecentRunsForPeak);
 
  private:
-  explicit Store(std::unique_ptr<SqliteDb> db);
+  explicit Store(std::unique_ptr<SqliteDb> db, std::int64_t schema_version);
+  static Result<std::unique_ptr<Store>> open_read_only(const std::filesystem::path& file,
+                                                       const Error& write_error);
   // Writes without their own transaction; the public methods wrap them.
   Status insert_run(const RunLedger& ledger);
   Status write_mark(const std::string& run_id, const MarkRecord& mark);
@@ -126,6 +144,7 @@ class Store {
   // The Error for a failed write to `run_id`: "unknown run id" when a foreign key failed.
   Error write_error(const Error& e, const std::string& run_id);
   Status require_run(const std::string& run_id, const char* operation);
+  Status end_undecodable(const std::string& run_id);
   Result<std::vector<RunSummary>> summaries(const std::string& where_sql,
                                             const std::vector<std::string>& params,
                                             std::size_t limit);
@@ -135,6 +154,9 @@ class Store {
                                              std::optional<std::int64_t> only_id);
 
   std::unique_ptr<SqliteDb> db_;
+  std::int64_t schema_version_;
+  WriteHealth health_;
+  bool opened_read_only_ = false;
 };
 
 // True for the error load_run and the write methods give for a run id not in the store.

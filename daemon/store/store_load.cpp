@@ -1,4 +1,7 @@
 // Reading whole runs back: for restart recovery (load_active_runs) and reports (load_run).
+#include <chrono>
+
+#include "common/log.hpp"
 #include "store/codec.hpp"
 #include "store/sqlite_db.hpp"
 #include "store/store.hpp"
@@ -160,6 +163,7 @@ Result<RunLedger> Store::load_run(const std::string& run_id) {
 
 Result<std::vector<RunLedger>> Store::load_active_runs() {
   std::vector<RunLedger> runs;
+  std::vector<std::pair<std::string, std::string>> undecodable;  // run id, reason
   {
     auto q =
         db_->query("SELECT runs.* FROM runs WHERE state = 'active' ORDER BY started_wall_ns, rowid",
@@ -170,14 +174,47 @@ Result<std::vector<RunLedger>> Store::load_active_runs() {
       if (!row) return row.error();
       if (!*row) break;
       auto l = read_run_row(*q);
-      if (!l) return l.error();
+      if (!l) {
+        undecodable.emplace_back(q->text(0), l.error().message);
+        continue;
+      }
       runs.push_back(std::move(*l));
     }
   }
+  std::vector<RunLedger> loaded;
+  loaded.reserve(runs.size());
   for (RunLedger& l : runs) {
-    if (auto s = load_details(l); !s) return s.error();
+    if (auto s = load_details(l); !s) {
+      undecodable.emplace_back(l.info.run_id, s.error().message);
+      continue;
+    }
+    loaded.push_back(std::move(l));
   }
-  return runs;
+  // One bad run must not cost the others their recovery: skip it, say why, and end it lost so
+  // the next start does not trip over it again (impossible on a read-only ledger; then it
+  // stays active in the file and is skipped again).
+  for (const auto& [run_id, reason] : undecodable) {
+    const Status ended = end_undecodable(run_id);
+    log::error("recovery.run_skipped", {{"run", run_id},
+                                        {"reason", reason},
+                                        {"ended_lost", ended.ok()},
+                                        {"end_error", ended ? "" : ended.error().message}});
+  }
+  return loaded;
+}
+
+Status Store::end_undecodable(const std::string& run_id) {
+  const std::string op = "ending undecodable run '" + run_id + "' lost";
+  auto q = db_->query(
+      "UPDATE runs SET state = 'lost', ended_mono_ns = ?2, ended_wall_ns = ?3 WHERE run_id = ?1",
+      op);
+  if (!q) return q.error();
+  const auto mono = std::chrono::steady_clock::now().time_since_epoch();
+  const auto wall = std::chrono::system_clock::now().time_since_epoch();
+  q->bind(1, run_id)
+      .bind(2, static_cast<std::int64_t>(std::chrono::nanoseconds(mono).count()))
+      .bind(3, static_cast<std::int64_t>(std::chrono::nanoseconds(wall).count()));
+  return q->run();
 }
 
 Result<std::vector<StoredSample>> Store::load_samples(const std::string& run_id) {
@@ -197,7 +234,12 @@ Result<std::vector<StoredSample>> Store::load_samples(const std::string& run_id)
 }
 
 Result<std::vector<StoredReservation>> Store::load_reservations() {
-  auto q = db_->query("SELECT * FROM reservations ORDER BY created_wall_ms, rowid",
+  // A ledger opened read-only may still be at schema 1 (no owner column): its rows are root's.
+  auto q = db_->query(schema_version_ >= 2
+                          ? "SELECT id, job, bytes, run_id, created_wall_ms, expires_wall_ms, "
+                            "owner_uid FROM reservations ORDER BY created_wall_ms, rowid"
+                          : "SELECT id, job, bytes, run_id, created_wall_ms, expires_wall_ms, 0 "
+                            "FROM reservations ORDER BY created_wall_ms, rowid",
                       "loading the reservations");
   if (!q) return q.error();
   std::vector<StoredReservation> out;
@@ -206,7 +248,7 @@ Result<std::vector<StoredReservation>> Store::load_reservations() {
     if (!row) return row.error();
     if (!*row) return out;
     out.push_back(StoredReservation{q->text(0), q->text(1), q->uint64(2), q->text(3), q->int64(4),
-                                    q->int64(5)});
+                                    q->int64(5), static_cast<std::uint32_t>(q->int64(6))});
   }
 }
 

@@ -234,3 +234,41 @@ TEST_F(AdmissionTest, RestoreRebuildsReservations) {
 
 }  // namespace
 }  // namespace ramguard
+
+namespace ramguard {
+namespace {
+
+TEST_F(AdmissionTest, OnlyTheAdmittedUidOrAPrivilegedCallerMayReleaseOrClaim) {
+  const Decision d = admission_.admit({"job", 10 * kGB, "given", 0, /*owner_uid=*/0});
+  ASSERT_TRUE(d.admitted);
+  const ReservationActor other{1000, false};
+  const Status claim = admission_.check_owner(d.reservation_id, other, "claim");
+  ASSERT_FALSE(claim.ok());
+  EXPECT_EQ(claim.error().kind, ErrorKind::kPermissionDenied);
+  EXPECT_EQ(claim.error().message, "uid 1000 may not claim reservation " + d.reservation_id +
+                                       ": it was admitted for uid 0");
+  auto released = admission_.release(d.reservation_id, other);
+  ASSERT_FALSE(released.ok());
+  EXPECT_EQ(released.error().message, "uid 1000 may not release reservation " + d.reservation_id +
+                                          ": it was admitted for uid 0");
+  EXPECT_EQ(admission_.reserved_bytes(), 10 * kGB) << "a refused release frees nothing";
+  EXPECT_EQ(admission_.check_owner("rsv-none", other, "claim").error().kind, ErrorKind::kNotFound);
+  // The owner, and root, may.
+  const Decision mine = admission_.admit({"job", kGB, "given", 0, 1000});
+  EXPECT_TRUE(admission_.check_owner(mine.reservation_id, other, "claim").ok());
+  EXPECT_EQ(*admission_.release(mine.reservation_id, other), kGB);
+  EXPECT_EQ(*admission_.release(d.reservation_id, ReservationActor{0, true}), 10 * kGB);
+}
+
+TEST_F(AdmissionTest, RestoredReservationsKeepTheirOwner) {
+  ASSERT_TRUE(admission_.restore({"rsv-a", "job", kGB, "restored", "", 1000}).ok());
+  ASSERT_TRUE(admission_.restore({"rsv-b", "job", kGB, "restored", ""}).ok());
+  const auto views = admission_.reservations();
+  ASSERT_EQ(views.size(), 2u);
+  EXPECT_EQ(views[0].owner_uid, 1000u);
+  EXPECT_EQ(views[1].owner_uid, 0u) << "an owner the ledger did not keep is root's";
+  EXPECT_FALSE(admission_.check_owner("rsv-b", {1000, false}, "release").ok());
+}
+
+}  // namespace
+}  // namespace ramguard

@@ -24,6 +24,7 @@ TEST(ConfigDefaults, MatchDesignNumbers) {
   EXPECT_DOUBLE_EQ(c.headroom.warn_fraction, 0.9);
   EXPECT_EQ(c.metrics.listen.host, "127.0.0.1");
   EXPECT_EQ(c.control.socket_mode, 0660u);
+  EXPECT_EQ(c.control.peers_read, PeersRead::kAll);
   EXPECT_EQ(c.control.max_frame_bytes, 64u * 1024);
   EXPECT_FALSE(c.control.tcp.enabled);
   EXPECT_TRUE(c.control.socket.empty());  // resolved at startup, see paths.hpp
@@ -81,6 +82,7 @@ TEST(ConfigDefaults, ExampleFileParsesToTheDefaults) {
                           "run_retention:",
                           "socket:",
                           "socket_mode:",
+                          "peers_read:",
                           "max_frame:",
                           "max_connections:",
                           "max_runs:",
@@ -132,6 +134,7 @@ metrics: { listen: "[::1]:0", run_retention: 1h }
 control:
   socket: /tmp/rg.sock
   socket_mode: 0600
+  peers_read: own
   max_frame: 1MiB
   max_connections: 8
   max_runs: 9
@@ -168,6 +171,7 @@ log: { level: warning }
   EXPECT_EQ(c.metrics.run_retention, 1h);
   EXPECT_EQ(c.control.socket, "/tmp/rg.sock");
   EXPECT_EQ(c.control.socket_mode, 0600u);
+  EXPECT_EQ(c.control.peers_read, PeersRead::kOwn);
   EXPECT_EQ(c.control.max_frame_bytes, 1u << 20);
   EXPECT_EQ(c.control.max_connections, 8u);
   EXPECT_EQ(c.control.max_runs, 9u);

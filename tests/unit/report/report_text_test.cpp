@@ -126,3 +126,35 @@ TEST(StatusText, ShowsBudgetReservationsAndRuns) {
 
 }  // namespace
 }  // namespace ramguard::report
+
+namespace ramguard::report {
+namespace {
+
+TEST(ReportText, RoundsSayHowManyRoundEndsTheLedgerHolds) {
+  // Round numbers reached 3020 but only 3 round ends were stored (a full disk, then kill -9):
+  // the report must not claim 3020 rounds of data without saying what it holds.
+  v1::ReportReply reply = testing::design_report(testing::design_build(0));
+  reply.mutable_run()->set_round(3020);
+  const std::string text = report_text(reply, {});
+  EXPECT_THAT(text, ::testing::HasSubstr("Rounds:         3020 of 3 (round ends held: 3)"));
+  EXPECT_THAT(report_json(reply), ::testing::HasSubstr("\"round_ends_held\":3"));
+  // When every round end is held, no remark.
+  EXPECT_THAT(report_text(testing::design_report(testing::design_build(0)), {}),
+              ::testing::Not(::testing::HasSubstr("round ends held")));
+}
+
+TEST(StatusText, SaysWhenTheLedgerCannotBeWritten) {
+  v1::StatusReply reply;
+  reply.set_store_available(true);
+  reply.set_store_writable(false);
+  reply.set_store_state("read-only: cannot write /var/lib/ramguard/ramguard.db");
+  EXPECT_THAT(
+      status_text(reply, {}),
+      ::testing::HasSubstr("NOT WRITABLE (read-only: cannot write "
+                           "/var/lib/ramguard/ramguard.db); new marks kept in memory only"));
+  reply.set_store_writable(true);
+  EXPECT_THAT(status_text(reply, {}), ::testing::HasSubstr("Store:          available"));
+}
+
+}  // namespace
+}  // namespace ramguard::report

@@ -178,10 +178,10 @@ TEST_F(RunRegistryTest, RecoveryResumesLiveRunsEndsDeadOnesLostAndRestoresReserv
   source.runs = {live, dead};
   const auto now_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(clock_.now().wall).count();
-  source.rows = {{"res-live", "j", kGB, live.info.run_id, now_ms, now_ms + 60000},
-                 {"res-dead", "j", kGB, "r-dead", now_ms, now_ms + 60000},
-                 {"res-free", "j", kGB, "", now_ms, now_ms + 60000},
-                 {"res-old", "j", kGB, "", now_ms - 120000, now_ms - 60000}};
+  source.rows = {{"res-live", "j", kGB, live.info.run_id, 0, now_ms, now_ms + 60000},
+                 {"res-dead", "j", kGB, "r-dead", 0, now_ms, now_ms + 60000},
+                 {"res-free", "j", kGB, "", 0, now_ms, now_ms + 60000},
+                 {"res-old", "j", kGB, "", 0, now_ms - 120000, now_ms - 60000}};
 
   RecordingObserver observer;
   Admission fresh(16 * kGB, 0, 60s, clock_);

@@ -18,7 +18,8 @@ TEST(LedgerJournal, ReservationRowsFollowTheAdmissionStateIncludingRestoredOnes)
     LedgerJournal journal(**store);
     ASSERT_TRUE(
         journal
-            .reservations({{"res-a", "j", 1000, "", 1, 2}, {"res-b", "j", 2000, "r-1", 1, 2}}, 3000)
+            .reservations({{"res-a", "j", 1000, "", 0, 1, 2}, {"res-b", "j", 2000, "r-1", 0, 1, 2}},
+                          3000)
             .ok());
   }
   // After a restart the rows come back; once admission no longer holds them they are deleted.
@@ -28,7 +29,7 @@ TEST(LedgerJournal, ReservationRowsFollowTheAdmissionStateIncludingRestoredOnes)
   auto restored = journal.load_reservations();
   ASSERT_TRUE(restored.ok());
   ASSERT_EQ(restored->size(), 2u);
-  ASSERT_TRUE(journal.reservations({{"res-b", "j", 2000, "r-1", 1, 2}}, 2000).ok());
+  ASSERT_TRUE(journal.reservations({{"res-b", "j", 2000, "r-1", 0, 1, 2}}, 2000).ok());
   auto after = journal.load_reservations();
   ASSERT_EQ(after->size(), 1u);
   EXPECT_EQ((*after)[0].reservation_id, "res-b");

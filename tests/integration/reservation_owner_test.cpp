@@ -1,0 +1,225 @@
+// Reservations belong to the UID that was admitted: another member of the socket's group can
+// neither release nor claim root's reservation, so root's budget is never overcommitted; and
+// control.peers_read decides what other UIDs may read (all by default, or own).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <sstream>
+#include <vector>
+
+#include "control_wire.hpp"
+#include "harness.hpp"
+#include "other_uid.hpp"
+
+namespace ramguard::testing {
+namespace {
+
+constexpr std::uint64_t kGB = 1'000'000'000;
+
+// A daemon whose socket an unprivileged client can reach (as a group member could).
+std::unique_ptr<Daemon> open_daemon(const std::string& extra_control = "") {
+  auto d = Daemon::with_config("budget: 16GB\ncontrol:\n  socket_mode: \"0666\"\n" + extra_control);
+  std::filesystem::permissions(d->socket_path().parent_path(), std::filesystem::perms(0755));
+  return d;
+}
+
+std::vector<v1::Reply> replies_of(const std::string& text) {
+  std::istringstream lines(text);
+  std::string line;
+  std::vector<v1::Reply> out;
+  while (std::getline(lines, line)) out.push_back(parse_reply(line));
+  return out;
+}
+
+v1::Reply admit(const Daemon& d, std::uint64_t bytes) {
+  v1::Request r;
+  r.mutable_admit()->set_job("root-job");
+  r.mutable_admit()->set_estimate_bytes(bytes);
+  return d.call(r);
+}
+
+TEST(ReservationOwner, AnotherUidCannotReleaseOrClaimRootsReservation) {
+  auto d = open_daemon();
+  const v1::Reply first = admit(*d, 10 * kGB);
+  ASSERT_TRUE(first.admit().admitted()) << first.DebugString();
+  const std::string rsv = first.admit().reservation_id();
+
+  const std::string replies = as_uid_nobody([&] {
+    Wire wire(d->socket_path());
+    std::string out;
+    out += wire.roundtrip(R"({"version":1,"release":{"reservationId":")" + rsv + R"("}})") + "\n";
+    // Its own process (pid 0: the caller), but root's reservation.
+    out += wire.roundtrip(R"({"version":1,"runStart":{"reservationId":")" + rsv + R"("}})") + "\n";
+    return out;
+  });
+  const auto got = replies_of(replies);
+  ASSERT_EQ(got.size(), 2u) << replies;
+  EXPECT_EQ(got[0].error().code(), v1::Error::PERMISSION_DENIED) << replies;
+  EXPECT_EQ(got[0].error().message(),
+            "uid 65534 may not release reservation " + rsv + ": it was admitted for uid 0");
+  EXPECT_EQ(got[1].error().code(), v1::Error::PERMISSION_DENIED) << replies;
+  EXPECT_EQ(got[1].error().message(),
+            "uid 65534 may not claim reservation " + rsv + ": it was admitted for uid 0");
+
+  // Root's 10 GB still count: 12 GB more would overcommit 16 GB and is refused.
+  const v1::Reply second = admit(*d, 12 * kGB);
+  EXPECT_FALSE(second.admit().admitted()) << second.DebugString();
+  EXPECT_EQ(second.admit().reserved_bytes(), 10 * kGB);
+
+  // Root itself claims it for its run, and the status shows who owns it.
+  MemChild child;
+  v1::Request start;
+  start.mutable_run_start()->set_pid(static_cast<std::uint32_t>(child.pid()));
+  start.mutable_run_start()->set_reservation_id(rsv);
+  const v1::Reply started = d->call(start);
+  ASSERT_TRUE(started.has_run_start()) << started.DebugString();
+  v1::Request status;
+  status.mutable_status();
+  const v1::Reply s = d->call(status);
+  ASSERT_EQ(s.status().reservations_size(), 1) << s.DebugString();
+  EXPECT_EQ(s.status().reservations(0).run_id(), started.run_start().run_id());
+  EXPECT_EQ(s.status().reservations(0).owner_uid(), 0u);
+  EXPECT_EQ(s.status().reserved_bytes(), 10 * kGB);
+}
+
+TEST(ReservationOwner, AnotherUidReleasesItsOwnAndRootMayReleaseAnyones) {
+  auto d = open_daemon();
+  const std::string replies = as_uid_nobody([&] {
+    Wire wire(d->socket_path());
+    std::string out;
+    out +=
+        wire.roundtrip(R"({"version":1,"admit":{"job":"a","estimateBytes":"2000000000"}})") + "\n";
+    const v1::Reply admitted = parse_reply(out.substr(0, out.size() - 1));
+    const std::string id = admitted.admit().reservation_id();
+    out += wire.roundtrip(R"({"version":1,"release":{"reservationId":")" + id + R"("}})") + "\n";
+    out +=
+        wire.roundtrip(R"({"version":1,"admit":{"job":"b","estimateBytes":"3000000000"}})") + "\n";
+    return out;
+  });
+  const auto got = replies_of(replies);
+  ASSERT_EQ(got.size(), 3u) << replies;
+  ASSERT_TRUE(got[0].admit().admitted()) << replies;
+  EXPECT_EQ(got[1].release().released_bytes(), 2 * kGB) << replies;
+  ASSERT_TRUE(got[2].admit().admitted()) << replies;
+  // Root (privileged) may release another UID's reservation.
+  v1::Request release;
+  release.mutable_release()->set_reservation_id(got[2].admit().reservation_id());
+  const v1::Reply released = d->call(release);
+  EXPECT_EQ(released.release().released_bytes(), 3 * kGB) << released.DebugString();
+}
+
+TEST(ReservationOwner, OwnerSurvivesARestart) {
+  auto state = make_temp_dir("owner-state");
+  std::string rsv;
+  {
+    Daemon::Options o;
+    o.config_yaml = "budget: 16GB\ncontrol:\n  socket_mode: \"0666\"\n";
+    o.state_dir = state;
+    auto d = Daemon::start(o);
+    const v1::Reply first = admit(*d, 10 * kGB);
+    ASSERT_TRUE(first.admit().admitted());
+    rsv = first.admit().reservation_id();
+    d->kill_hard();
+  }
+  Daemon::Options o;
+  o.config_yaml = "budget: 16GB\ncontrol:\n  socket_mode: \"0666\"\n";
+  o.state_dir = state;
+  auto d = Daemon::start(o);
+  std::filesystem::permissions(d->socket_path().parent_path(), std::filesystem::perms(0755));
+  const std::string replies = as_uid_nobody([&] {
+    Wire wire(d->socket_path());
+    return wire.roundtrip(R"({"version":1,"release":{"reservationId":")" + rsv + R"("}})");
+  });
+  const v1::Reply got = parse_reply(replies);
+  EXPECT_EQ(got.error().code(), v1::Error::PERMISSION_DENIED) << replies;
+  EXPECT_NE(got.error().message().find("it was admitted for uid 0"), std::string::npos);
+  EXPECT_FALSE(admit(*d, 12 * kGB).admit().admitted());
+  std::filesystem::remove_all(state);
+}
+
+// Root's run and reservation, as seen by uid 65534 under each peers_read setting.
+struct PeerView {
+  std::vector<v1::Reply> replies;
+  std::string run_id;
+  std::string rsv;
+};
+
+PeerView peer_view(const Daemon& d, const MemChild& child) {
+  v1::Request start;
+  start.mutable_run_start()->set_pid(static_cast<std::uint32_t>(child.pid()));
+  const v1::Reply started = d.call(start);
+  if (!started.has_run_start()) throw std::runtime_error(started.DebugString());
+  PeerView view;
+  view.run_id = started.run_start().run_id();
+  view.rsv = admit(d, kGB).admit().reservation_id();
+  const std::string text = as_uid_nobody([&] {
+    Wire wire(d.socket_path());
+    std::string out;
+    out += wire.roundtrip(R"({"version":1,"status":{}})") + "\n";
+    out += wire.roundtrip(R"({"version":1,"status":{"runId":")" + view.run_id + R"("}})") + "\n";
+    out += wire.roundtrip(R"({"version":1,"report":{"runId":")" + view.run_id + R"("}})") + "\n";
+    out += wire.roundtrip(R"({"version":1,"listRuns":{}})") + "\n";
+    out += wire.roundtrip(R"({"version":1,"admit":{"estimateBytes":"1000","pid":)" +
+                          std::to_string(child.pid()) + "}}") +
+           "\n";
+    out += wire.roundtrip(R"({"version":1,"admit":{"estimateBytes":"1000"}})") + "\n";
+    return out;
+  });
+  view.replies = replies_of(text);
+  if (view.replies.size() != 6) throw std::runtime_error("replies: " + text);
+  return view;
+}
+
+TEST(PeersRead, AllLetsGroupMembersReadEveryRunButNotChangeIt) {
+  MemChild child;
+  auto d = open_daemon();
+  const PeerView v = peer_view(*d, child);
+  EXPECT_EQ(v.replies[0].status().runs_size(), 1);
+  EXPECT_EQ(v.replies[0].status().reservations_size(), 1);
+  EXPECT_EQ(v.replies[1].status().runs(0).run_id(), v.run_id);
+  EXPECT_EQ(v.replies[2].report().run().run_id(), v.run_id);
+  EXPECT_GE(v.replies[3].list_runs().runs_size(), 1);
+  // Admitting with root's PID is allowed (its RSS is the baseline); the reservation is the
+  // caller's, not root's.
+  ASSERT_TRUE(v.replies[4].admit().admitted()) << v.replies[4].DebugString();
+  EXPECT_GT(v.replies[4].admit().baseline_bytes(), 0u);
+  v1::Request status;
+  status.mutable_status();
+  const v1::Reply root_view = d->call(status);
+  ASSERT_EQ(root_view.status().reservations_size(), 3) << root_view.DebugString();
+  for (const auto& r : root_view.status().reservations()) {
+    EXPECT_EQ(r.owner_uid(), r.reservation_id() == v.rsv ? 0u : kNobodyUid) << r.DebugString();
+  }
+}
+
+TEST(PeersRead, OwnHidesOtherUidsRunsReservationsAndProcesses) {
+  MemChild child;
+  auto d = open_daemon("  peers_read: own\n");
+  const PeerView v = peer_view(*d, child);
+  const v1::StatusReply& all = v.replies[0].status();
+  EXPECT_EQ(all.runs_size(), 0) << all.DebugString();
+  EXPECT_EQ(all.reservations_size(), 0) << all.DebugString();
+  EXPECT_EQ(all.reserved_bytes(), kGB) << "totals stay visible: every admission states them";
+  EXPECT_EQ(all.budget_bytes(), 16 * kGB);
+  const std::string denied = "uid 65534 may not read run " + v.run_id +
+                             ": it belongs to uid 0 (control.peers_read is own)";
+  EXPECT_EQ(v.replies[1].error().code(), v1::Error::PERMISSION_DENIED);
+  EXPECT_EQ(v.replies[1].error().message(), denied);
+  EXPECT_EQ(v.replies[2].error().code(), v1::Error::PERMISSION_DENIED);
+  EXPECT_EQ(v.replies[2].error().message(), denied);
+  EXPECT_EQ(v.replies[3].list_runs().runs_size(), 0);
+  EXPECT_EQ(v.replies[4].error().code(), v1::Error::PERMISSION_DENIED);
+  EXPECT_EQ(v.replies[4].error().message(),
+            "uid 65534 may not admit with PID " + std::to_string(child.pid()) +
+                ": it is owned by uid 0 (control.peers_read is own)");
+  // Its own admission works, and root still sees everything.
+  EXPECT_TRUE(v.replies[5].admit().admitted()) << v.replies[5].DebugString();
+  v1::Request status;
+  status.mutable_status();
+  const v1::Reply root_view = d->call(status);
+  EXPECT_EQ(root_view.status().runs_size(), 1);
+  EXPECT_EQ(root_view.status().reservations_size(), 2) << "root's and the one nobody was allowed";
+}
+
+}  // namespace
+}  // namespace ramguard::testing
