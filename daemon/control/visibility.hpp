@@ -8,7 +8,7 @@
 
 #include "common/result.hpp"
 #include "config/config.hpp"
-#include "runs/ledger.hpp"
+#include "model/ledger.hpp"
 #include "runs/run_registry.hpp"
 
 namespace ramguard::control {
