@@ -67,7 +67,7 @@ class DispatcherTest : public ::testing::Test {
   std::unique_ptr<LedgerJournal> journal_;
   DispatchSettings settings_;
   std::unique_ptr<Dispatcher> dispatcher_;
-  Peer root_{::getpid(), 0, true, "test root"};
+  Peer root_{::getpid(), 0, true, false, "test root"};
 };
 
 TEST_F(DispatcherTest, HelloTellsTheVersionBudgetAndWhoAsked) {
@@ -162,7 +162,7 @@ TEST_F(DispatcherTest, AnotherUsersRunCannotBeMarked) {
   auto m = request();
   m.mutable_mark()->set_run_id(reply.run_start().run_id());
   m.mutable_mark()->set_kind(v1::MarkRequest::ROUND_END);
-  const Peer stranger{1, 4242, true, "pid 1 uid 4242"};
+  const Peer stranger{1, 4242, true, false, "pid 1 uid 4242"};
   reply = send(m, stranger);
   ASSERT_TRUE(reply.has_error());
   EXPECT_EQ(reply.error().code(), v1::Error::PERMISSION_DENIED);
