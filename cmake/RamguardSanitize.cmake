@@ -3,13 +3,14 @@
 # ramguard_unsanitized(): shadow memory would add ~1/8 to every reading of them.
 if(RAMGUARD_SANITIZE STREQUAL "thread")
   set(RAMGUARD_SANITIZER_FLAGS -fsanitize=thread)
+  add_compile_options(${RAMGUARD_SANITIZER_FLAGS} -fno-omit-frame-pointer)
 elseif(RAMGUARD_SANITIZE)
   set(RAMGUARD_SANITIZER_FLAGS -fsanitize=address,undefined)
-  add_compile_options(-fno-sanitize-recover=undefined)
+  add_compile_options(${RAMGUARD_SANITIZER_FLAGS} -fno-omit-frame-pointer
+                      -fno-sanitize-recover=undefined)
 endif()
 
 if(RAMGUARD_SANITIZER_FLAGS)
-  add_compile_options(${RAMGUARD_SANITIZER_FLAGS} -fno-omit-frame-pointer)
   add_link_options(${RAMGUARD_SANITIZER_FLAGS})
   # GCC 12 misreports asio's coroutine frame allocation as a new/delete mismatch under ASan.
   if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
