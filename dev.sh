@@ -112,15 +112,14 @@ fuzz_runs() {
 }
 
 # What a packager runs: default options (warnings are not errors there), Release. Built, not
-# tested again; a warning still fails CI.
+# tested again. Its warnings are listed, not fatal: GCC 12 has -O3-only false positives.
 release_build() {
   cmake -S "$ROOT" -B "$ROOT/build-release" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     "${LAUNCHER[@]}" >/dev/null
   build "$ROOT/build-release" | tee "$ROOT/build-release/build.log"
-  if grep -q "warning:" "$ROOT/build-release/build.log"; then
-    echo "dev.sh: the Release build printed warnings" >&2
-    return 1
-  fi
+  local warnings
+  warnings=$(grep -c "warning:" "$ROOT/build-release/build.log" || true)
+  [ "$warnings" -eq 0 ] || echo "dev.sh: the Release build printed $warnings warning(s); see build-release/build.log" >&2
 }
 
 cmd=${1:-}
