@@ -1,18 +1,30 @@
 #!/usr/bin/env bash
 # ramguard's one entry point for people and CI. Each command installs missing Debian packages
-# (idempotently), configures and builds, then does its job.
+# (idempotently), configures and builds (Ninja, ccache when present), then does its job.
 #
-#   ./dev.sh demo    the daemon on its embedded defaults guarding a real coordinator-like process
-#   ./dev.sh test    every test: the normal build, then the ASan+UBSan build
-#   ./dev.sh bench   the benchmarks (figures, not pass/fail)
+#   ./dev.sh demo          the daemon on its embedded defaults guarding a real coordinator-like process
+#   ./dev.sh test          every check CI runs, stage by stage (timings at the end):
+#                          format, build + tests (warnings are errors), ASan+UBSan build + tests,
+#                          TSan build + the threaded tests, libFuzzer targets (clang) for 60 s each,
+#                          and the packagers' default Release build
+#   ./dev.sh test --quick  format, build + tests only
+#   ./dev.sh bench         the benchmarks (figures, not pass/fail)
 set -euo pipefail
 cd "$(dirname "$0")"
 ROOT=$PWD
 
-PACKAGES=(build-essential cmake ninja-build pkg-config
+PACKAGES=(build-essential cmake ninja-build pkg-config ccache
+  clang-14 libclang-rt-14-dev clang-format
   libasio-dev prometheus-cpp-dev libyaml-cpp-dev libjemalloc-dev libprotobuf-dev protobuf-compiler
   libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev
   prometheus python3 python3-jsonschema socat curl util-linux)
+
+# Tests whose code runs on several threads: the metrics exporter (scraped by civetweb's
+# threads), the C++ client called from many threads, admission with 64 racing threads.
+TSAN_TARGETS=(metrics_test client_test admission_test)
+TSAN_TESTS='^(MetricsExporter|Client|AdmissionRace)\.'
+FUZZ_TARGETS=(procfs_parse_fuzz codec_fuzz config_fuzz)
+FUZZ_SECONDS=60
 
 install_packages() {
   local missing=()
@@ -27,38 +39,116 @@ install_packages() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
-# build DIR [extra cmake args...]
+LAUNCHER=()
+command -v ccache >/dev/null && LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+
+# configure DIR [extra cmake args...]: RelWithDebInfo, warnings are errors, unless args override.
+configure() {
+  local dir=$1
+  shift
+  cmake -S "$ROOT" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRAMGUARD_WERROR=ON \
+    "${LAUNCHER[@]}" "$@" >/dev/null
+}
+
+# build DIR [targets...] (all when none)
 build() {
   local dir=$1
   shift
-  cmake -S "$ROOT" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
-  cmake --build "$dir" -j "$(nproc)"
+  if [ $# -gt 0 ]; then
+    cmake --build "$dir" -j "$(nproc)" --target "$@"
+  else
+    cmake --build "$dir" -j "$(nproc)"
+  fi
+}
+
+# Each stage's name and seconds, printed at the end (and when a stage fails).
+TIMINGS=()
+stage() {
+  local name=$1 start=$SECONDS
+  shift
+  echo "=== dev.sh: $name" >&2
+  "$@"
+  TIMINGS+=("$(printf '%-10s %5d s' "$name" $((SECONDS - start)))")
+}
+report_timings() {
+  [ ${#TIMINGS[@]} -gt 0 ] && printf 'dev.sh: %s\n' "${TIMINGS[@]}" >&2
+  return 0
+}
+
+# The tracked C++ sources follow .clang-format.
+format_check() {
+  git ls-files -z '*.cpp' '*.hpp' '*.h' '*.cc' | xargs -0 clang-format --dry-run --Werror
+  echo "format: ok"
+}
+
+normal_tests() {
+  configure "$ROOT/build"
+  build "$ROOT/build"
+  (cd "$ROOT/build" && ctest --output-on-failure -j 2 --timeout 300)
+}
+
+# ASan+UBSan: jemalloc off, benchmarks off, the same tests (memchild stays unsanitized).
+asan_tests() {
+  configure "$ROOT/build-asan" -DRAMGUARD_SANITIZE=ON -DRAMGUARD_BUILD_BENCH=OFF
+  build "$ROOT/build-asan"
+  (cd "$ROOT/build-asan" && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest --output-on-failure -j 2 --timeout 600 -LE no_sanitize)
+}
+
+tsan_tests() {
+  configure "$ROOT/build-tsan" -DRAMGUARD_SANITIZE=thread -DRAMGUARD_BUILD_BENCH=OFF
+  build "$ROOT/build-tsan" "${TSAN_TARGETS[@]}"
+  (cd "$ROOT/build-tsan" &&
+    TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$ROOT/tests/tools/tsan.supp" \
+      ctest --output-on-failure -j 2 --timeout 600 --no-tests=error -R "$TSAN_TESTS")
+}
+
+fuzz_runs() {
+  configure "$ROOT/build-fuzz" -DCMAKE_CXX_COMPILER=clang++-14 -DRAMGUARD_BUILD_BENCH=OFF \
+    -DRAMGUARD_FUZZ_SECONDS=$FUZZ_SECONDS
+  build "$ROOT/build-fuzz" "${FUZZ_TARGETS[@]}"
+  (cd "$ROOT/build-fuzz" && ctest --output-on-failure -j 2 --no-tests=error -L fuzz)
+}
+
+# What a packager runs: default options (warnings are not errors there), Release. Built, not
+# tested again. Its warnings are listed, not fatal: GCC 12 has -O3-only false positives.
+release_build() {
+  cmake -S "$ROOT" -B "$ROOT/build-release" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    "${LAUNCHER[@]}" >/dev/null
+  build "$ROOT/build-release" | tee "$ROOT/build-release/build.log"
+  local warnings
+  warnings=$(grep -c "warning:" "$ROOT/build-release/build.log" || true)
+  [ "$warnings" -eq 0 ] || echo "dev.sh: the Release build printed $warnings warning(s); see build-release/build.log" >&2
 }
 
 cmd=${1:-}
 case "$cmd" in
   demo)
     install_packages
+    configure "$ROOT/build"
     build "$ROOT/build"
     exec "$ROOT/tests/demo/run_demo.sh" "$ROOT/build"
     ;;
   test)
     install_packages
-    build "$ROOT/build"
-    (cd "$ROOT/build" && ctest --output-on-failure -j 2 --timeout 300)
-    # Sanitizer build: jemalloc off, benchmarks off, same tests.
-    build "$ROOT/build-asan" -DRAMGUARD_SANITIZE=ON -DRAMGUARD_BUILD_BENCH=OFF
-    (cd "$ROOT/build-asan" && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-      UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-      ctest --output-on-failure -j 2 --timeout 600 -LE no_sanitize)
+    trap report_timings EXIT
+    stage format format_check
+    stage build+test normal_tests
+    [ "${2:-}" = "--quick" ] && exit 0
+    stage asan asan_tests
+    stage tsan tsan_tests
+    stage fuzz fuzz_runs
+    stage release release_build
     ;;
   bench)
     install_packages
+    configure "$ROOT/build"
     build "$ROOT/build"
     exec "$ROOT/tests/bench/run_bench.sh" "$ROOT/build"
     ;;
   *)
-    sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

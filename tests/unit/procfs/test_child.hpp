@@ -1,16 +1,19 @@
 #pragma once
 // A real child process that holds as much touched anonymous memory as it is told, for tests
-// and benchmarks. After fork the child only makes system calls (mmap, memset, read, write),
-// which is safe even when the parent has threads.
+// and benchmarks: tests/tools/memchild, fork+exec'ed with its stdin/stdout on pipes. memchild
+// is never built with sanitizers (a sanitized child would add shadow memory to every reading),
+// so sanitizer builds assert the same figures. After fork the child only calls dup2, close
+// and execv, which is safe even when the parent has threads. Targets using this header call
+// ramguard_uses_memchild() (tests/CMakeLists.txt) for RAMGUARD_MEMCHILD_PATH.
 
+#include <fcntl.h>
 #include <signal.h>
-#include <sys/mman.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdint>
-#include <cstring>
+#include <string>
 
 namespace ramguard::testing {
 
@@ -21,12 +24,22 @@ class TestChild {
   TestChild() {
     int to_child[2];
     int to_parent[2];
-    if (::pipe(to_child) != 0 || ::pipe(to_parent) != 0) return;
+    if (::pipe2(to_child, O_CLOEXEC) != 0) return;
+    if (::pipe2(to_parent, O_CLOEXEC) != 0) {
+      ::close(to_child[0]);
+      ::close(to_child[1]);
+      return;
+    }
+    char path[] = RAMGUARD_MEMCHILD_PATH;
+    char* argv[] = {path, nullptr};
     pid_ = ::fork();
     if (pid_ == 0) {
-      ::close(to_child[1]);
-      ::close(to_parent[0]);
-      serve(to_child[0], to_parent[1]);
+      // dup2 clears close-on-exec on the new descriptors; everything else closes at exec.
+      if (::dup2(to_child[0], STDIN_FILENO) < 0 || ::dup2(to_parent[1], STDOUT_FILENO) < 0) {
+        ::_exit(126);
+      }
+      ::execv(path, argv);
+      ::_exit(127);
     }
     ::close(to_child[0]);
     ::close(to_parent[1]);
@@ -47,11 +60,19 @@ class TestChild {
   pid_t pid() const { return pid_; }
 
   // Holds exactly `bytes` of touched anonymous memory (rounded to pages); returns once done.
-  bool hold(std::uint64_t bytes) { return send(kHold, bytes); }
+  bool hold(std::uint64_t bytes) {
+    if (bytes == 0) {
+      const bool ok = send(holding_ ? "free held" : "rss");
+      holding_ = holding_ && !ok;
+      return ok;
+    }
+    holding_ = send("alloc held " + std::to_string(bytes));
+    return holding_;
+  }
   // Maps `bytes` more, touches them, then unmaps them again: a spike the HWM remembers.
-  bool spike(std::uint64_t bytes) { return send(kSpike, bytes); }
+  bool spike(std::uint64_t bytes) { return send("spike " + std::to_string(bytes) + " 0"); }
   // Asks the child to exit with `code` (0..255); does not reap it.
-  bool exit_with(int code) { return send(kExit, static_cast<std::uint64_t>(code), false); }
+  bool exit_with(int code) { return send("exit " + std::to_string(code), false); }
 
   // Reaps the child; returns the raw wait status.
   int reap() {
@@ -63,50 +84,25 @@ class TestChild {
   void mark_reaped() { reaped_ = true; }
 
  private:
-  enum Op : std::uint64_t { kHold = 1, kSpike = 2, kExit = 3 };
-
-  bool send(Op op, std::uint64_t arg, bool wait_ack = true) {
-    const std::uint64_t cmd[2] = {op, arg};
-    if (::write(cmd_fd_, cmd, sizeof cmd) != sizeof cmd) return false;
-    if (!wait_ack) return true;
-    char ack = 0;
-    return ::read(ack_fd_, &ack, 1) == 1 && ack == 'k';
-  }
-
-  [[noreturn]] static void serve(int in, int out) {
-    void* region = nullptr;
-    std::size_t region_bytes = 0;
-    for (;;) {
-      std::uint64_t cmd[2] = {0, 0};
-      if (::read(in, cmd, sizeof cmd) != sizeof cmd) ::_exit(0);
-      if (cmd[0] == kExit) ::_exit(static_cast<int>(cmd[1]));
-      if (cmd[0] == kSpike) {
-        const auto n = static_cast<std::size_t>(cmd[1]);
-        void* p = ::mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p != MAP_FAILED) {
-          std::memset(p, 0x5a, n);
-          ::munmap(p, n);
-        }
-      } else {
-        if (region != nullptr) ::munmap(region, region_bytes);
-        region = nullptr;
-        region_bytes = static_cast<std::size_t>(cmd[1]);
-        if (region_bytes > 0) {
-          region = ::mmap(nullptr, region_bytes, PROT_READ | PROT_WRITE,
-                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-          if (region == MAP_FAILED) ::_exit(90);
-          std::memset(region, 0x5a, region_bytes);
-        }
-      }
-      const char ack = 'k';
-      if (::write(out, &ack, 1) != 1) ::_exit(0);
+  // One command line; with `wait_reply`, true once memchild answers "ok ...".
+  bool send(const std::string& command, bool wait_reply = true) {
+    const std::string line = command + "\n";
+    if (cmd_fd_ < 0 ||
+        ::write(cmd_fd_, line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
+      return false;
     }
+    if (!wait_reply) return true;
+    std::string reply;
+    char c = 0;
+    while (::read(ack_fd_, &c, 1) == 1 && c != '\n') reply += c;
+    return c == '\n' && reply.rfind("ok ", 0) == 0;
   }
 
   pid_t pid_ = -1;
   int cmd_fd_ = -1;
   int ack_fd_ = -1;
   bool reaped_ = false;
+  bool holding_ = false;
 };
 
 }  // namespace ramguard::testing

@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""check_layers.py on small made-up trees: it must pass a clean one and name every violation."""
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "check_layers.py")
+
+
+def write(root, path, text):
+    full = os.path.join(root, path)
+    os.makedirs(os.path.dirname(full), exist_ok=True)
+    with open(full, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def run(root, *extra):
+    return subprocess.run([sys.executable, SCRIPT, "--root", root, *extra],
+                          capture_output=True, text=True, check=False)
+
+
+class CheckLayersTest(unittest.TestCase):
+    def tree(self, files):
+        root = tempfile.mkdtemp(prefix="layers-")
+        # "model" is declared but has no directory: tolerated.
+        write(root, "daemon/CMakeLists.txt",
+              "# order\nset(RAMGUARD_DAEMON_MODULES common model procfs runs store)\n")
+        write(root, "daemon/main.cpp", '#include "store/store.hpp"\n')
+        write(root, "daemon/common/units.hpp", "#pragma once\n")
+        write(root, "daemon/procfs/parse.hpp", '#include "common/units.hpp"\n#include "parse.hpp"\n')
+        write(root, "daemon/runs/run.hpp", '#include "procfs/parse.hpp"\n#include <vector>\n')
+        write(root, "daemon/store/store.hpp", '#include "runs/run.hpp"\n')
+        write(root, "client/cpp/src/codec.hpp", "#pragma once\n")
+        write(root, "client/cpp/src/client.cpp",
+              '#include "codec.hpp"\n#include "common/units.hpp"\n')
+        for path, text in files.items():
+            write(root, path, text)
+        return root
+
+    def test_clean_tree_passes_and_writes_the_stamp(self):
+        root = self.tree({})
+        stamp = os.path.join(root, "stamp")
+        result = run(root, "--stamp", stamp)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("layer check: ok", result.stdout)
+        self.assertIn("common < model < procfs < runs < store", result.stdout)
+        self.assertTrue(os.path.exists(stamp))
+
+    def test_upward_includes_are_named(self):
+        root = self.tree({
+            "daemon/runs/run.cpp": '#include "store/store.hpp"\n',
+            "daemon/procfs/proc.cpp": '#include "../runs/run.hpp"\n',
+        })
+        stamp = os.path.join(root, "stamp")
+        result = run(root, "--stamp", stamp)
+        self.assertEqual(result.returncode, 1)
+        self.assertIn('daemon/runs/run.cpp:1: runs includes "store/store.hpp", but store comes '
+                      'after runs', result.stderr)
+        self.assertIn('daemon/procfs/proc.cpp:1: procfs includes "../runs/run.hpp"', result.stderr)
+        self.assertIn("2 violation(s)", result.stderr)
+        self.assertFalse(os.path.exists(stamp))
+
+    def test_warn_only_reports_but_passes(self):
+        root = self.tree({"daemon/common/bad.hpp": '#include "procfs/parse.hpp"\n'})
+        result = run(root, "--warn-only")
+        self.assertEqual(result.returncode, 0)
+        self.assertIn("common includes \"procfs/parse.hpp\"", result.stderr)
+
+    def test_clients_may_use_only_daemon_common(self):
+        root = self.tree({
+            "client/cli/main.cpp": '#include "runs/run.hpp"\n#include "daemon/store/store.hpp"\n',
+        })
+        result = run(root)
+        self.assertEqual(result.returncode, 1)
+        self.assertIn('client/cli/main.cpp:1: a client includes "runs/run.hpp" from daemon/runs',
+                      result.stderr)
+        self.assertIn('client/cli/main.cpp:2: a client includes "daemon/store/store.hpp"',
+                      result.stderr)
+
+    def test_undeclared_module_directory_is_an_error(self):
+        root = self.tree({"daemon/extra/thing.cpp": "int x;\n"})
+        result = run(root)
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("daemon/extra: a directory of sources that RAMGUARD_DAEMON_MODULES",
+                      result.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
