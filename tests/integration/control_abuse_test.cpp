@@ -1,4 +1,4 @@
-// Issue 8, the server against hostile clients, each against the real daemon: pipelined
+// The server against hostile clients, each against the real daemon: pipelined
 // requests with big replies, clients that never read, connection hoarding by one user, idle and
 // trickling connections, the socket file removed or taken over, empty and unterminated lines,
 // and PID fields out of range.
@@ -166,7 +166,7 @@ std::string make_long_run(const Daemon& d, pid_t pid, int rounds) {
   return id;
 }
 
-// Issue 8, item 1: 600 status requests in one write against a long run. Before, the daemon
+// 600 status requests in one write against a long run. Before, the daemon
 // answered the whole chunk before writing anything: the loop stalled for tens of seconds and
 // RSS went to gigabytes. Now replies stream, one connection yields to the others, and clients
 // that never read hold at most their bound.
@@ -280,7 +280,7 @@ TEST(ControlAbuse, PipelinedBigRepliesNeitherStallOthersNorGrowTheDaemon) {
   EXPECT_NE(d->log_text().find("event=control.connection_closed"), std::string::npos);
 }
 
-// Issue 8, item 3 (connections): 64 idle connections from one UID took every slot, root's
+// 64 idle connections from one UID took every slot, root's
 // included. Now one UID gets its share, another UID still gets in, and root always does.
 TEST(ControlAbuse, OneUserHoardingConnectionsLocksOutNeitherAnotherUserNorRoot) {
   auto d = open_daemon("");
@@ -344,7 +344,7 @@ TEST(ControlAbuse, IdleAndTricklingConnectionsAreClosedAfterTheIdleTimeout) {
   EXPECT_TRUE(fresh.call(kHelloLine).has_hello());
 }
 
-// Issue 8, item 7: the socket file deleted while running came back never.
+// the socket file deleted while running came back never.
 TEST(ControlAbuse, DeletedSocketFileIsRecreatedAndAnswers) {
   auto d = Daemon::with_config("control:\n  socket_check_interval: 200ms\n");
   struct stat before {};
@@ -380,7 +380,7 @@ TEST(ControlAbuse, StoppingDaemonLeavesAnotherDaemonsSocketAlone) {
   EXPECT_FALSE(std::filesystem::exists(path));
 }
 
-// Issue 8, item 8: an empty line, and a last request without a newline before the client
+// an empty line, and a last request without a newline before the client
 // half-closes, went unanswered.
 TEST(ControlAbuse, EmptyLineGetsAnErrorNamingIt) {
   auto d = Daemon::with_args({});

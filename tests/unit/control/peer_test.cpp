@@ -1,4 +1,4 @@
-// Issue 8, item 9: a Peer nobody filled in acted as root. It must fail closed.
+// A Peer nobody filled in once acted as root. It must fail closed.
 #include "control/peer.hpp"
 
 #include <gtest/gtest.h>
