@@ -2,8 +2,15 @@
 # or client source changes: the order is declared once, RAMGUARD_DAEMON_MODULES in
 # daemon/CMakeLists.txt. With RAMGUARD_LAYER_CHECK a violation fails the build (and the
 # layer_check ctest); without it the build only prints the violations.
-find_program(RAMGUARD_LAYER_PYTHON NAMES python3 REQUIRED)
 set(layer_script ${PROJECT_SOURCE_DIR}/tests/tools/check_layers.py)
+find_program(RAMGUARD_LAYER_PYTHON NAMES python3)
+# A source tree without tests/ (the container image's build stage copies only what the programs
+# need) or a machine without python3 builds the programs without the check; ./dev.sh and CI
+# always have both, and the layer_check ctest runs it too.
+if(NOT RAMGUARD_LAYER_PYTHON OR NOT EXISTS ${layer_script})
+  message(STATUS "ramguard: layer check skipped (needs python3 and ${layer_script})")
+  return()
+endif()
 # Plain globs (no CONFIGURE_DEPENDS, which would re-glob on every build): a new file comes with
 # a CMakeLists.txt change, which re-runs this.
 file(GLOB_RECURSE layer_sources ${PROJECT_SOURCE_DIR}/daemon/*.cpp ${PROJECT_SOURCE_DIR}/daemon/*.hpp
