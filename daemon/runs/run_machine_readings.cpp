@@ -81,6 +81,13 @@ std::optional<PhaseYardstick> RunMachine::yardstick(const std::string& phase) co
   PhaseYardstick y;
   y.plan_live_bytes = estimate->bytes;
   y.plan_bytes = ledger_.baseline.rss_bytes + estimate->bytes;
+  std::uint64_t reserved = info.estimate_bytes;
+  if (reserved == 0) {
+    if (auto whole = estimate_from_plan(plan->second, info.model_bytes, info.hosts)) {
+      reserved = whole->bytes;
+    }
+  }
+  y.reserved_bytes = ledger_.baseline.rss_bytes + reserved;
   if (auto peak = phase_peaks_.find(phase); !phase.empty() && peak != phase_peaks_.end()) {
     y.earlier_peak_bytes = peak->second;
   }

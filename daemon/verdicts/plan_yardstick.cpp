@@ -8,7 +8,8 @@ namespace ramguard {
 RunawayAssessment assess_runaway_beyond_plan(std::span<const MemoryReading> readings,
                                              const PhaseYardstick& yardstick,
                                              const std::string& phase, std::uint32_t round,
-                                             std::uint64_t model_bytes, const DetectorParams&) {
+                                             std::uint64_t model_bytes,
+                                             const DetectorParams& params) {
   RunawayAssessment a;
   if (readings.size() < 2) return a;
   const MemoryReading& previous = readings[readings.size() - 2];
@@ -23,12 +24,15 @@ RunawayAssessment assess_runaway_beyond_plan(std::span<const MemoryReading> read
         a.window_seconds;
   }
   if (previous.rss_bytes <= limit || last.rss_bytes <= limit) return a;
-  if (last.rss_bytes <= previous.rss_bytes) return a;  // above, but no longer climbing
+  // Above, but no longer climbing fast: a level the plan did not foresee is the estimate's
+  // problem (estimate_accuracy), not runaway.
+  if (a.slope_bytes_per_second < params.runaway_bytes_per_second) return a;
   a.runaway = true;
   const double over = static_cast<double>(last.rss_bytes) - static_cast<double>(limit);
   std::map<std::string, double> figures{
       {"limit_bytes", static_cast<double>(limit)},
       {"plan_bytes", static_cast<double>(yardstick.plan_bytes)},
+      {"reserved_bytes", static_cast<double>(yardstick.reserved_bytes)},
       {"earlier_peak_bytes", static_cast<double>(yardstick.earlier_peak_bytes)},
       {"rss_bytes", static_cast<double>(last.rss_bytes)},
       {"over_bytes", over},
@@ -36,7 +40,10 @@ RunawayAssessment assess_runaway_beyond_plan(std::span<const MemoryReading> read
   };
   add_copies_figure(figures, "copies_over", over, model_bytes);
   const std::string where = phase.empty() ? "between phases" : "during " + phase;
-  const std::string what = phase.empty() ? "the plan's largest phase" : "this phase";
+  const std::string what =
+      yardstick.earlier_peak_bytes > std::max(yardstick.plan_bytes, yardstick.reserved_bytes)
+          ? "this phase holds"
+          : "was admitted for this run";
   std::string summary = "Runaway growth " + where + " in round " + std::to_string(round) +
                         ": RSS " + format_bytes(static_cast<double>(last.rss_bytes)) + " passed " +
                         format_bytes(static_cast<double>(limit)) + ", what " + yardstick.source() +

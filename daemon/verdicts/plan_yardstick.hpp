@@ -6,6 +6,7 @@
 // The same yardstick warns at a phase's begin mark when the phase is planned past the budget,
 // before the memory is allocated.
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -18,21 +19,29 @@
 
 namespace ramguard {
 
-// What a phase may hold, in RSS. limit_bytes is the larger of the plan's level and the
-// earlier rounds' exact peak; source() says which one set it.
+// What a phase may hold, in RSS. Runaway is judged against limit_bytes(): the larger of what
+// admission reserved for the run (baseline + the plan's largest phase: a plan is reliable about
+// its peak, less so about every phase's persistent states) and the same phase's exact peak in
+// earlier rounds; source() says which one set it. The forecast at a phase's begin uses that
+// phase's own planned level (plan_bytes).
 struct PhaseYardstick {
-  std::uint64_t plan_bytes = 0;          // baseline + the plan's live sum and overhead
-  std::uint64_t plan_live_bytes = 0;     // the plan's live sum and overhead alone
+  std::uint64_t plan_bytes = 0;          // baseline + this phase's live sum and overhead
+  std::uint64_t plan_live_bytes = 0;     // this phase's live sum and overhead alone
+  std::uint64_t reserved_bytes = 0;      // baseline + the admitted estimate
   std::uint64_t earlier_peak_bytes = 0;  // the phase's exact peak in earlier rounds; 0: none
-  std::uint64_t limit_bytes() const { return std::max(plan_bytes, earlier_peak_bytes); }
+  std::uint64_t limit_bytes() const {
+    return std::max({plan_bytes, reserved_bytes, earlier_peak_bytes});
+  }
   const char* source() const {
-    return earlier_peak_bytes > plan_bytes ? "its peak in earlier rounds" : "the plan";
+    return earlier_peak_bytes > std::max(plan_bytes, reserved_bytes) ? "its peak in earlier rounds"
+                                                                     : "the plan";
   }
 };
 
 // Runaway beyond the plan: the newest two readings since the last mark are both above the
-// yardstick and still climbing. Growth that stays within it is never runaway, whatever its
-// rate. `phase` empty: between phases (the yardstick is then the whole plan's estimate).
+// yardstick and still climbing at least at growth.runaway_bytes_per_second. Growth that stays
+// within it is never runaway, whatever its rate. `phase` empty: between phases (the yardstick is
+// then the whole plan's estimate).
 RunawayAssessment assess_runaway_beyond_plan(std::span<const MemoryReading> readings_since_mark,
                                              const PhaseYardstick& yardstick,
                                              const std::string& phase, std::uint32_t round,
