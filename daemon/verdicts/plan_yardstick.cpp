@@ -47,7 +47,7 @@ RunawayAssessment assess_runaway_beyond_plan(std::span<const MemoryReading> read
   std::string summary = "Runaway growth " + where + " in round " + std::to_string(round) +
                         ": RSS " + format_bytes(static_cast<double>(last.rss_bytes)) + " passed " +
                         format_bytes(static_cast<double>(limit)) + ", what " + yardstick.source() +
-                        " says " + what + " holds, by " + format_bytes(over) +
+                        " says " + what + ", by " + format_bytes(over) +
                         copies_note(over, model_bytes) + ", and is still climbing at " +
                         format_bytes(a.slope_bytes_per_second) +
                         "/s (yardstick: " + yardstick.source() + ").";
