@@ -13,49 +13,16 @@
 
 #include "control_wire.hpp"
 #include "harness.hpp"
+#include "other_uid.hpp"
 
 namespace ramguard::testing {
 namespace {
 
-constexpr uid_t kNobody = 65534;
+constexpr uid_t kNobody = kNobodyUid;
 
-// Runs `body` in a forked child whose uids and gids are all 65534 with no groups; returns what
-// it returned. The body talks to the daemon through its own connections.
+// The body talks to the daemon through its own connections, as uid 65534 with no groups.
 std::string as_nobody(const std::function<std::string()>& body) {
-  int out[2];
-  if (::pipe(out) != 0) throw std::runtime_error("pipe");
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::close(out[0]);
-    std::string result;
-    int code = 0;
-    try {
-      if (::setgroups(0, nullptr) != 0 || ::setresgid(kNobody, kNobody, kNobody) != 0 ||
-          ::setresuid(kNobody, kNobody, kNobody) != 0) {
-        result = "cannot drop privileges";
-        code = 2;
-      } else {
-        result = body();
-      }
-    } catch (const std::exception& e) {
-      result = std::string("exception: ") + e.what();
-      code = 1;
-    }
-    (void)!::write(out[1], result.data(), result.size());
-    ::_exit(code);
-  }
-  ::close(out[1]);
-  std::string result;
-  char buf[4096];
-  ssize_t n;
-  while ((n = ::read(out[0], buf, sizeof buf)) > 0) result.append(buf, static_cast<std::size_t>(n));
-  ::close(out[0]);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    throw std::runtime_error("unprivileged client failed: " + result);
-  }
-  return result;
+  return as_uid_nobody(body);
 }
 
 // A daemon whose socket a non-root client can reach, so the UID check is what refuses.
