@@ -20,8 +20,8 @@
 #include <string_view>
 
 #include "common/clock.hpp"
-#include "model/reading.hpp"
 #include "common/result.hpp"
+#include "model/reading.hpp"
 #include "model/verdict.hpp"
 
 namespace prometheus {

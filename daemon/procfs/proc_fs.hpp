@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "model/reading.hpp"
 #include "common/result.hpp"
+#include "model/reading.hpp"
 #include "procfs/parse.hpp"
 #include "procfs/unique_fd.hpp"
 

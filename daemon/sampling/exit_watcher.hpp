@@ -19,8 +19,8 @@
 #include <memory>
 #include <string>
 
-#include "model/reading.hpp"
 #include "common/result.hpp"
+#include "model/reading.hpp"
 #include "sampling/exit_info.hpp"
 
 namespace ramguard {

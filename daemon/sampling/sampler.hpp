@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "common/clock.hpp"
-#include "model/reading.hpp"
 #include "common/result.hpp"
+#include "model/reading.hpp"
 #include "procfs/proc_fs.hpp"
 
 namespace ramguard {

@@ -6,9 +6,9 @@
 #include <optional>
 #include <string_view>
 
-#include "model/reading.hpp"
 #include "common/result.hpp"
 #include "model/ledger.hpp"
+#include "model/reading.hpp"
 #include "model/verdict.hpp"
 #include "store/sqlite_db.hpp"
 

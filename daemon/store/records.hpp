@@ -8,8 +8,8 @@
 #include <string>
 
 #include "common/clock.hpp"
-#include "model/reading.hpp"
 #include "model/ledger.hpp"
+#include "model/reading.hpp"
 #include "model/verdict.hpp"
 
 namespace ramguard {
