@@ -239,8 +239,15 @@ TEST(ControlAbuse, PipelinedBigRepliesNeitherStallOthersNorGrowTheDaemon) {
   // scheduler alone can delay one hello past 100 ms: the bound is on the 95th percentile, and
   // no hello may wait for more than a few status requests' worth.
   EXPECT_LT(p95_ms, 100.0) << "hellos waited behind another connection's requests";
+#if defined(__SANITIZE_ADDRESS__)
+  // AddressSanitizer's quarantine holds freed memory (hundreds of MB) by design and slows the
+  // daemon: the RSS and worst-case bounds are the normal build's; here LeakSanitizer checks the
+  // daemon at exit and the 95th percentile above still holds.
+  (void)worst_ms;
+#else
   EXPECT_LT(worst_ms, 500.0) << "a hello waited behind another connection's requests";
   EXPECT_LT(peak_rss.load(), 64u * 1024 * 1024) << "daemon RSS under abuse";
+#endif
 
   // Three clients that send 100 status requests each and never read: each pins at most its
   // bound (1 MiB of unread replies, plus the one reply that crossed it), then is cut off.
@@ -262,7 +269,9 @@ TEST(ControlAbuse, PipelinedBigRepliesNeitherStallOthersNorGrowTheDaemon) {
   const std::uint64_t per_client_bound = 1024 * 1024 + 2 * one_status.size();
   EXPECT_LT(hoard_peak, rss_quiet + 3 * per_client_bound + 8 * 1024 * 1024)
       << "the non-reading clients pinned more than their bound";
+#if !defined(__SANITIZE_ADDRESS__)
   EXPECT_LT(hoard_peak, 64u * 1024 * 1024);
+#endif
   EXPECT_TRUE(probe.call(kHelloLine).has_hello()) << "others are served meanwhile";
   // Stuck past the timeout: each is closed, with the reason logged.
   EXPECT_TRUE(eventually(
