@@ -267,9 +267,12 @@ TEST(ControlAbuse, PipelinedBigRepliesNeitherStallOthersNorGrowTheDaemon) {
   std::printf("[figures] 3 non-reading clients: daemon RSS %.1f MiB before, peak %.1f MiB\n",
               mib(rss_quiet), mib(hoard_peak));
   const std::uint64_t per_client_bound = 1024 * 1024 + 2 * one_status.size();
+#if defined(__SANITIZE_ADDRESS__)
+  (void)per_client_bound;  // ASan's quarantine keeps freed replies resident: the normal build
+                           // asserts the bound
+#else
   EXPECT_LT(hoard_peak, rss_quiet + 3 * per_client_bound + 8 * 1024 * 1024)
       << "the non-reading clients pinned more than their bound";
-#if !defined(__SANITIZE_ADDRESS__)
   EXPECT_LT(hoard_peak, 64u * 1024 * 1024);
 #endif
   EXPECT_TRUE(probe.call(kHelloLine).has_hello()) << "others are served meanwhile";
