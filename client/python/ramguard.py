@@ -1,10 +1,10 @@
 """ramguard client: tell ramguardd about a training run and ask before a Load claims GPU hosts.
 
-Standard library only; copy this one file next to your coordinator.
+Standard library only, Python 3.8+; copy this one file next to your coordinator.
 
     import ramguard
 
-    client = ramguard.Client()                      # RAMGUARD_SOCKET or the default path
+    client = ramguard.Client(on_verdict=print)      # RAMGUARD_SOCKET or the default path
     admission = client.admit("vit-h14", model_bytes=ramguard.parse_size("2.5GB"),
                              plan="fedavg", hosts=2)
     if not admission.admitted:
@@ -18,32 +18,72 @@ Standard library only; copy this one file next to your coordinator.
                 aggregate()
             with run.phase("synchronization"):
                 synchronize()
-            run.round_end(gc_probe=True)            # RSS just before and after gc.collect()
-    print(client.report(run.run_id)["run"]["verdicts"])
+            result = run.round_end(gc_probe=True)   # RSS just before and after gc.collect()
+            for verdict in result.verdicts:         # typed Verdict objects
+                print(verdict.severity, verdict.summary)
+    print(run.end_reply.peak_bytes, run.end_reply.verdicts)
+
+A guard must not break what it guards. Unless the Client is made with strict=True:
+  * start_run, marks, phases, round ends and the run's end never raise because ramguardd is
+    unreachable, restarting or refuses a mark: the first failure is logged once as a warning on
+    the "ramguard" logger, later calls are dropped while the client reconnects with a backoff
+    (0.5 s doubling to 30 s), and on reconnection the run is resynchronised from the daemon's
+    status: a phase the daemon still holds open but this process has left is ended, a phase
+    this process is in but the daemon does not know is begun again, and round numbers continue
+    from this process's count. A run whose start was never heard is started on reconnection.
+    Dropped calls return results with delivered=False.
+  * Admission is the one call whose unavailability the caller decides: admit() raises
+    UnavailableError by default (refuse: a Load nobody checked should not claim hosts);
+    admit(..., admit_when_unavailable=True) returns an Admission with admitted=True,
+    available=False and a reason saying that nothing was checked.
+  * Local mistakes (an unknown mark kind, a bad size string) are ValueErrors in both modes.
+Queries (hello, status, report, compare, list_runs, release) always raise; their errors are
+subclasses of RamguardError per protocol code (UnavailableError, PermissionDeniedError, ...).
+
+A phase left by an exception sends its end mark and is recorded as ended by that exception
+(Phase.exception); a Run left by an exception ends the run as failed, with the exception's type
+(run_end's `failure` field), and the exception propagates unchanged.
+
+Verdicts reach the coordinator in the replies of round_end() and end() (MarkResult.verdicts,
+RunEndResult.verdicts) and, as they arrive, through Client(on_verdict=callback); an exception in
+the callback is logged, never raised into the loop.
 
 Inside `ramguard exec -- python train.py`, `ramguard.current_run()` joins the run that the CLI
 started (from RAMGUARD_SOCKET and RAMGUARD_RUN).
 
 Wire protocol: one JSON object per line over a Unix socket, the protobuf JSON mapping of
 ramguard.v1.Request/Reply (proto/ramguard.proto). 64-bit integers arrive as strings; this module
-converts them to int, and returns replies as dicts with snake_case keys.
+converts them to int. Commands of the training loop return dataclasses (Admission, RunStart,
+MarkResult, RunEndResult, Verdict, Reading), which also answer reply["field"] and .get("field");
+queries return dicts with snake_case keys.
 """
 
+from __future__ import annotations
+
+import dataclasses
 import gc
 import itertools
 import json
+import logging
 import os
 import re
 import select
 import socket
 import threading
 import time
+from typing import Any, Callable, Dict, List, Optional, Union
 
 __all__ = [
-    "Admission", "Client", "RamguardError", "Run", "Phase", "current_run", "default_socket_path",
-    "format_bytes", "format_seconds", "parse_duration_ns", "parse_size", "rss_bytes",
+    "Admission", "Client", "FailedPreconditionError", "Hello", "InternalError",
+    "InvalidArgumentError", "MalformedError", "MarkResult", "NotFoundError",
+    "PermissionDeniedError", "Phase", "RamguardError", "Reading", "ResourceExhaustedError",
+    "Run", "RunEndResult", "RunStart", "UnavailableError", "UnknownCommandError",
+    "UnsupportedVersionError", "Verdict", "current_run", "default_socket_path", "format_bytes",
+    "format_seconds", "parse_duration_ns", "parse_size", "rss_bytes",
 ]
-__version__ = "0.1.0"
+__version__ = "0.2.0"
+
+logger = logging.getLogger("ramguard")
 
 # The values of daemon/common/protocol.hpp, which the daemon and the C++ client use (a test
 # checks that they match).
@@ -53,15 +93,74 @@ MAX_REPLY_BYTES = 64 * 1024 * 1024  # reports with samples can be large; a bound
 SOCKET_ENV = "RAMGUARD_SOCKET"
 RUN_ENV = "RAMGUARD_RUN"
 
+# Reconnection backoff of the non-strict client: first retry after this, doubling up to the max.
+RETRY_FIRST_SECONDS = 0.5
+RETRY_MAX_SECONDS = 30.0
+
 
 class RamguardError(Exception):
     """A request failed: `code` is the protocol's error code (e.g. "PERMISSION_DENIED", or
-    "UNAVAILABLE" when the daemon cannot be reached), `message` names the problem."""
+    "UNAVAILABLE" when the daemon cannot be reached), `message` names the problem. Each code
+    has its subclass (PermissionDeniedError, UnavailableError, ...)."""
 
-    def __init__(self, code, message):
+    def __init__(self, code: str, message: str) -> None:
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
+
+
+class MalformedError(RamguardError):
+    """MALFORMED: a request or reply is not a protocol message."""
+
+
+class UnsupportedVersionError(RamguardError):
+    """UNSUPPORTED_VERSION: the daemon does not speak this protocol version."""
+
+
+class UnknownCommandError(RamguardError):
+    """UNKNOWN_COMMAND: the daemon does not know the command."""
+
+
+class InvalidArgumentError(RamguardError):
+    """INVALID_ARGUMENT: a field is missing or out of range (the message names it)."""
+
+
+class NotFoundError(RamguardError):
+    """NOT_FOUND: unknown run, reservation or process."""
+
+
+class PermissionDeniedError(RamguardError):
+    """PERMISSION_DENIED: the caller does not own the target."""
+
+
+class FailedPreconditionError(RamguardError):
+    """FAILED_PRECONDITION: e.g. a mark on a finished run, a phase end without a begin."""
+
+
+class ResourceExhaustedError(RamguardError):
+    """RESOURCE_EXHAUSTED: a limit on frames, runs, marks, connections or request rate."""
+
+
+class UnavailableError(RamguardError):
+    """UNAVAILABLE: ramguardd cannot be reached, or it cannot read the target or its ledger."""
+
+
+class InternalError(RamguardError):
+    """INTERNAL: a bug in ramguardd."""
+
+
+_ERROR_CLASSES: Dict[str, type] = {
+    "MALFORMED": MalformedError, "UNSUPPORTED_VERSION": UnsupportedVersionError,
+    "UNKNOWN_COMMAND": UnknownCommandError, "INVALID_ARGUMENT": InvalidArgumentError,
+    "NOT_FOUND": NotFoundError, "PERMISSION_DENIED": PermissionDeniedError,
+    "FAILED_PRECONDITION": FailedPreconditionError, "RESOURCE_EXHAUSTED": ResourceExhaustedError,
+    "UNAVAILABLE": UnavailableError, "INTERNAL": InternalError,
+}
+
+
+def _error(code: str, message: str) -> RamguardError:
+    """The exception for a protocol error code: its subclass, or RamguardError itself."""
+    return _ERROR_CLASSES.get(code, RamguardError)(code, message)
 
 
 # --------------------------------------------------------------------------------------------
@@ -88,13 +187,13 @@ MAX_DURATION_SECONDS = 10**9
 _NUMBER_RE = re.compile(r"[ \t]*([0-9]+(?:\.[0-9]+)?)[ \t]*(.*?)[ \t]*\Z", re.DOTALL)
 
 
-def _round_half_away(x):
+def _round_half_away(x: float) -> int:
     """C's round() for x >= 0 (Python's round() goes to even: 0.5 -> 0, where C gives 1)."""
     whole = float(int(x))
     return int(whole) + (1 if x - whole >= 0.5 else 0)
 
 
-def parse_size(text):
+def parse_size(text: Union[int, str]) -> int:
     """"16GB" -> 16_000_000_000, "16GiB" -> 17_179_869_184, "123" -> 123 (plain bytes); "16G" and
     "16Gi" (Kubernetes) are "16GB" and "16GiB"; an int is taken as bytes. Fractions need a unit ("2.5GB"); at most MAX_SIZE_BYTES. Anything else is a
     ValueError whose message names the text."""
@@ -128,7 +227,7 @@ def parse_size(text):
     return size
 
 
-def parse_duration_ns(text):
+def parse_duration_ns(text: str) -> int:
     """"500ms" -> 500_000_000, "2s", "1.5m", "1h": nanoseconds. A bare number is a ValueError (a
     duration without a unit is ambiguous), as is anything else; the message names the text."""
     text = str(text)
@@ -143,7 +242,7 @@ def parse_duration_ns(text):
     return _round_half_away(ns)
 
 
-def format_bytes(num_bytes, binary=False):
+def format_bytes(num_bytes: float, binary: bool = False) -> str:
     """"14.10 GB", "70.1 MB", "512 B" (decimal, the default) or "13.13 GiB", "1.0 MiB" (binary):
     always with the unit, as the daemon and the CLI print sizes."""
     gb, mb = (1073741824.0, 1048576.0) if binary else (1e9, 1e6)
@@ -157,7 +256,7 @@ def format_bytes(num_bytes, binary=False):
     return "%.0f B" % value
 
 
-def format_seconds(seconds):
+def format_seconds(seconds: float) -> str:
     """"300 ms", "6.75 s", "12.5 min", "11.0 h", as the daemon and the CLI print durations."""
     value = float(seconds)
     if value != value or value in (float("inf"), float("-inf")):
@@ -171,11 +270,11 @@ def format_seconds(seconds):
     return "%.1f h" % (value / 3600.0)
 
 
-def _size_or_none(value):
+def _size_or_none(value: Union[int, str, None]) -> Optional[int]:
     return None if value is None else parse_size(value)
 
 
-def rss_bytes(statm_path="/proc/self/statm"):
+def rss_bytes(statm_path: str = "/proc/self/statm") -> int:
     """This process's resident set size in bytes (second field of statm, in pages)."""
     with open(statm_path, "rb") as f:
         fields = f.read().split()
@@ -199,16 +298,16 @@ _FLOAT_SPECIALS = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": f
 _MAP_FIELDS = frozenset(["labels", "figures"])
 
 
-def _snake(name):
+def _snake(name: str) -> str:
     return re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
 
 
-def _camel(name):
+def _camel(name: str) -> str:
     head, *rest = name.split("_")
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
-def _from_wire(value, key=None):
+def _from_wire(value: Any, key: Optional[str] = None) -> Any:
     """Reply JSON -> Python: snake_case keys, 64-bit integers as int, special floats as float."""
     if isinstance(value, dict):
         if key in _MAP_FIELDS:
@@ -230,7 +329,7 @@ def _from_wire(value, key=None):
     return value
 
 
-def _to_wire(value):
+def _to_wire(value: Any) -> Any:
     """Request body -> JSON: camelCase keys, 64-bit integers as strings, None fields dropped."""
     if isinstance(value, dict):
         out = {}
@@ -250,7 +349,7 @@ def _to_wire(value):
     return value
 
 
-def default_socket_path():
+def default_socket_path() -> str:
     """RAMGUARD_SOCKET, else /run/ramguard/ramguard.sock when the effective UID is 0, else
     $XDG_RUNTIME_DIR/ramguard.sock, else /tmp/ramguard-<effective UID>.sock: the daemon's rule
     (daemon/common/socket_path.hpp). The effective UID because the daemon creates its socket, and
@@ -268,99 +367,288 @@ def default_socket_path():
 
 
 # --------------------------------------------------------------------------------------------
-# Results
+# Results: dataclasses that also answer reply["field"] and reply.get("field"), as dicts did.
 
-class Admission:
+class _Fields:
+    def __getitem__(self, key: str) -> Any:
+        if not isinstance(key, str) or key.startswith("_") or not hasattr(self, key):
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+
+def _pick(cls: type, reply: Dict[str, Any], **converted: Any) -> Any:
+    """cls from a reply dict: known fields only (a newer daemon may send more)."""
+    names = {f.name for f in dataclasses.fields(cls)}
+    values = {k: v for k, v in reply.items() if k in names}
+    values.update(converted)
+    return cls(**values)
+
+
+@dataclasses.dataclass
+class Reading(_Fields):
+    """One reading of the target's memory; `complete` readings (at marks) carry the exact split
+    and the kernel's high-water mark since the previous mark."""
+    at_unix_ms: int = 0
+    complete: bool = False
+    rss_bytes: int = 0
+    anon_bytes: int = 0
+    file_bytes: int = 0
+    shmem_bytes: int = 0
+    swap_bytes: int = 0
+    hwm_bytes: int = 0
+
+    @classmethod
+    def from_reply(cls, reply: Optional[Dict[str, Any]]) -> "Reading":
+        return _pick(cls, reply or {})
+
+
+@dataclasses.dataclass
+class Verdict(_Fields):
+    """A conclusion of the daemon: kind (growth_warning, leak, release, over_budget, ...),
+    severity (INFO, WARNING, CRITICAL), a one-sentence summary with the numbers, and the figures
+    behind it in base units."""
+    kind: str = ""
+    severity: str = "SEVERITY_UNSPECIFIED"
+    passed: bool = False
+    run_id: str = ""
+    round: int = 0
+    phase: str = ""
+    summary: str = ""
+    figures: Dict[str, float] = dataclasses.field(default_factory=dict)
+    at_unix_ms: int = 0
+    cleared: bool = False
+
+    @property
+    def alarming(self) -> bool:
+        """True for a warning or critical verdict that still holds."""
+        return self.severity in ("WARNING", "CRITICAL") and not self.cleared
+
+    @classmethod
+    def from_reply(cls, reply: Dict[str, Any]) -> "Verdict":
+        return _pick(cls, reply, figures=dict(reply.get("figures", {})))
+
+
+def _verdicts(reply: Dict[str, Any]) -> List[Verdict]:
+    return [Verdict.from_reply(v) for v in reply.get("verdicts", [])]
+
+
+@dataclasses.dataclass
+class Hello(_Fields):
+    """The daemon's greeting: protocol version, budget, and the caller as the daemon sees it."""
+    protocol_version: int = 0
+    budget_bytes: int = 0
+    peer_pid: int = 0
+    peer_uid: int = 0
+
+
+@dataclasses.dataclass
+class Admission(_Fields):
     """The daemon's answer to admit(): `admitted`, `reason` and every term of
-    baseline + reserved + estimate <= budget - margin. True in a boolean context when admitted."""
+    baseline + reserved + estimate <= budget - margin. True in a boolean context when admitted.
+    `available` is False when the daemon could not be asked and the caller chose to admit."""
+    admitted: bool = False
+    reservation_id: str = ""
+    baseline_bytes: int = 0
+    reserved_bytes: int = 0
+    estimate_bytes: int = 0
+    budget_bytes: int = 0
+    margin_bytes: int = 0
+    headroom_bytes: int = 0
+    estimate_source: str = ""
+    reason: str = ""
+    lease_seconds: float = 0.0
+    available: bool = True
 
-    _FIELDS = ("admitted", "reservation_id", "baseline_bytes", "reserved_bytes", "estimate_bytes",
-               "budget_bytes", "margin_bytes", "headroom_bytes", "estimate_source", "reason",
-               "lease_seconds")
-    _DEFAULTS = {"admitted": False, "reservation_id": "", "estimate_source": "", "reason": "",
-                 "lease_seconds": 0.0}
-
-    def __init__(self, reply):
-        for name in self._FIELDS:
-            setattr(self, name, reply.get(name, self._DEFAULTS.get(name, 0)))
-
-    def __bool__(self):
+    def __bool__(self) -> bool:
         return bool(self.admitted)
 
-    def __repr__(self):
-        return f"Admission(admitted={self.admitted}, reason={self.reason!r})"
+
+@dataclasses.dataclass
+class RunStart(_Fields):
+    """run_start's reply: the run's id, the baseline reading and whether peaks are exact."""
+    run_id: str = ""
+    baseline: Reading = dataclasses.field(default_factory=Reading)
+    start_time_ticks: int = 0
+    exact_peaks: bool = False
+
+    @classmethod
+    def from_reply(cls, reply: Dict[str, Any]) -> "RunStart":
+        return _pick(cls, reply, baseline=Reading.from_reply(reply.get("baseline")))
+
+
+@dataclasses.dataclass
+class MarkResult(_Fields):
+    """A mark's reply. At a phase end, phase_peak_bytes is the phase's peak (exact from the
+    kernel's high-water mark when peak_exact); verdicts are those this mark raised.
+    delivered=False: the daemon was unreachable or refused the mark (see the log)."""
+    reading: Reading = dataclasses.field(default_factory=Reading)
+    round: int = 0
+    phase_peak_bytes: int = 0
+    phase_duration_seconds: float = 0.0
+    peak_exact: bool = False
+    verdicts: List[Verdict] = dataclasses.field(default_factory=list)
+    stored: bool = False
+    delivered: bool = True
+
+    @classmethod
+    def from_reply(cls, reply: Dict[str, Any]) -> "MarkResult":
+        return _pick(cls, reply, reading=Reading.from_reply(reply.get("reading")),
+                     verdicts=_verdicts(reply))
+
+
+@dataclasses.dataclass
+class RunEndResult(_Fields):
+    """run_end's reply: the last reading, the run's peak, and the verdicts the end raised (the
+    release verdict follows within release.grace: ask report() for it).
+    delivered=False: the daemon was unreachable or refused the end (see the log)."""
+    reading: Reading = dataclasses.field(default_factory=Reading)
+    peak_bytes: int = 0
+    verdicts: List[Verdict] = dataclasses.field(default_factory=list)
+    stored: bool = False
+    delivered: bool = True
+
+    @classmethod
+    def from_reply(cls, reply: Dict[str, Any]) -> "RunEndResult":
+        return _pick(cls, reply, reading=Reading.from_reply(reply.get("reading")),
+                     verdicts=_verdicts(reply))
 
 
 _MARK_KINDS = {"begin": "PHASE_BEGIN", "end": "PHASE_END", "round_end": "ROUND_END",
                "PHASE_BEGIN": "PHASE_BEGIN", "PHASE_END": "PHASE_END", "ROUND_END": "ROUND_END"}
 _ALLOCATOR_FIELDS = ("allocated_bytes", "active_bytes", "resident_bytes", "retained_bytes")
+_FAILURE_MAX_CHARS = 200  # the exception's type and the start of its message
+
+
+def _describe(exc_type: Optional[type], exc: Optional[BaseException]) -> str:
+    """"ValueError: bad shape" (type first: it is what a dashboard groups by)."""
+    name = getattr(exc_type, "__qualname__", None) or getattr(exc_type, "__name__", "Exception")
+    text = f"{name}: {exc}" if exc is not None and str(exc) else name
+    return text[:_FAILURE_MAX_CHARS]
 
 
 class Phase:
     """A phase of a run as a context manager: begin mark on entry, end mark on exit (also when
-    the body raises). `begin_reply` and `end_reply` hold the daemon's mark replies."""
+    the body raises: then `exception` names it). `begin_reply` and `end_reply` hold the marks'
+    results."""
 
-    def __init__(self, run, name, round=None):
-        self.run, self.name, self.round = run, name, round
-        self.begin_reply = None
-        self.end_reply = None
+    def __init__(self, run: "Run", name: str, round_no: Optional[int] = None) -> None:
+        self.run, self.name, self.round = run, name, round_no
+        self.begin_reply: Optional[MarkResult] = None
+        self.end_reply: Optional[MarkResult] = None
+        self.exception: Optional[str] = None
 
-    def __enter__(self):
-        self.begin_reply = self.run.mark("begin", self.name, round=self.round)
+    def __enter__(self) -> "Phase":
+        self.begin_reply = self.run.mark("begin", self.name, round_no=self.round)
         return self
 
-    def __exit__(self, exc_type, exc, tb):
+    def __exit__(self, exc_type: Optional[type], exc: Optional[BaseException],
+                 tb: Any) -> bool:
         if exc_type is None:
-            self.end_reply = self.run.mark("end", self.name, round=self.round)
+            self.end_reply = self.run.mark("end", self.name, round_no=self.round)
             return False
+        self.exception = _describe(exc_type, exc)
+        logger.info("ramguard: phase %s of run %s left by %s", self.name, self.run.run_id,
+                    self.exception)
         try:  # the body's exception matters more than a failed end mark
-            self.end_reply = self.run.mark("end", self.name, round=self.round)
+            self.end_reply = self.run.mark("end", self.name, round_no=self.round)
         except (RamguardError, OSError):
             pass
         return False
 
     @property
-    def peak_bytes(self):
+    def peak_bytes(self) -> int:
         """The phase's peak (exact from the kernel's high-water mark when `peak_exact`)."""
-        return (self.end_reply or {}).get("phase_peak_bytes", 0)
+        return self.end_reply.phase_peak_bytes if self.end_reply is not None else 0
+
+
+_PHASE_NAME_RE = re.compile(r"[a-z0-9_.-]{1,64}\Z")
+
+
+def _check_phase(name: str) -> None:
+    """The daemon's rule for phase names, checked here: a typo is the caller's to fix now."""
+    if not isinstance(name, str) or not _PHASE_NAME_RE.match(name):
+        raise ValueError(f"invalid phase name {name!r}: use 1-64 characters of a-z 0-9 _ . -")
+
+
+def _no_legacy(legacy: Dict[str, Any]) -> None:
+    if legacy:
+        raise TypeError(f"unexpected arguments {sorted(legacy)}")
 
 
 class Run:
-    """A run on the daemon. As a context manager it ends the run on exit, also on an exception,
-    unless it was attached to a run somebody else started (attach(), current_run())."""
+    """A run on the daemon. As a context manager it ends the run on exit: normally, or as
+    failed with the exception's type when the body raises; a run attached to somebody else's
+    (attach(), current_run()) is left to its starter."""
 
-    def __init__(self, client, run_id, reply=None, owned=True):
+    def __init__(self, client: "Client", run_id: str, reply: Optional[RunStart] = None,
+                 owned: bool = True, start_body: Optional[Dict[str, Any]] = None) -> None:
         self.client = client
         self.run_id = run_id
-        self.start_reply = reply or {}
+        self.start_reply: RunStart = reply if reply is not None else RunStart(run_id=run_id)
         self.owned = owned
-        self.end_reply = None
+        self.end_reply: Optional[RunEndResult] = None
+        # What this process believes, to resynchronise the daemon after an outage.
+        self._open: List[str] = []        # phases entered and not left, outermost first
+        self._began: set = set()          # phases this process ever began (only those it ends)
+        self._rounds_ended = 0            # round ends this process marked, heard or not
+        self._counted = owned             # this process numbers rounds (attached: the daemon)
+        self._rounds_unheard = 0          # uncounted round ends the daemon did not hear
+        self._start_body = start_body     # set while the daemon has not heard the start
+        self._needs_sync = False
+        # The connection the run last spoke on; another one may be a restarted daemon.
+        self._generation: Optional[int] = client._generation if reply is not None else None
+        self._gone = False                # the daemon no longer has this run active
+        self._lock = threading.RLock()
 
     @property
-    def baseline(self):
-        return self.start_reply.get("baseline", {})
+    def baseline(self) -> Reading:
+        return self.start_reply.baseline
 
     @property
-    def exact_peaks(self):
-        return bool(self.start_reply.get("exact_peaks", False))
+    def exact_peaks(self) -> bool:
+        return bool(self.start_reply.exact_peaks)
+
+    @property
+    def open_phases(self) -> List[str]:
+        """The phases this process is in, outermost first."""
+        return list(self._open)
 
     @classmethod
-    def attach(cls, run_id, client=None):
+    def attach(cls, run_id: str, client: Optional["Client"] = None) -> "Run":
         """Join a run that already exists (for example one started by `ramguard exec`)."""
         return cls(client or Client(), run_id, owned=False)
 
-    def phase(self, name, round=None):
+    def phase(self, name: str, round_no: Optional[int] = None, **legacy: Any) -> Phase:
         """`with run.phase("aggregation"):` marks the phase's begin and end."""
-        return Phase(self, name, round)
+        round_no = legacy.pop("round", round_no)
+        _no_legacy(legacy)
+        _check_phase(name)
+        return Phase(self, name, round_no)
 
-    def mark(self, kind, phase="", round=None, allocator=None, gc=None):
+    # -- marks ------------------------------------------------------------------------------
+
+    def mark(self, kind: str, phase: str = "", round_no: Optional[int] = None,
+             allocator: Optional[Dict[str, int]] = None, gc: Optional[Dict[str, Any]] = None,
+             **legacy: Any) -> MarkResult:
         """Send a mark. kind: "begin", "end" or "round_end" (or the protocol's enum names).
         allocator: dict with allocated_bytes/active_bytes/resident_bytes/retained_bytes;
-        gc: dict with rss_before_bytes/rss_after_bytes/collected_objects/duration_seconds."""
+        gc: dict with rss_before_bytes/rss_after_bytes/collected_objects/duration_seconds.
+        Not strict: never raises for the daemon's sake (delivered=False in the result)."""
+        round_no = legacy.pop("round", round_no)
+        _no_legacy(legacy)
         if kind not in _MARK_KINDS:
             raise ValueError(f"invalid mark kind {kind!r}; expected begin, end or round_end")
-        body = {"run_id": self.run_id, "kind": _MARK_KINDS[kind], "phase": phase or None,
-                "round": round or None}
+        wire_kind = _MARK_KINDS[kind]
+        if wire_kind != "ROUND_END":
+            _check_phase(phase)
+        body: Dict[str, Any] = {"kind": wire_kind, "phase": phase or None,
+                                "round": round_no or None}
         if allocator is not None:
             unknown = set(allocator) - set(_ALLOCATOR_FIELDS)
             if unknown:
@@ -369,12 +657,98 @@ class Run:
             body["allocator"] = {k: int(v) for k, v in allocator.items()}
         if gc is not None:
             body["gc"] = dict(gc)
-        return self.client.call("mark", body)
+        with self._lock:
+            # In step with the daemon as of before this mark (a resync must not replay it).
+            failure: Optional[RamguardError] = None
+            try:
+                ready = self._ready()
+            except RamguardError as e:
+                ready, failure = False, e
+            # This process's view changes whatever the daemon answers: it is what resync restores.
+            numbered = bool(round_no)
+            if wire_kind == "PHASE_BEGIN":
+                self._open.append(phase)
+                self._began.add(phase)
+            elif wire_kind == "PHASE_END" and phase in self._open:
+                self._open.remove(phase)
+            elif wire_kind == "ROUND_END":
+                self._rounds_ended = round_no if round_no else self._rounds_ended + 1
+                if self._counted:
+                    body["round"] = self._rounds_ended  # survives round ends never heard
+            if failure is not None:
+                result = self._dropped(failure)
+            elif not ready:
+                result = MarkResult(delivered=False)
+            else:
+                result = self._send_mark(body, wire_kind, phase)
+            if wire_kind == "ROUND_END" and not result.delivered and not numbered \
+                    and not self._counted:
+                self._rounds_unheard += 1
+            return result
 
-    def round_end(self, round=None, gc_probe=False, allocator=None):
-        """Mark the end of a round. With gc_probe=True, read this process's RSS just before and
-        just after gc.collect() and send both: memory that only the collector frees is held by
-        reference cycles, which a test that calls the collector itself would hide."""
+    def _send_mark(self, body: Dict[str, Any], wire_kind: str, phase: str) -> MarkResult:
+        try:
+            if wire_kind == "ROUND_END" and self._counted:
+                body["round"] = max(body["round"] or 0, self._rounds_ended)
+            body["run_id"] = self.run_id
+            try:
+                reply = self._call("mark", body)
+            except FailedPreconditionError as e:
+                if self.client.strict:
+                    raise
+                reply = self._mark_refused(e, wire_kind, phase, body)
+                if reply is None:
+                    return MarkResult(delivered=False)
+        except RamguardError as e:
+            return self._dropped(e)
+        result = MarkResult.from_reply(reply)
+        self.client._deliver(result.verdicts)
+        return result
+
+    def _mark_refused(self, error: RamguardError, wire_kind: str, phase: str,
+                      body: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+        """The daemon's view differs from this process's (a mark was lost while it was
+        unreachable, or it restarted): make it this process's and resend."""
+        logger.warning("ramguard: run %s: %s; resynchronising", self.run_id, error.message)
+        if wire_kind == "PHASE_END":
+            return None  # the daemon does not hold it open: nothing left to end
+        if wire_kind == "PHASE_BEGIN":
+            # It holds a begin from before the outage: end that one, then begin afresh.
+            self._call("mark", {"run_id": self.run_id, "kind": "PHASE_END", "phase": phase})
+            return self._call("mark", body)
+        self._needs_sync = True  # a round end: the daemon counted further than this process
+        self._sync()
+        if self._gone:
+            return None
+        if self._counted:
+            body["round"] = self._rounds_ended = max(self._rounds_ended, self._daemon_rounds + 1)
+        return self._call("mark", body)
+
+    def _dropped(self, error: RamguardError) -> MarkResult:
+        if self.client.strict:
+            raise error
+        self.client._warn(f"run {self.run_id or '(not started)'}: {error}")
+        self._needs_sync = True
+        return MarkResult(delivered=False)
+
+    def _call(self, command: str, body: Dict[str, Any], force: bool = False) -> Dict[str, Any]:
+        """A call of this run; a reply over a new connection means the daemon may have restarted
+        since the last one: resynchronise before the next mark."""
+        reply = self.client._guarded_call(command, body, force)
+        generation = self.client._generation
+        if self._generation is not None and generation != self._generation:
+            self._needs_sync = True
+        self._generation = generation
+        return reply
+
+    def round_end(self, round_no: Optional[int] = None, gc_probe: bool = False,
+                  allocator: Optional[Dict[str, int]] = None, **legacy: Any) -> MarkResult:
+        """Mark the end of a round; the result's verdicts are those the round raised. With
+        gc_probe=True, read this process's RSS just before and just after gc.collect() and send
+        both: memory that only the collector frees is held by reference cycles, which a test
+        that calls the collector itself would hide."""
+        round_no = legacy.pop("round", round_no)
+        _no_legacy(legacy)
         probe = None
         if gc_probe:
             before = rss_bytes()
@@ -384,113 +758,228 @@ class Run:
             after = rss_bytes()
             probe = {"rss_before_bytes": before, "rss_after_bytes": after,
                      "collected_objects": collected, "duration_seconds": duration}
-        return self.mark("round_end", round=round, allocator=allocator, gc=probe)
+        return self.mark("round_end", round_no=round_no, allocator=allocator, gc=probe)
 
-    def end(self):
-        """End the run; the reply carries the last reading, the peak and verdicts so far."""
-        self.end_reply = self.client.call("run_end", {"run_id": self.run_id})
-        return self.end_reply
+    # -- resynchronisation ------------------------------------------------------------------
 
-    def report(self, include_samples=False):
-        return self.client.report(self.run_id, include_samples=include_samples)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, exc_type, exc, tb):
-        if not self.owned or self.end_reply is not None:
+    def _ready(self, force: bool = False) -> bool:
+        """Started and in step with the daemon. False while backing off (unless forced) or when
+        the run is gone (not strict); strict: raises what failed."""
+        if self._gone or self.end_reply is not None:
             return False
-        if exc_type is None:
-            self.end()
+        if self._start_body is None and not self._needs_sync:
+            return True
+        if not (force or self.client._may_try()):
             return False
         try:
-            self.end()
+            if self._start_body is not None:
+                self._start(force)
+            self._sync(force)
+        except UnavailableError:
+            raise
+        except RamguardError as e:
+            if self.client.strict:
+                raise
+            self._give_up(str(e))
+            return False
+        return not self._gone
+
+    def _start(self, force: bool = False) -> None:
+        assert self._start_body is not None
+        reply = self._call("run_start", self._start_body, force)
+        self.start_reply = RunStart.from_reply(reply)
+        self.run_id = self.start_reply.run_id
+        self._start_body = None
+        self._needs_sync = bool(self._open)
+        logger.warning("ramguard: run %s started late, once ramguardd answered; what happened "
+                       "before is not in it", self.run_id)
+
+    _daemon_rounds = 0
+
+    def _sync(self, force: bool = False) -> None:
+        """Make the daemon's open phases and round count this process's."""
+        if not self._needs_sync:
+            return
+        status = self._call("status", {"run_id": self.run_id}, force)
+        runs = status.get("runs", [])
+        if not runs or runs[0].get("state", "active") != "active":
+            state = runs[0].get("state") if runs else "unknown"
+            self._give_up(f"ramguardd reports run {self.run_id} as {state}")
+            return
+        run = runs[0]
+        self._daemon_rounds = int(run.get("round", 0))
+        # Open phases have no duration yet (the JSON mapping omits unset fields).
+        held = [p["phase"] for p in run.get("phases", []) if "duration_seconds" not in p]
+        for name in held:
+            if name in self._began and name not in self._open:
+                logger.warning("ramguard: run %s: ending phase %s, which this process left while "
+                               "ramguardd could not hear it", self.run_id, name)
+                self._call("mark", {"run_id": self.run_id, "kind": "PHASE_END", "phase": name})
+        for name in self._open:
+            if name not in held:
+                logger.warning("ramguard: run %s: beginning phase %s again: ramguardd did not "
+                               "hear its begin", self.run_id, name)
+                self._call("mark", {"run_id": self.run_id, "kind": "PHASE_BEGIN", "phase": name})
+        if not self._counted and self._rounds_unheard:
+            # Rounds the daemon did not hear still count: number the next ones from here on.
+            self._rounds_ended = self._daemon_rounds + self._rounds_unheard
+            self._counted = True
+        self._needs_sync = False
+
+    def _give_up(self, why: str) -> None:
+        if not self._gone:
+            logger.warning("ramguard: %s; further marks of this run are dropped", why)
+        self._gone = True
+
+    # -- end --------------------------------------------------------------------------------
+
+    def end(self, failure: Optional[str] = None) -> RunEndResult:
+        """End the run; the result carries the last reading, the peak and the verdicts the end
+        raised. failure: why the run failed (e.g. "ValueError: bad shape"): the run ends as
+        failed. Not strict: never raises for the daemon's sake (delivered=False)."""
+        with self._lock:
+            if self.end_reply is not None:
+                return self.end_reply
+            try:
+                # The end is worth one attempt even while backing off: it is the run's last word.
+                if not self._ready(force=True):
+                    raise UnavailableError("UNAVAILABLE", "run end not delivered")
+                body = {"run_id": self.run_id, "failure": failure or None}
+                reply = self._call("run_end", body, force=True)
+                result = RunEndResult.from_reply(reply)
+            except RamguardError as e:
+                if self.client.strict:
+                    raise
+                if not self._gone:
+                    self.client._warn(f"run {self.run_id or '(not started)'}: ending failed: {e}")
+                result = RunEndResult(delivered=False)
+            self.end_reply = result
+            self._open.clear()
+        self.client._deliver(result.verdicts)
+        return result
+
+    def report(self, include_samples: bool = False) -> Dict[str, Any]:
+        return self.client.report(self.run_id, include_samples=include_samples)
+
+    def __enter__(self) -> "Run":
+        return self
+
+    def __exit__(self, exc_type: Optional[type], exc: Optional[BaseException],
+                 tb: Any) -> bool:
+        if not self.owned or self.end_reply is not None:
+            return False
+        normal = exc_type is None or (exc_type is SystemExit and
+                                      getattr(exc, "code", None) in (0, None))
+        try:  # the body's exception matters more than a failed end
+            self.end(failure=None if normal else _describe(exc_type, exc))
         except (RamguardError, OSError):
-            pass
+            if exc_type is None:
+                raise
         return False
 
 
 # --------------------------------------------------------------------------------------------
 # The client
 
+VerdictCallback = Callable[[Verdict], None]
+
+
 class Client:
     """A connection to ramguardd. Connects on first use; one request at a time (thread-safe).
-    Failed requests raise RamguardError; a refused admission is a normal answer, not an error."""
 
-    def __init__(self, socket_path=None, timeout=10.0):
+    strict=False (the default): the training loop's calls (start_run, marks, phases, round ends,
+    run end) never raise because the daemon is unreachable or refuses them; see the module's
+    documentation. strict=True: every failure raises its RamguardError subclass.
+    on_verdict: called with each Verdict of a mark's or run end's reply, in the caller's thread.
+    A refused admission is a normal answer, not an error."""
+
+    def __init__(self, socket_path: Optional[str] = None, timeout: float = 10.0, *,
+                 strict: bool = False, on_verdict: Optional[VerdictCallback] = None) -> None:
         self.socket_path = socket_path or default_socket_path()
         self.timeout = timeout
-        self._sock = None
+        self.strict = strict
+        self.on_verdict = on_verdict
+        self._sock: Optional[socket.socket] = None
         self._buffer = b""
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self.server_version = ""
+        self._generation = 0  # connections made so far: a change may mean a restarted daemon
+        # Outage state of the non-strict calls: when to try again, and whether it was logged.
+        self._retry_at = 0.0
+        self._retry_seconds = 0.0
+        self._warned = False
 
     # -- transport ------------------------------------------------------------------------
 
-    def _connect(self):
+    def _connect(self) -> None:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.settimeout(self.timeout)
         try:
             sock.connect(self.socket_path)
         except OSError as e:
             sock.close()
-            raise RamguardError("UNAVAILABLE",
-                                f"cannot connect to ramguardd at {self.socket_path}: {e}") from e
+            raise UnavailableError("UNAVAILABLE",
+                                   f"cannot connect to ramguardd at {self.socket_path}: {e}") from e
         self._sock, self._buffer = sock, b""
+        self._generation += 1
 
-    def _peer_closed(self):
+    def _peer_closed(self) -> bool:
         # select first: with a timeout set, recv would wait for data instead of returning.
+        assert self._sock is not None
         try:
             readable, _, _ = select.select([self._sock], [], [], 0)
             return bool(readable) and self._sock.recv(1, socket.MSG_PEEK) == b""
         except (OSError, ValueError):
             return True
 
-    def close(self):
+    def close(self) -> None:
         with self._lock:
             if self._sock is not None:
                 self._sock.close()
                 self._sock = None
 
-    def __enter__(self):
+    def __enter__(self) -> "Client":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> bool:
         self.close()
         return False
 
-    def _read_line(self):
+    def _read_line(self) -> bytes:
+        assert self._sock is not None
         while b"\n" not in self._buffer:
             if len(self._buffer) > MAX_REPLY_BYTES:
-                raise RamguardError("RESOURCE_EXHAUSTED",
-                                    f"reply longer than {MAX_REPLY_BYTES} bytes")
+                raise ResourceExhaustedError("RESOURCE_EXHAUSTED",
+                                             f"reply longer than {MAX_REPLY_BYTES} bytes")
             chunk = self._sock.recv(65536)
             if not chunk:
-                raise RamguardError("UNAVAILABLE", "ramguardd closed the connection")
+                raise UnavailableError("UNAVAILABLE", "ramguardd closed the connection")
             self._buffer += chunk
         line, self._buffer = self._buffer.split(b"\n", 1)
         return line
 
-    def call(self, command, body=None):
+    def call(self, command: str, body: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
         """Send one request {"version":1,"requestId":..., <command>: body} and return the
         result of the reply as a dict with snake_case keys. `command` is the snake_case name of
         the Request field (hello, run_start, mark, run_end, admit, release, status, report,
-        compare, list_runs)."""
+        compare, list_runs). Always raises on failure, whatever `strict` says."""
         request_id = str(next(self._ids))
         request = {"version": PROTOCOL_VERSION, "requestId": request_id,
                    _camel(command): _to_wire(body or {})}
         frame = (json.dumps(request, separators=(",", ":")) + "\n").encode()
         if len(frame) > MAX_REQUEST_BYTES:
-            raise RamguardError("INVALID_ARGUMENT", f"request of {len(frame)} bytes exceeds the "
-                                                    f"frame limit of {MAX_REQUEST_BYTES} bytes")
+            raise InvalidArgumentError("INVALID_ARGUMENT",
+                                       f"request of {len(frame)} bytes exceeds the frame limit "
+                                       f"of {MAX_REQUEST_BYTES} bytes")
         with self._lock:
             if self._sock is not None and self._peer_closed():
-                # The daemon closed an idle connection (control.idle_timeout): start afresh.
+                # The daemon closed an idle connection (control.idle_timeout) or restarted.
                 self._sock.close()
                 self._sock = None
             if self._sock is None:
                 self._connect()
+            assert self._sock is not None
             try:
                 self._sock.sendall(frame)
                 line = self._read_line()
@@ -500,34 +989,87 @@ class Client:
                 self._sock = None
                 if isinstance(e, RamguardError):
                     raise
-                raise RamguardError("UNAVAILABLE", f"talking to ramguardd failed: {e}") from e
+                raise UnavailableError("UNAVAILABLE",
+                                       f"talking to ramguardd failed: {e}") from e
         try:
             reply = json.loads(line)
         except ValueError as e:
-            raise RamguardError("MALFORMED", f"reply is not JSON: {line[:200]!r}") from e
+            raise MalformedError("MALFORMED", f"reply is not JSON: {line[:200]!r}") from e
         if not isinstance(reply, dict):
-            raise RamguardError("MALFORMED", f"reply is not a JSON object: {line[:200]!r}")
+            raise MalformedError("MALFORMED", f"reply is not a JSON object: {line[:200]!r}")
         if reply.get("requestId", request_id) != request_id:
-            raise RamguardError("MALFORMED", f"reply for request {reply.get('requestId')!r}, "
-                                             f"expected {request_id!r}")
+            raise MalformedError("MALFORMED", f"reply for request {reply.get('requestId')!r}, "
+                                              f"expected {request_id!r}")
         error = reply.get("error")
         if error:
-            raise RamguardError(error.get("code", "CODE_UNSPECIFIED"), error.get("message", ""))
+            raise _error(error.get("code", "CODE_UNSPECIFIED"), error.get("message", ""))
         self.server_version = reply.get("serverVersion", "")
         key = _camel(command)
         return _from_wire(reply.get(key, {}), key)
 
+    # -- the non-strict calls' outage handling ----------------------------------------------
+
+    def _may_try(self) -> bool:
+        """False while backing off after the daemon was unreachable (strict: always True)."""
+        return self.strict or time.monotonic() >= self._retry_at
+
+    def _guarded_call(self, command: str, body: Dict[str, Any],
+                      force: bool = False) -> Dict[str, Any]:
+        """call() that keeps the outage state: an unreachable daemon starts (or lengthens) the
+        backoff; an answer ends it. force: try even while backing off."""
+        if not (force or self._may_try()):
+            raise UnavailableError("UNAVAILABLE", "ramguardd unreachable; retrying in "
+                                   f"{self._retry_at - time.monotonic():.1f} s")
+        try:
+            reply = self.call(command, body)
+        except UnavailableError:
+            self._retry_seconds = min(RETRY_MAX_SECONDS,
+                                      max(RETRY_FIRST_SECONDS, self._retry_seconds * 2))
+            self._retry_at = time.monotonic() + self._retry_seconds
+            raise
+        if self._warned:
+            logger.info("ramguard: ramguardd at %s answers again", self.socket_path)
+        self._warned, self._retry_seconds, self._retry_at = False, 0.0, 0.0
+        return reply
+
+    def _warn(self, message: str) -> None:
+        """One warning per outage; the rest at debug level."""
+        if self._warned:
+            logger.debug("ramguard: %s", message)
+            return
+        self._warned = True
+        logger.warning("ramguard: %s; training continues, marks are dropped until ramguardd "
+                       "answers (retrying with backoff)", message)
+
+    def _deliver(self, verdicts: List[Verdict]) -> None:
+        if self.on_verdict is None:
+            return
+        for verdict in verdicts:
+            try:
+                self.on_verdict(verdict)
+            except Exception:  # noqa: BLE001 - a callback must not break the loop either
+                if self.strict:
+                    raise
+                logger.exception("ramguard: the on_verdict callback raised")
+
     # -- commands -------------------------------------------------------------------------
 
-    def hello(self):
+    def hello(self) -> Hello:
         """Protocol version, budget and the caller as the server sees it (peer_pid, peer_uid)."""
-        return self.call("hello", {"client": f"ramguard-python/{__version__}"})
+        return _pick(Hello, self.call("hello", {"client": f"ramguard-python/{__version__}"}))
 
-    def admit(self, job, estimate_bytes=None, model_bytes=None, parameter_count=None,
-              bytes_per_parameter=None, plan=None, hosts=None, use_calibrated=False, pid=None):
+    def admit(self, job: str, estimate_bytes: Union[int, str, None] = None,
+              model_bytes: Union[int, str, None] = None, parameter_count: Optional[int] = None,
+              bytes_per_parameter: Optional[float] = None, plan: Optional[str] = None,
+              hosts: Optional[int] = None, use_calibrated: bool = False,
+              pid: Optional[int] = None, admit_when_unavailable: bool = False) -> Admission:
         """Ask whether a Load fits the budget before claiming GPU hosts. Give estimate_bytes, or a
         model (model_bytes, or parameter_count x bytes_per_parameter) and a plan name. Sizes may
-        be ints or strings like "2.5GB". Returns an Admission; a refusal raises nothing."""
+        be ints or strings like "2.5GB". Returns an Admission; a refusal raises nothing.
+
+        When the daemon cannot be reached the caller decides: by default UnavailableError is
+        raised (nothing was checked, so nothing is admitted); with admit_when_unavailable=True
+        an Admission with admitted=True and available=False is returned, and a warning logged."""
         model = None
         if model_bytes is not None or parameter_count is not None:
             model = {"model_bytes": _size_or_none(model_bytes),
@@ -536,43 +1078,64 @@ class Client:
         body = {"job": job, "estimate_bytes": _size_or_none(estimate_bytes), "model": model,
                 "plan": plan, "hosts": hosts, "pid": pid,
                 "use_calibrated": True if use_calibrated else None}
-        return Admission(self.call("admit", body))
+        try:
+            return _pick(Admission, self.call("admit", body))
+        except UnavailableError as e:
+            if not admit_when_unavailable:
+                raise
+            logger.warning("ramguard: admitting %s unchecked: %s", job, e.message)
+            return Admission(admitted=True, available=False,
+                             reason=f"admitted without a check: {e.message}")
 
-    def start_run(self, job, labels=None, model_bytes=None, declared_rounds=None, hosts=None,
-                  pid=None, reservation_id=None, admission=None):
+    def start_run(self, job: str, labels: Optional[Dict[str, Any]] = None,
+                  model_bytes: Union[int, str, None] = None,
+                  declared_rounds: Optional[int] = None, hosts: Optional[int] = None,
+                  pid: Optional[int] = None, reservation_id: Optional[str] = None,
+                  admission: Optional[Admission] = None) -> Run:
         """Start a run on `pid` (default: this process). Pass the Admission (or its
-        reservation_id) to claim the admitted reservation. Returns a Run (a context manager)."""
+        reservation_id) to claim the admitted reservation. Returns a Run (a context manager).
+        Not strict and the daemon unreachable: the Run starts when the daemon answers again.
+        A refusal (e.g. PERMISSION_DENIED) raises in both modes: it is a mistake to fix."""
         if admission is not None and reservation_id is None:
             reservation_id = admission.reservation_id or None
         body = {"pid": pid, "job": job, "labels": labels or None,
                 "model_bytes": _size_or_none(model_bytes), "declared_rounds": declared_rounds,
                 "hosts": hosts, "reservation_id": reservation_id}
-        reply = self.call("run_start", body)
-        return Run(self, reply.get("run_id", ""), reply)
+        try:
+            reply = self._guarded_call("run_start", body)
+        except UnavailableError as e:
+            if self.strict:
+                raise
+            self._warn(f"cannot start run of job {job}: {e}")
+            return Run(self, "", owned=True, start_body=body)
+        start = RunStart.from_reply(reply)
+        return Run(self, start.run_id, start)
 
-    def end_run(self, run_id):
-        return self.call("run_end", {"run_id": run_id})
+    def end_run(self, run_id: str, failure: Optional[str] = None) -> RunEndResult:
+        return RunEndResult.from_reply(self.call("run_end", {"run_id": run_id,
+                                                            "failure": failure}))
 
-    def release(self, reservation_id):
+    def release(self, reservation_id: str) -> int:
         """Release an admitted reservation that no run will claim; returns the bytes released."""
         return self.call("release", {"reservation_id": reservation_id}).get("released_bytes", 0)
 
-    def status(self, run_id=None):
+    def status(self, run_id: Optional[str] = None) -> Dict[str, Any]:
         return self.call("status", {"run_id": run_id})
 
-    def report(self, run_id, include_samples=False):
+    def report(self, run_id: str, include_samples: bool = False) -> Dict[str, Any]:
         return self.call("report", {"run_id": run_id,
                                     "include_samples": True if include_samples else None})
 
-    def compare(self, run_ids=None, labels=None):
+    def compare(self, run_ids: Optional[List[str]] = None,
+                labels: Optional[Dict[str, str]] = None) -> Dict[str, Any]:
         return self.call("compare", {"run_ids": list(run_ids) if run_ids else None,
                                      "labels": labels or None})
 
-    def list_runs(self, limit=None):
+    def list_runs(self, limit: Optional[int] = None) -> List[Dict[str, Any]]:
         return self.call("list_runs", {"limit": limit}).get("runs", [])
 
 
-def current_run(client=None):
+def current_run(client: Optional[Client] = None) -> Optional[Run]:
     """The run this process was started in (RAMGUARD_RUN, set by `ramguard exec`), on the
     daemon at RAMGUARD_SOCKET; None when not running under ramguard. The returned Run does not
     end the run on exit: its starter does."""

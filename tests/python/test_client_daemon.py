@@ -35,7 +35,7 @@ TOLERANCE = 8 * MB
 # reference cycle holding two model copies (the original and the resulting state in a
 # namespace that refers to itself), which only gc.collect() returns.
 COORDINATOR = r'''
-import gc, json, os, sys
+import dataclasses, gc, json, os, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ramguard
 
@@ -113,7 +113,7 @@ if sys.argv[1] == "story":
             run.round_end(gc_probe=True)
         print(json.dumps(out), flush=True)
         sys.stdin.readline()  # the test says when the last floor has settled
-    print(json.dumps({"ended": run.end_reply}), flush=True)
+    print(json.dumps({"ended": dataclasses.asdict(run.end_reply)}), flush=True)
 
 elif sys.argv[1] == "attached":
     run = ramguard.current_run()  # RAMGUARD_RUN on the daemon at RAMGUARD_SOCKET

@@ -322,11 +322,13 @@ class ContextManagerTest(ServerTestCase):
                 return reply_to(request, error={"code": "FAILED_PRECONDITION", "message": "x"})
             return daemon_like(request)
         self.server.handler = refuse_end
-        run = ramguard.Run(self.client, "r-1")
+        strict = ramguard.Client(self.server.path, timeout=5, strict=True)
+        self.addCleanup(strict.close)
+        run = ramguard.Run(strict, "r-1")
         with self.assertRaises(ZeroDivisionError):
             with run.phase("save"):
                 1 / 0
-        with self.assertRaises(ramguard.RamguardError):  # without an exception it surfaces
+        with self.assertRaises(ramguard.RamguardError):  # strict: without an exception it surfaces
             with run.phase("save"):
                 pass
 
