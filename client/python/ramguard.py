@@ -40,9 +40,10 @@ A guard must not break what it guards. Unless the Client is made with strict=Tru
 Queries (hello, status, report, compare, list_runs, release) always raise; their errors are
 subclasses of RamguardError per protocol code (UnavailableError, PermissionDeniedError, ...).
 
-A phase left by an exception sends its end mark and is recorded as ended by that exception
-(Phase.exception); a Run left by an exception ends the run as failed, with the exception's type
-(run_end's `failure` field), and the exception propagates unchanged.
+A phase left by an exception sends its end mark and names the exception (Phase.exception); a
+Run left by an exception ends the run with run_end's `failure` set to the exception's type and
+message, so the run carries a critical "failed" verdict; the exception propagates unchanged.
+(SystemExit(0) is a normal end.)
 
 Verdicts reach the coordinator in the replies of round_end() and end() (MarkResult.verdicts,
 RunEndResult.verdicts) and, as they arrive, through Client(on_verdict=callback); an exception in
@@ -57,8 +58,6 @@ converts them to int. Commands of the training loop return dataclasses (Admissio
 MarkResult, RunEndResult, Verdict, Reading), which also answer reply["field"] and .get("field");
 queries return dicts with snake_case keys.
 """
-
-from __future__ import annotations
 
 import dataclasses
 import gc
@@ -522,14 +521,19 @@ class RunEndResult(_Fields):
 _MARK_KINDS = {"begin": "PHASE_BEGIN", "end": "PHASE_END", "round_end": "ROUND_END",
                "PHASE_BEGIN": "PHASE_BEGIN", "PHASE_END": "PHASE_END", "ROUND_END": "ROUND_END"}
 _ALLOCATOR_FIELDS = ("allocated_bytes", "active_bytes", "resident_bytes", "retained_bytes")
-_FAILURE_MAX_CHARS = 200  # the exception's type and the start of its message
+_FAILURE_MAX_BYTES = 200  # the daemon takes 256: the exception's type and its message's start
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]+")
 
 
 def _describe(exc_type: Optional[type], exc: Optional[BaseException]) -> str:
-    """"ValueError: bad shape" (type first: it is what a dashboard groups by)."""
+    """"ValueError: bad shape" on one line (the type first: it is what one groups by)."""
     name = getattr(exc_type, "__qualname__", None) or getattr(exc_type, "__name__", "Exception")
-    text = f"{name}: {exc}" if exc is not None and str(exc) else name
-    return text[:_FAILURE_MAX_CHARS]
+    try:
+        message = str(exc) if exc is not None else ""
+    except Exception:  # noqa: BLE001 - a broken __str__ must not hide the original exception
+        message = ""
+    text = _CONTROL_RE.sub(" ", f"{name}: {message}" if message else name)
+    return text.encode()[:_FAILURE_MAX_BYTES].decode(errors="ignore")
 
 
 class Phase:
@@ -808,8 +812,8 @@ class Run:
             return
         run = runs[0]
         self._daemon_rounds = int(run.get("round", 0))
-        # Open phases have no duration yet (the JSON mapping omits unset fields).
-        held = [p["phase"] for p in run.get("phases", []) if "duration_seconds" not in p]
+        # Open phases have no duration yet: 0 (or absent) on the wire; a closed one took time.
+        held = [p["phase"] for p in run.get("phases", []) if not p.get("duration_seconds")]
         for name in held:
             if name in self._began and name not in self._open:
                 logger.warning("ramguard: run %s: ending phase %s, which this process left while "
@@ -835,8 +839,9 @@ class Run:
 
     def end(self, failure: Optional[str] = None) -> RunEndResult:
         """End the run; the result carries the last reading, the peak and the verdicts the end
-        raised. failure: why the run failed (e.g. "ValueError: bad shape"): the run ends as
-        failed. Not strict: never raises for the daemon's sake (delivered=False)."""
+        raised. failure: why the run failed (e.g. "ValueError: bad shape"; one line, at most
+        256 bytes): the run gets a critical "failed" verdict that says so. Not strict: never
+        raises for the daemon's sake (delivered=False)."""
         with self._lock:
             if self.end_reply is not None:
                 return self.end_reply
@@ -845,7 +850,15 @@ class Run:
                 if not self._ready(force=True):
                     raise UnavailableError("UNAVAILABLE", "run end not delivered")
                 body = {"run_id": self.run_id, "failure": failure or None}
-                reply = self._call("run_end", body, force=True)
+                try:
+                    reply = self._call("run_end", body, force=True)
+                except (MalformedError, InvalidArgumentError):
+                    if not failure:
+                        raise
+                    # A daemon older than run_end's failure field: end the run all the same.
+                    logger.warning("ramguard: run %s: ramguardd did not take the failure %r",
+                                   self.run_id, failure)
+                    reply = self._call("run_end", {"run_id": self.run_id}, force=True)
                 result = RunEndResult.from_reply(reply)
             except RamguardError as e:
                 if self.client.strict:

@@ -35,7 +35,7 @@ TOLERANCE = 8 * MB
 # reference cycle holding two model copies (the original and the resulting state in a
 # namespace that refers to itself), which only gc.collect() returns.
 COORDINATOR = r'''
-import dataclasses, gc, json, os, sys
+import dataclasses, gc, json, os, sys, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ramguard
 
@@ -126,6 +126,42 @@ elif sys.argv[1] == "attached":
     # An attached run is not ended by its context manager: the starter (ramguard exec) ends it.
     out["state_after_with"] = run.client.status(run.run_id)["runs"][0]["state"]
     print(json.dumps(out), flush=True)
+
+elif sys.argv[1] == "restart":
+    # The default (non-strict) client while ramguardd is stopped and restarted mid-phase: the
+    # test says on stdin when the daemon is down and when it is back; nothing may raise.
+    import logging
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
+    client = ramguard.Client()  # RAMGUARD_SOCKET
+    run = client.start_run("py-restart", model_bytes=MODEL)
+    out["run_id"] = run.run_id
+    delivered = {}
+    with run:
+        with run.phase("load"):
+            state = {"global": touched(MODEL)}
+        with run.phase("aggregation") as agg:
+            print(json.dumps(out), flush=True)  # the test stops the daemon now
+            sys.stdin.readline()
+            state["update"] = touched(MODEL)
+        delivered["aggregation_end"] = agg.end_reply.delivered
+        with run.phase("synchronization") as sync:  # entirely while the daemon is down
+            del state["update"]
+        delivered["synchronization_end"] = sync.end_reply.delivered
+        delivered["round_1"] = run.round_end(gc_probe=True).delivered
+        print(json.dumps({"down": delivered}), flush=True)
+        sys.stdin.readline()  # the daemon is back
+        time.sleep(float(sys.argv[3]))  # past the client's backoff
+        for rnd in (2, 3):
+            with run.phase("aggregation") as agg:
+                state["update"] = touched(MODEL)
+            delivered["aggregation_%d" % rnd] = agg.end_reply.delivered
+            with run.phase("synchronization") as sync:
+                del state["update"]
+            delivered["synchronization_%d" % rnd] = sync.end_reply.delivered
+            delivered["round_%d" % rnd] = run.round_end().delivered
+    delivered["run_end"] = run.end_reply.delivered
+    out["delivered"] = delivered
+    print(json.dumps(out), flush=True)
 '''
 
 
@@ -147,12 +183,16 @@ class Daemon:
         config = os.path.join(workdir, "ramguard.yaml")
         with open(config, "w") as f:
             f.write(config_yaml)
+        self.argv = [os.environ["RAMGUARD_DAEMON"], "--config", config, "--socket", self.socket,
+                     "--state-dir", os.path.join(workdir, "state"), "--metrics", "127.0.0.1:0"]
+        self.start()
+
+    def start(self):
+        """Start (again, after stop(): the same socket, config and ledger)."""
         self.lines = []
         self.ready = threading.Event()
-        self.proc = subprocess.Popen(
-            [os.environ["RAMGUARD_DAEMON"], "--config", config, "--socket", self.socket,
-             "--state-dir", os.path.join(workdir, "state"), "--metrics", "127.0.0.1:0"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(self.argv, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE, text=True)
         threading.Thread(target=self._read, daemon=True).start()
         if not self.ready.wait(20):
             self.stop()
@@ -171,9 +211,9 @@ class Daemon:
         with urllib.request.urlopen(url, timeout=10) as r:
             return r.read().decode()
 
-    def stop(self):
+    def stop(self, sig=signal.SIGTERM):
         if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
+            self.proc.send_signal(sig)
             try:
                 self.proc.wait(10)
             except subprocess.TimeoutExpired:
@@ -346,6 +386,67 @@ class ClientAgainstTheRealDaemon(unittest.TestCase):
             client.close()
         finally:
             daemon.stop()
+
+    def restart_mid_phase(self, stop_signal):
+        """A coordinator survives ramguardd being stopped (stop_signal) and restarted in the
+        middle of a phase, and its run goes on with its phases closed in order."""
+        workdir = tempfile.mkdtemp(prefix="rg-restart-", dir=self.workdir)
+        daemon = Daemon(workdir, "growth:\n  min_bytes: 32MB\n")
+        proc = subprocess.Popen(
+            [sys.executable, self.coordinator, "restart", str(MODEL), "1.0"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env=self.coordinator_env(RAMGUARD_SOCKET=daemon.socket))
+        try:
+            line = proc.stdout.readline()
+            if not line:
+                self.fail("coordinator failed:\n" + proc.communicate(timeout=30)[1])
+            run_id = json.loads(line)["run_id"]
+            daemon.stop(stop_signal)  # in the middle of aggregation
+            proc.stdin.write("down\n")
+            proc.stdin.flush()
+            down = json.loads(proc.stdout.readline())["down"]
+            daemon.start()            # the same socket and ledger: the run is recovered
+            self.assertTrue(any("recovery.resumed" in l and run_id in l for l in daemon.lines),
+                            "".join(daemon.lines))
+            proc.stdin.write("up\n")
+            proc.stdin.flush()
+            rest, err = proc.communicate(timeout=60)
+            client = self.rg.Client(daemon.socket, strict=True)
+            run = client.report(run_id)["run"]
+            client.close()
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            daemon.stop()
+        self.assertEqual(proc.returncode, 0, err)
+        self.assertNotIn("Traceback", err)
+        # One warning for the outage, and the resync closing the phase left meanwhile.
+        self.assertEqual(err.count("training continues"), 1, err)
+        self.assertIn("ending phase aggregation", err)
+        out = json.loads(rest.strip().splitlines()[-1])
+        self.assertEqual(down, {"aggregation_end": False, "synchronization_end": False,
+                                "round_1": False})
+        delivered = out["delivered"]
+        self.assertTrue(all(delivered[k] for k in delivered if k not in down), delivered)
+        self.assertEqual(run["state"], "ended")
+        self.assertEqual(run["current_phase"], "")
+        phases = [(p["phase"], p["round"]) for p in run["phases"]]
+        # Round 1's synchronization and round end fell into the outage: its aggregation was
+        # closed on reconnection, and the daemon, which never heard round 1 end, files round 2's
+        # phases under round 1 until round 2's end (sent as round 2) puts its count right.
+        self.assertEqual(phases, [("load", 1), ("aggregation", 1), ("aggregation", 1),
+                                  ("synchronization", 1), ("aggregation", 3),
+                                  ("synchronization", 3)])
+        for p in run["phases"]:
+            self.assertGreater(p["duration_seconds"], 0, p)  # every phase closed
+        self.assertEqual([b["round"] for b in run["boundaries"]], [2, 3])
+
+    def test_coordinator_survives_a_daemon_restart_mid_phase(self):
+        self.restart_mid_phase(signal.SIGTERM)
+
+    def test_coordinator_survives_a_daemon_killed_mid_phase(self):
+        self.restart_mid_phase(signal.SIGKILL)
 
     def test_refused_admission_lists_every_term(self):
         admission = self.client.admit("py-refused", estimate_bytes="100GB")

@@ -100,20 +100,24 @@ class FakeDaemon:
         if run is None:
             return error(request, "NOT_FOUND", f"no run {body.get('runId')}")
         if "status" in request:
-            phases = [{"phase": p["phase"], "round": p["round"]} if p["open"] else
-                      {"phase": p["phase"], "round": p["round"], "durationSeconds": 1.0}
-                      for p in run["phases"]]
+            # As ramguardd writes them: an open phase's duration is 0.
+            phases = [{"phase": p["phase"], "round": p["round"],
+                       "durationSeconds": 0 if p["open"] else 1.0} for p in run["phases"]]
             return reply(request, status={"runs": [{"runId": body["runId"], "state": run["state"],
                                                     "round": run["rounds"], "phases": phases}]})
         if run["state"] != "active":
             return error(request, "FAILED_PRECONDITION", "the run has ended")
         if "runEnd" in request:
-            run["state"] = "failed" if body.get("failure") else "ended"
+            run["state"] = "ended"
             run["failure"] = body.get("failure")
             for p in run["phases"]:
                 p["open"] = False
             run["open"] = []
-            return reply(request, runEnd={"peakBytes": "1000", "verdicts": self.end_verdicts})
+            verdicts = list(self.end_verdicts)
+            if body.get("failure"):  # as ramguardd: a critical "failed" verdict naming it
+                verdicts.insert(0, {"kind": "failed", "severity": "CRITICAL",
+                                    "summary": "ended the run on a failure: " + body["failure"]})
+            return reply(request, runEnd={"peakBytes": "1000", "verdicts": verdicts})
         kind, phase = body["kind"], body.get("phase")
         if kind == "PHASE_BEGIN":
             if phase in run["open"]:
@@ -288,14 +292,24 @@ class FailureTest(ResilienceTestCase):
                     raise KeyError("host lost")
         self.assertEqual(agg.exception, "KeyError: 'host lost'")
         self.assertTrue(agg.end_reply.delivered)
-        self.assertEqual(self.daemon.runs[run.run_id]["state"], "failed")
         self.assertEqual(self.daemon.runs[run.run_id]["failure"], "KeyError: 'host lost'")
+        self.assertEqual([v.kind for v in run.end_reply.verdicts], ["failed"])
+
+    def test_failure_is_one_line_within_the_daemon_s_bound(self):
+        with self.assertRaises(ValueError):
+            with self.client.start_run("train") as run:
+                raise ValueError("shape mismatch:\n" + "é" * 400)
+        failure = self.daemon.runs[run.run_id]["failure"]
+        self.assertTrue(failure.startswith("ValueError: shape mismatch: éé"), failure)
+        self.assertNotIn("\n", failure)
+        self.assertLessEqual(len(failure.encode()), 200)
 
     def test_clean_sys_exit_is_a_normal_end(self):
         with self.assertRaises(SystemExit):
             with self.client.start_run("train") as run:
                 raise SystemExit(0)
         self.assertEqual(self.daemon.runs[run.run_id]["state"], "ended")
+        self.assertIsNone(self.daemon.runs[run.run_id]["failure"])
 
     def test_phase_names_are_checked_locally(self):
         run = self.client.start_run("train")
