@@ -65,6 +65,20 @@ Status check_job(const std::string& job) {
   return ok_status();
 }
 
+// A run end's failure goes into a verdict's one-line summary, the ledger and the log.
+Status check_failure(const std::string& failure) {
+  if (failure.size() > 256) {
+    return Error{"run end failure is " + std::to_string(failure.size()) +
+                 " bytes long; at most 256 are allowed"};
+  }
+  for (char c : failure) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      return Error{"run end failure contains a control character"};
+    }
+  }
+  return ok_status();
+}
+
 }  // namespace
 
 Dispatcher::Dispatcher(RunRegistry& registry, Admission& admission, Store* store,
@@ -195,7 +209,8 @@ Status Dispatcher::mark(const v1::MarkRequest& in, const Caller& caller, v1::Mar
 
 Status Dispatcher::run_end(const v1::RunEndRequest& in, const Caller& caller,
                            v1::RunEndReply& out) {
-  auto ended = registry_.end(in.run_id(), caller);
+  if (auto s = check_failure(in.failure()); !s) return s;
+  auto ended = registry_.end(in.run_id(), caller, in.failure());
   if (!ended) return ended.error();
   to_proto(ended->reading, *out.mutable_reading());
   out.set_peak_bytes(ended->peak_bytes);

@@ -25,6 +25,7 @@ inline constexpr const char* kPhaseGap = "phase_gap";
 inline constexpr const char* kEstimateAccuracy = "estimate_accuracy";
 inline constexpr const char* kExited = "exited";
 inline constexpr const char* kLost = "lost";
+inline constexpr const char* kFailed = "failed";  // the coordinator ended the run on a failure
 }  // namespace verdict_kind
 
 struct Verdict {

@@ -80,9 +80,11 @@ std::unique_ptr<RunMachine> RunMachine::resume(RunLedger ledger, const RunParams
   return run;
 }
 
-EndOutcome RunMachine::end(const std::optional<MemoryReading>& reading, Instant now) {
+EndOutcome RunMachine::end(const std::optional<MemoryReading>& reading, Instant now,
+                           const std::string& failure) {
   EndOutcome out;
   const std::size_t verdicts_before = ledger_.verdicts.size();
+  if (!failure.empty()) emit(failed_verdict(ledger_, failure, now));
   append_end_mark(reading.value_or(ledger_.last));
   finish(RunState::kEnded, now);
   if (reading) {

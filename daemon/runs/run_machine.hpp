@@ -76,7 +76,9 @@ class RunMachine {
   // A complete reading folded into the run (reset: also reset the high-water mark).
   Result<MemoryReading> take_reading(TargetProbe& probe, bool reset);
   // The run's end, with the end reading when it could be taken.
-  EndOutcome end(const std::optional<MemoryReading>& reading, Instant now);
+  // failure: set when the coordinator ends the run because it failed (a "failed" verdict).
+  EndOutcome end(const std::optional<MemoryReading>& reading, Instant now,
+                 const std::string& failure = {});
   // The process is gone: `ended` when the run ends with it and it exited cleanly, else `exited`.
   void process_exited(const ExitInfo& info, Instant now);
   // Recovery found the process gone: the run ends `lost`.

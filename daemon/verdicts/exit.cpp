@@ -90,4 +90,15 @@ Verdict lost_verdict(const RunLedger& ledger, Instant at) {
                       std::move(summary), last_figures(ledger, pos), at);
 }
 
+Verdict failed_verdict(const RunLedger& ledger, const std::string& failure, Instant at) {
+  const RunPosition pos = run_position(ledger);
+  std::string summary = "Coordinator (PID " + std::to_string(ledger.info.target.pid) +
+                        ") ended the run on a failure" + where_text(pos) + ": " + failure +
+                        "; last reading " +
+                        format_bytes(static_cast<double>(ledger.last.rss_bytes)) + ", peak " +
+                        format_bytes(static_cast<double>(ledger.peak_bytes)) + ".";
+  return make_verdict(verdict_kind::kFailed, Severity::kCritical, false, pos.round, pos.phase,
+                      std::move(summary), last_figures(ledger, pos), at);
+}
+
 }  // namespace ramguard

@@ -24,4 +24,7 @@ Verdict exited_verdict(const RunLedger& ledger, std::optional<int> exit_code,
 
 Verdict lost_verdict(const RunLedger& ledger, Instant at);
 
+// The coordinator ended its run because it failed (run_end's failure, e.g. an exception).
+Verdict failed_verdict(const RunLedger& ledger, const std::string& failure, Instant at);
+
 }  // namespace ramguard

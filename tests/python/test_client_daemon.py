@@ -448,6 +448,24 @@ class ClientAgainstTheRealDaemon(unittest.TestCase):
     def test_coordinator_survives_a_daemon_killed_mid_phase(self):
         self.restart_mid_phase(signal.SIGKILL)
 
+    def test_exception_in_the_run_ends_it_with_a_failed_verdict_naming_it(self):
+        client = self.rg.Client(self.daemon.socket)
+        with self.assertRaises(ValueError):
+            with client.start_run("py-failed") as run:
+                with run.phase("aggregation") as agg:
+                    raise ValueError("shapes (3,) and (4,) differ")
+        self.assertEqual(agg.exception, "ValueError: shapes (3,) and (4,) differ")
+        [failed] = [v for v in run.end_reply.verdicts if v.kind == "failed"]
+        self.assertEqual(failed.severity, "CRITICAL")
+        self.assertIn("ValueError: shapes (3,) and (4,) differ", failed.summary)
+        self.assertIn("after aggregation", failed.summary)
+        report = self.report(run.run_id)
+        self.assertEqual(report["state"], "ended")
+        self.assertEqual([v["kind"] for v in report["verdicts"] if v["kind"] == "failed"],
+                         ["failed"])
+        self.assertGreater(report["phases"][0]["duration_seconds"], 0)  # the phase was ended
+        client.close()
+
     def test_refused_admission_lists_every_term(self):
         admission = self.client.admit("py-refused", estimate_bytes="100GB")
         self.assertFalse(admission)
