@@ -13,6 +13,7 @@
 #include "config/paths.hpp"
 #include "config/reload.hpp"
 #include "config/token_file.hpp"
+#include "config/values.hpp"
 #include "control/dispatcher.hpp"
 #include "control/server.hpp"
 #include "control/settings_from_config.hpp"
@@ -111,7 +112,18 @@ int run_daemon(Config config, const CommandLine& flags) {
                                  control::dispatch_settings(config));
   dispatcher.set_metrics(metrics->get());
   control::ControlServer server(io, dispatcher, control::server_limits(config), RAMGUARD_VERSION);
-  if (auto s = server.listen_unix(config.control.socket, config.control.socket_mode); !s) {
+  std::optional<gid_t> socket_group;
+  if (!config.control.socket_group.empty()) {
+    // Looked up again: the group database may have changed since the configuration was read.
+    auto gid = parse_socket_group(config.control.socket_group);
+    if (!gid) {
+      std::fprintf(stderr, "ramguardd: control.socket_group: %s\n", gid.error().message.c_str());
+      return 1;
+    }
+    socket_group = *gid;
+  }
+  if (auto s = server.listen_unix(config.control.socket, config.control.socket_mode, socket_group);
+      !s) {
     std::fprintf(stderr, "ramguardd: %s\n", s.error().message.c_str());
     return 1;
   }

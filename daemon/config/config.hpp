@@ -64,6 +64,9 @@ struct ControlConfig {
   // $XDG_RUNTIME_DIR/ramguard.sock, else /tmp/ramguard-UID.sock.
   std::string socket;
   std::uint32_t socket_mode = 0660;
+  // The socket file's group (a name or a numeric GID); empty: the daemon's own group. With mode
+  // 0660, the members of this group (a non-root coordinator's) may connect.
+  std::string socket_group;
   PeersRead peers_read = PeersRead::kAll;
   std::uint64_t max_frame_bytes = protocol::kMaxRequestBytes;
   std::uint32_t max_connections = 64;

@@ -22,7 +22,9 @@ std::string describe_config(const Config& c) {
   std::snprintf(mode, sizeof mode, "%04o", c.control.socket_mode);
   std::string out = "budget " + bytes(c.budget_bytes) + " (margin " + bytes(c.margin_bytes) +
                     "), sampling every " + format_duration(c.sampling.interval) + "\n";
-  out += "control socket " + or_auto(c.control.socket) + " (mode " + mode + "), TCP " +
+  out += "control socket " + or_auto(c.control.socket) + " (mode " + mode +
+         (c.control.socket_group.empty() ? std::string() : ", group " + c.control.socket_group) +
+         "), TCP " +
          (c.control.tcp.enabled ? "on " + c.control.tcp.listen.to_string() : std::string("off")) +
          "; metrics on " + c.metrics.listen.to_string() + "\n";
   out += std::string("peers read ") + peers_read_name(c.control.peers_read) + " runs\n";

@@ -38,6 +38,10 @@ std::vector<std::string> restart_required_changes(const Config& running, const C
     out.push_back(change("control.socket_mode", mode_text(running.control.socket_mode),
                          mode_text(next.control.socket_mode)));
   }
+  if (next.control.socket_group != running.control.socket_group) {
+    out.push_back(
+        change("control.socket_group", running.control.socket_group, next.control.socket_group));
+  }
   if (next.control.tcp != running.control.tcp) {
     out.push_back(change("control.tcp", tcp_text(running.control.tcp), tcp_text(next.control.tcp)));
   }
@@ -58,6 +62,7 @@ Result<Config> reload(const Config& current, const std::filesystem::path& path,
   next.state_dir = current.state_dir;
   next.control.socket = current.control.socket;
   next.control.socket_mode = current.control.socket_mode;
+  next.control.socket_group = current.control.socket_group;
   next.control.tcp = current.control.tcp;
   next.metrics.listen = current.metrics.listen;
   return next;

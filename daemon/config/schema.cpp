@@ -88,6 +88,17 @@ void read_control(Reader r, const YAML::Node& n, const std::string& p, ControlCo
   auto socket_mode = [&r, &c](const YAML::Node& v, const std::string& path) {
     r.walk.value(v, path, "an octal mode", c.socket_mode, parse_socket_mode);
   };
+  auto socket_group = [&r, &c](const YAML::Node& v, const std::string& path) {
+    std::string text;
+    if (!r.walk.scalar(v, path, "a group name or GID", text)) return;
+    // Looked up in the group database here, so --check-config refuses an unknown group.
+    auto gid = text.empty() ? Result<gid_t>(gid_t{0}) : parse_socket_group(text);
+    if (gid) {
+      c.socket_group = text;
+    } else {
+      r.walk.error(v, path, gid.error().message);
+    }
+  };
   auto peers_read = [&r, &c](const YAML::Node& v, const std::string& path) {
     r.walk.value(v, path, "all or own", c.peers_read, parse_peers_read);
   };
@@ -101,6 +112,7 @@ void read_control(Reader r, const YAML::Node& n, const std::string& p, ControlCo
       n, p,
       {{"socket", r.text(c.socket)},
        {"socket_mode", socket_mode},
+       {"socket_group", socket_group},
        {"peers_read", peers_read},
        {"max_frame", r.size(c.max_frame_bytes, limits::kMinFrameBytes, limits::kMaxFrameBytes)},
        {"max_connections", r.count(c.max_connections, 1, limits::kMaxConnections)},

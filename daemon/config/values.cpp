@@ -1,9 +1,12 @@
 #include "config/values.hpp"
 
+#include <grp.h>
+
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <vector>
 
 #include "common/units.hpp"
 #include "config/limits.hpp"
@@ -127,6 +130,25 @@ Result<std::uint32_t> parse_socket_mode(std::string_view text) {
                  "; expected octal permission bits from 0000 to 0777, for example \"0660\""};
   }
   return mode;
+}
+
+Result<gid_t> parse_socket_group(std::string_view text) {
+  const std::string name(text);
+  const bool numeric = !name.empty() && name.find_first_not_of("0123456789") == std::string::npos;
+  if (numeric) {
+    auto gid = parse_count(name, 0, 0xfffffffeu);  // (gid_t)-1 means "unchanged" to chown()
+    if (!gid) return Error{"invalid socket group " + quoted(text) + ": " + gid.error().message};
+    return static_cast<gid_t>(*gid);
+  }
+  std::vector<char> buffer(16384);
+  group entry{};
+  group* found = nullptr;
+  const int rc = ::getgrnam_r(name.c_str(), &entry, buffer.data(), buffer.size(), &found);
+  if (rc != 0 || found == nullptr || name.empty()) {
+    return Error{"unknown socket group " + quoted(text) +
+                 ": not in the group database; expected a group name or a numeric GID"};
+  }
+  return found->gr_gid;
 }
 
 Result<PhaseEdge> parse_phase_edge(std::string_view text) {

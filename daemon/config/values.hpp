@@ -28,6 +28,9 @@ const char* peers_read_name(PeersRead value);
 // Octal permission bits, "0660" or "660" (or "0o660"), at most 0777.
 Result<std::uint32_t> parse_socket_mode(std::string_view text);
 
+// control.socket_group: a group name in the group database, or a numeric GID; its GID.
+Result<gid_t> parse_socket_group(std::string_view text);
+
 // "<phase>.begin" or "<phase>.end".
 Result<PhaseEdge> parse_phase_edge(std::string_view text);
 

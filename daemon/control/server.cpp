@@ -101,11 +101,13 @@ ControlServer::~ControlServer() {
   encoder_.join();
 }
 
-Status ControlServer::listen_unix(const std::filesystem::path& path, mode_t mode) {
-  auto bound = bind_socket_file(io_, path, mode);
+Status ControlServer::listen_unix(const std::filesystem::path& path, mode_t mode,
+                                  std::optional<gid_t> group) {
+  auto bound = bind_socket_file(io_, path, mode, group);
   if (!bound) return bound.error();
   socket_path_ = path;
   socket_mode_ = mode;
+  socket_group_ = group;
   use_socket(std::move(*bound));
   schedule_socket_check();
   return ok_status();
@@ -136,7 +138,7 @@ void ControlServer::check_socket() {
   const std::string what = now_there ? "was replaced by another file" : "was removed";
   // bind_socket_file takes the path only when it is free or holds a dead socket: never a live
   // daemon's socket, never an operator's file.
-  auto bound = bind_socket_file(io_, socket_path_, socket_mode_);
+  auto bound = bind_socket_file(io_, socket_path_, socket_mode_, socket_group_);
   if (bound) {
     log::warning("control.socket_recreated",
                  {{"socket", socket_path_.string()}, {"reason", "the socket file " + what}});

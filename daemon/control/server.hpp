@@ -32,7 +32,8 @@ class ControlServer {
   // Binds the socket with `mode` permissions. A leftover socket file is replaced only when no
   // daemon answers on it; anything else at the path is an error naming it. From then on the
   // path is checked every socket_check_interval and the socket recreated if it was removed.
-  Status listen_unix(const std::filesystem::path& path, mode_t mode);
+  Status listen_unix(const std::filesystem::path& path, mode_t mode,
+                     std::optional<gid_t> group = std::nullopt);
   // HOST:PORT (port 0 picks one); every request must carry `token`.
   Status listen_tcp(const std::string& host_port, std::string token);
 
@@ -63,6 +64,7 @@ class ControlServer {
   std::string tcp_token_;
   std::filesystem::path socket_path_;
   mode_t socket_mode_ = 0660;
+  std::optional<gid_t> socket_group_;  // kept for re-creating the file
   FileIdentity socket_identity_;
   std::shared_ptr<UnixAcceptor> unix_acceptor_;
   std::shared_ptr<asio::ip::tcp::acceptor> tcp_acceptor_;

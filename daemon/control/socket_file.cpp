@@ -30,7 +30,7 @@ bool someone_listens(const std::filesystem::path& path) {
 }
 
 Result<BoundSocket> bind_socket_file(asio::io_context& io, const std::filesystem::path& path,
-                                     mode_t mode) {
+                                     mode_t mode, std::optional<gid_t> group) {
   std::error_code fs_ec;
   const auto status = std::filesystem::symlink_status(path, fs_ec);
   if (!fs_ec && std::filesystem::exists(status)) {
@@ -50,6 +50,17 @@ Result<BoundSocket> bind_socket_file(asio::io_context& io, const std::filesystem
   const mode_t old_mask = ::umask(static_cast<mode_t>(~mode & 0777));
   if (!ec) acceptor->bind(asio::local::stream_protocol::endpoint(path.string()), ec);
   ::umask(old_mask);
+  // The group before listen(): no client of that group connects to a file it does not own yet.
+  if (!ec && group && ::chown(path.c_str(), static_cast<uid_t>(-1), *group) != 0) {
+    const int error = errno;
+    acceptor->close(ec);
+    std::filesystem::remove(path, fs_ec);
+    return Error{"cannot give control socket " + path.string() + " to group " +
+                 std::to_string(*group) + ": " + std::strerror(error) +
+                 (error == EPERM ? " (the daemon must be a member of that group, e.g. through "
+                                   "SupplementaryGroups= or supplementalGroups, or hold CAP_CHOWN)"
+                                 : "")};
+  }
   if (!ec) acceptor->listen(asio::socket_base::max_listen_connections, ec);
   if (ec) return Error{"cannot listen on control socket " + path.string() + ": " + ec.message()};
   ::chmod(path.c_str(), mode);

@@ -31,9 +31,10 @@ struct BoundSocket {
   FileIdentity identity;
 };
 
-// Binds and listens on `path` with `mode` from the start. A leftover socket file is replaced
-// only when no daemon answers on it; anything else at the path is an error naming it.
+// Binds and listens on `path` with `mode` from the start, and gives the file to `group` (when
+// set) before it listens. A leftover socket file is replaced only when no daemon answers on it;
+// anything else at the path is an error naming it.
 Result<BoundSocket> bind_socket_file(asio::io_context& io, const std::filesystem::path& path,
-                                     mode_t mode);
+                                     mode_t mode, std::optional<gid_t> group = std::nullopt);
 
 }  // namespace ramguard::control

@@ -55,6 +55,22 @@ TEST(ControlSecurity, SocketIsGroupOnlyByDefaultAndOthersCannotConnect) {
   EXPECT_NE(result.find("Permission denied"), std::string::npos) << result;
 }
 
+// control.socket_group: the way a non-root coordinator reaches a root daemon. The socket stays
+// 0660 (no world access); its group is nogroup (65534), the group of the unprivileged client.
+TEST(ControlSecurity, SocketGroupLetsItsMembersConnectWithMode0660) {
+  auto d = Daemon::with_config("control:\n  socket_group: nogroup\n");
+  struct stat st {};
+  ASSERT_EQ(::stat(d->socket_path().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0660u);
+  EXPECT_EQ(st.st_gid, static_cast<gid_t>(kNobody));
+  std::filesystem::permissions(d->socket_path().parent_path(), std::filesystem::perms(0755));
+  const std::string reply = as_nobody([&] {
+    Wire wire(d->socket_path());
+    return wire.roundtrip(R"({"version":1,"hello":{}})");
+  });
+  EXPECT_EQ(parse_reply(reply).hello().peer_uid(), kNobody) << reply;
+}
+
 TEST(ControlSecurity, AnotherUidCannotStartMarkOrEndRunsOnRootsProcess) {
   MemChild root_child;
   auto d = open_daemon();

@@ -82,6 +82,7 @@ TEST(ConfigDefaults, ExampleFileParsesToTheDefaults) {
                           "run_retention:",
                           "socket:",
                           "socket_mode:",
+                          "socket_group:",
                           "peers_read:",
                           "max_frame:",
                           "max_connections:",
@@ -134,6 +135,7 @@ metrics: { listen: "[::1]:0", run_retention: 1h }
 control:
   socket: /tmp/rg.sock
   socket_mode: 0600
+  socket_group: nogroup
   peers_read: own
   max_frame: 1MiB
   max_connections: 8
@@ -171,6 +173,7 @@ log: { level: warning }
   EXPECT_EQ(c.metrics.run_retention, 1h);
   EXPECT_EQ(c.control.socket, "/tmp/rg.sock");
   EXPECT_EQ(c.control.socket_mode, 0600u);
+  EXPECT_EQ(c.control.socket_group, "nogroup");
   EXPECT_EQ(c.control.peers_read, PeersRead::kOwn);
   EXPECT_EQ(c.control.max_frame_bytes, 1u << 20);
   EXPECT_EQ(c.control.max_connections, 8u);

@@ -72,9 +72,9 @@ class ServerTest : public ::testing::Test {
     std::filesystem::create_directories(dir_);
     path_ = dir_ / "ctl.sock";
   }
-  void start(ServerLimits limits = {}) {
+  void start(ServerLimits limits = {}, std::optional<gid_t> group = std::nullopt) {
     server_ = std::make_unique<ControlServer>(io_, handler_, limits, "test");
-    auto status = server_->listen_unix(path_, 0660);
+    auto status = server_->listen_unix(path_, 0660, group);
     ASSERT_TRUE(status.ok()) << status.error().message;
     work_.emplace(io_.get_executor());
     thread_ = std::thread([this] { io_.run(); });
@@ -110,6 +110,45 @@ TEST_F(ServerTest, SocketModeIs0660AndPeerCredentialsAreKnown) {
   EXPECT_NE(line.find("\"peerPid\":" + std::to_string(::getpid())), std::string::npos) << line;
   EXPECT_NE(line.find("\"requestId\":\"a\""), std::string::npos) << line;
   EXPECT_NE(line.find("\"serverVersion\":\"test\""), std::string::npos) << line;
+}
+
+// control.socket_group: the file belongs to that group (here nogroup, 65534) with mode 0660, so
+// its members may connect; without the setting it keeps the daemon's group.
+TEST_F(ServerTest, SocketGroupIsGivenToTheFileAndKeptWhenItIsRecreated) {
+  constexpr gid_t kGroup = 65534;
+  ASSERT_NE(::getegid(), kGroup) << "the test needs a group other than its own";
+  ServerLimits limits;
+  limits.socket_check_interval = std::chrono::milliseconds(50);
+  start(limits, kGroup);
+  struct stat st {};
+  ASSERT_EQ(::stat(path_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_gid, kGroup);
+  EXPECT_EQ(st.st_mode & 0777, 0660u);
+  // Removed under the daemon's feet: the re-created file is the group's again.
+  std::filesystem::remove(path_);
+  bool recreated = false;
+  for (int i = 0; i < 100 && !recreated; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    recreated = ::stat(path_.c_str(), &st) == 0;
+  }
+  ASSERT_TRUE(recreated);
+  EXPECT_EQ(st.st_gid, kGroup);
+  EXPECT_EQ(st.st_mode & 0777, 0660u);
+  Client c(path_);
+  EXPECT_TRUE(c.connected());
+}
+
+TEST(SocketFile, WithoutAGroupTheFileKeepsTheDaemonsGroup) {
+  asio::io_context io;
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("rg-socket-group-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto bound = bind_socket_file(io, dir / "ctl.sock", 0660);
+  ASSERT_TRUE(bound.ok()) << bound.error().message;
+  struct stat st {};
+  ASSERT_EQ(::stat((dir / "ctl.sock").c_str(), &st), 0);
+  EXPECT_EQ(st.st_gid, ::getegid());
+  std::filesystem::remove_all(dir);
 }
 
 TEST_F(ServerTest, BadInputGetsAnErrorAndTheConnectionCarriesOn) {
