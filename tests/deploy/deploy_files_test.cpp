@@ -156,6 +156,75 @@ TEST(Sidecar, SharesTheProcessNamespaceAndTheSocketVolume) {
   EXPECT_TRUE(pod["securityContext"]["runAsUser"]);
 }
 
+TEST(DaemonSet, NamespaceAdmitsItsPrivilegesThroughPodSecurityLabels) {
+  const auto docs = documents("daemonset.yaml");
+  const auto labels = find_kind(docs, "Namespace")["metadata"]["labels"];
+  ASSERT_TRUE(labels) << "the namespace has no Pod Security labels";
+  // hostPID and SYS_PTRACE are beyond "baseline": only "privileged" admits the DaemonSet.
+  EXPECT_EQ(labels["pod-security.kubernetes.io/enforce"].as<std::string>(), "privileged");
+  EXPECT_EQ(labels["pod-security.kubernetes.io/audit"].as<std::string>(), "baseline");
+  EXPECT_EQ(find_kind(docs, "DaemonSet")["metadata"]["namespace"].as<std::string>(),
+            find_kind(docs, "Namespace")["metadata"]["name"].as<std::string>());
+}
+
+TEST(DaemonSet, SocketGroupIsOneTheDaemonBelongsTo) {
+  const auto docs = documents("daemonset.yaml");
+  const auto config =
+      YAML::Load(find_kind(docs, "ConfigMap")["data"]["ramguard.yaml"].as<std::string>());
+  const auto pod = find_kind(docs, "DaemonSet")["spec"]["template"]["spec"];
+  ASSERT_TRUE(config["control"]["socket_group"]) << "non-root coordinators cannot connect";
+  const auto gid = config["control"]["socket_group"].as<std::string>();
+  // Without CAP_CHOWN the daemon can give its socket only to a group it is a member of.
+  std::vector<std::string> groups = strings(pod["securityContext"]["supplementalGroups"]);
+  EXPECT_TRUE(contains(groups, gid)) << gid;
+}
+
+TEST(Sidecar, BudgetIsTheCoordinatorsMemoryLimit) {
+  const auto docs = documents("sidecar-job.yaml");
+  const auto config =
+      YAML::Load(find_kind(docs, "ConfigMap")["data"]["ramguard.yaml"].as<std::string>());
+  const auto pod = find_kind(docs, "Job")["spec"]["template"]["spec"];
+  const auto guard = container_named(pod["initContainers"], "ramguard");
+  const auto coordinator = container_named(pod["containers"], "coordinator");
+  // Written alike ("20Gi"), read alike: ramguard takes Kubernetes quantities as sizes.
+  EXPECT_EQ(config["budget"].as<std::string>(),
+            coordinator["resources"]["limits"]["memory"].as<std::string>());
+  EXPECT_EQ(mount_path(guard, "ramguard-config") + "/ramguard.yaml", arg_value(guard, "--config"));
+  std::string config_map;
+  for (const auto& v : pod["volumes"]) {
+    if (v["name"].as<std::string>() == "ramguard-config") {
+      config_map = v["configMap"]["name"].as<std::string>();
+    }
+  }
+  EXPECT_EQ(config_map, find_kind(docs, "ConfigMap")["metadata"]["name"].as<std::string>());
+}
+
+TEST(Sidecar, PodMeetsTheRestrictedPodSecurityLevel) {
+  const auto pod = find_kind(documents("sidecar-job.yaml"), "Job")["spec"]["template"]["spec"];
+  EXPECT_TRUE(pod["securityContext"]["runAsNonRoot"].as<bool>());
+  EXPECT_EQ(pod["securityContext"]["seccompProfile"]["type"].as<std::string>(), "RuntimeDefault");
+  EXPECT_FALSE(pod["hostPID"]);
+  for (const char* list : {"initContainers", "containers"}) {
+    for (const auto& c : pod[list]) {
+      const auto name = c["name"].as<std::string>();
+      EXPECT_FALSE(c["securityContext"]["allowPrivilegeEscalation"].as<bool>(true)) << name;
+      EXPECT_EQ(strings(c["securityContext"]["capabilities"]["drop"]),
+                std::vector<std::string>{"ALL"})
+          << name;
+    }
+  }
+}
+
+// The PrometheusRule is generated from the rules file: the same groups, node for node.
+TEST(PrometheusRule, SpecIsTheRulesFile) {
+  const auto rule = find_kind(documents("prometheusrule.yaml"), "PrometheusRule");
+  const auto rules = YAML::LoadFile((kDeploy / "prometheus" / "ramguard.rules.yml").string());
+  ASSERT_TRUE(rule["spec"]["groups"]) << "no spec.groups";
+  EXPECT_EQ(YAML::Dump(rule["spec"]["groups"]), YAML::Dump(rules["groups"]))
+      << "rerun deploy/kubernetes/generate_prometheusrule.py";
+  EXPECT_EQ(rule["apiVersion"].as<std::string>(), "monitoring.coreos.com/v1");
+}
+
 TEST(PodMonitor, SelectsBothDeploymentsOnTheirMetricsPortHonoringTheJobLabel) {
   const auto monitor = find_kind(documents("podmonitor.yaml"), "PodMonitor");
   const std::string selected =
@@ -276,18 +345,28 @@ TEST(Probes, EveryRamguardProbeIsTheImagesHealthcheckOnTheSocketOfItsDeployment)
   }
 }
 
-TEST(DaemonSet, CheckConfigAcceptsTheConfigMap) {
+// ramguardd --check-config on the ConfigMap of a manifest: its exit status.
+int check_config_map(const std::string& manifest) {
   const char* ramguardd = std::getenv("RAMGUARDD");
-  ASSERT_NE(ramguardd, nullptr) << "RAMGUARDD must name the ramguardd binary";
-  const auto docs = documents("daemonset.yaml");
+  EXPECT_NE(ramguardd, nullptr) << "RAMGUARDD must name the ramguardd binary";
+  if (ramguardd == nullptr) return -1;
+  const auto docs = documents(manifest);
   const auto file = std::filesystem::temp_directory_path() / "ramguard-configmap-check.yaml";
   std::ofstream(file) << find_kind(docs, "ConfigMap")["data"]["ramguard.yaml"].as<std::string>();
   const std::string command =
       std::string(ramguardd) + " --check-config '" + file.string() + "' 2>&1";
   const int status = std::system(command.c_str());
   std::filesystem::remove(file);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_TRUE(WIFEXITED(status));
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST(DaemonSet, CheckConfigAcceptsTheConfigMap) {
+  EXPECT_EQ(check_config_map("daemonset.yaml"), 0);
+}
+
+TEST(Sidecar, CheckConfigAcceptsItsConfigMap) {
+  EXPECT_EQ(check_config_map("sidecar-job.yaml"), 0);
 }
 
 }  // namespace
