@@ -26,7 +26,8 @@ Standard library only, Python 3.8+; copy this one file next to your coordinator.
 A guard must not break what it guards. Unless the Client is made with strict=True:
   * start_run, marks, phases, round ends and the run's end never raise because ramguardd is
     unreachable, restarting or refuses a mark: the first failure is logged once as a warning on
-    the "ramguard" logger, later calls are dropped while the client reconnects with a backoff
+    the "ramguard" logger (what the resync does, at info), later calls are dropped while the
+    client reconnects with a backoff
     (0.5 s doubling to 30 s), and on reconnection the run is resynchronised from the daemon's
     status: a phase the daemon still holds open but this process has left is ended, a phase
     this process is in but the daemon does not know is begun again, and round numbers continue
@@ -795,8 +796,8 @@ class Run:
         self.run_id = self.start_reply.run_id
         self._start_body = None
         self._needs_sync = bool(self._open)
-        logger.warning("ramguard: run %s started late, once ramguardd answered; what happened "
-                       "before is not in it", self.run_id)
+        logger.info("ramguard: run %s started late, once ramguardd answered; what happened "
+                    "before is not in it", self.run_id)
 
     _daemon_rounds = 0
 
@@ -816,13 +817,13 @@ class Run:
         held = [p["phase"] for p in run.get("phases", []) if not p.get("duration_seconds")]
         for name in held:
             if name in self._began and name not in self._open:
-                logger.warning("ramguard: run %s: ending phase %s, which this process left while "
-                               "ramguardd could not hear it", self.run_id, name)
+                logger.info("ramguard: run %s: ending phase %s, which this process left while "
+                            "ramguardd could not hear it", self.run_id, name)
                 self._call("mark", {"run_id": self.run_id, "kind": "PHASE_END", "phase": name})
         for name in self._open:
             if name not in held:
-                logger.warning("ramguard: run %s: beginning phase %s again: ramguardd did not "
-                               "hear its begin", self.run_id, name)
+                logger.info("ramguard: run %s: beginning phase %s again: ramguardd did not "
+                            "hear its begin", self.run_id, name)
                 self._call("mark", {"run_id": self.run_id, "kind": "PHASE_BEGIN", "phase": name})
         if not self._counted and self._rounds_unheard:
             # Rounds the daemon did not hear still count: number the next ones from here on.
