@@ -154,6 +154,45 @@ TEST_F(DispatcherTest, ARunStartedMarkedAndEndedIsInStatusAndTheLedger) {
   EXPECT_EQ(reply.list_runs().runs(0).state(), "ended");
 }
 
+TEST_F(DispatcherTest, ARunEndedOnAFailureGetsAFailedVerdictAndBadFailuresAreRefused) {
+  auto r = request();
+  r.mutable_run_start()->set_pid(static_cast<std::uint32_t>(child_.pid()));
+  v1::Reply reply = send(r);
+  ASSERT_TRUE(reply.has_run_start()) << reply.error().message();
+  const std::string id = reply.run_start().run_id();
+
+  auto e = request();
+  e.mutable_run_end()->set_run_id(id);
+  e.mutable_run_end()->set_failure(std::string(257, 'x'));
+  reply = send(e);
+  ASSERT_TRUE(reply.has_error());
+  EXPECT_EQ(reply.error().code(), v1::Error::INVALID_ARGUMENT);
+  EXPECT_THAT(reply.error().message(), HasSubstr("257 bytes long; at most 256"));
+  e.mutable_run_end()->set_failure("KeyError:\n'host'");
+  reply = send(e);
+  ASSERT_TRUE(reply.has_error());
+  EXPECT_THAT(reply.error().message(), HasSubstr("control character"));
+
+  e.mutable_run_end()->set_failure("KeyError: 'host lost'");
+  reply = send(e);
+  ASSERT_TRUE(reply.has_run_end()) << reply.error().message();
+  ASSERT_GE(reply.run_end().verdicts_size(), 1);
+  const v1::Verdict& failed = reply.run_end().verdicts(0);
+  EXPECT_EQ(failed.kind(), "failed");
+  EXPECT_EQ(failed.severity(), v1::CRITICAL);
+  EXPECT_FALSE(failed.passed());
+  EXPECT_THAT(failed.summary(), HasSubstr("ended the run on a failure: KeyError: 'host lost'"));
+
+  auto s = request();
+  s.mutable_report()->set_run_id(id);
+  reply = send(s);
+  ASSERT_TRUE(reply.has_report()) << reply.error().message();
+  EXPECT_EQ(reply.report().run().state(), "ended");
+  bool kept = false;
+  for (const auto& v : reply.report().run().verdicts()) kept = kept || v.kind() == "failed";
+  EXPECT_TRUE(kept) << "the failed verdict is in the ledger";
+}
+
 TEST_F(DispatcherTest, AnotherUsersRunCannotBeMarked) {
   auto r = request();
   r.mutable_run_start()->set_pid(static_cast<std::uint32_t>(child_.pid()));
