@@ -144,6 +144,23 @@ TEST(DaemonCore, NonexistentPidIsReportedAndTheDaemonKeepsRunning) {
   EXPECT_TRUE(d->call(hello).has_hello());
 }
 
+TEST(DaemonCore, CheckConfigStartupAndReloadRefuseAFitTheLeakDetectorCannotUse) {
+  const auto dir = make_temp_dir("fitcfg");
+  const auto bad = dir / "fit3.yaml";
+  std::ofstream(bad) << "growth:\n  fit_rounds: 3\n";
+  auto check = run_command({daemon_path(), "--check-config", bad.string()});
+  EXPECT_EQ(check.exit_code, 1) << check.output;
+  EXPECT_NE(check.output.find("growth.fit_rounds"), std::string::npos) << check.output;
+  auto start = run_command({daemon_path(), "--config", bad.string(), "--socket",
+                            (dir / "s.sock").string(), "--metrics", "127.0.0.1:0"});
+  EXPECT_NE(start.exit_code, 0);
+  EXPECT_NE(start.output.find("growth.fit_rounds"), std::string::npos) << start.output;
+  const auto good = dir / "fit4.yaml";
+  std::ofstream(good) << "growth:\n  fit_rounds: 4\n";
+  auto ok = run_command({daemon_path(), "--check-config", good.string()});
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+}
+
 TEST(DaemonCore, BadConfigExitsNonZeroNamingTheKey) {
   const auto dir = make_temp_dir("badcfg");
   const auto path = dir / "bad.yaml";
