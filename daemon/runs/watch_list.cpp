@@ -72,7 +72,9 @@ void WatchList::on_reading(pid_t pid, const Result<MemoryReading>& reading) {
   TargetObserver& observer = observer_ != nullptr ? *observer_ : null_observer_;
   Target& target = it->second;
   if (!reading) {
-    observer.target_state(TargetRef{target.job, target.job}, false, "unreadable");
+    // A process found gone is not "unreadable": its exit is on its way from the exit watcher.
+    observer.target_state(TargetRef{target.job, target.job}, false,
+                          reading.error().kind == ErrorKind::kNotFound ? "exited" : "unreadable");
     return;
   }
   target.peak_bytes = std::max(target.peak_bytes, reading->rss_bytes);
