@@ -191,6 +191,11 @@ int run_daemon(Config config, const CommandLine& flags) {
       } else {
         std::vector<std::string> notes;
         auto next = reload(config, *flags.config_path, flags, &notes);
+        if (next) {
+          if (auto usable = validate_for_daemon(*next, *flags.config_path); !usable) {
+            next = usable.error();
+          }
+        }
         if (!next) {
           log::error("config.reload_rejected", {{"file", *flags.config_path},
                                                 {"reason", next.error().message},
@@ -267,6 +272,10 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "%s\n", checked.error().message.c_str());
       return 1;
     }
+    if (auto usable = validate_for_daemon(*checked, *flags->check_config_path); !usable) {
+      std::fprintf(stderr, "%s\n", usable.error().message.c_str());
+      return 1;
+    }
     std::cout << *flags->check_config_path << ": ok\n" << describe_config(*checked) << "\n";
     return 0;
   }
@@ -280,7 +289,7 @@ int main(int argc, char** argv) {
     config = *loaded;
   }
   config = apply_overrides(config, *flags);
-  if (auto valid = validate_config(config, flags->config_path.value_or("flags")); !valid) {
+  if (auto valid = validate_for_daemon(config, flags->config_path.value_or("flags")); !valid) {
     std::fprintf(stderr, "ramguardd: %s\n", valid.error().message.c_str());
     return 1;
   }

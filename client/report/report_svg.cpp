@@ -199,12 +199,29 @@ void round_boundaries(Chart& c) {
   }
 }
 
+// Where the run ended and how (ended, exited, lost): memory after this line is the release.
+void run_end_marker(Chart& c) {
+  if (c.run.ended_unix_ms() <= 0) return;
+  const double px = c.x_at_ms(c.run.ended_unix_ms());
+  const std::string label = c.run.state() == "ended" ? "run end" : "run " + c.run.state();
+  c.out += "<g class=\"run-end\"><title>" + escape_xml(label) + "</title>";
+  c.out += "<line x1=\"" + num(px) + "\" y1=\"" + num(kTop) + "\" x2=\"" + num(px) + "\" y2=\"" +
+           num(kBottom) + "\" stroke=\"#000\" stroke-width=\"2\"/>";
+  c.out += "<text x=\"" + num(px - 3) + "\" y=\"" + num(kTop + 12) +
+           "\" font-size=\"10\" text-anchor=\"end\">" + escape_xml(label) + "</text></g>\n";
+}
+
 void verdict_markers(Chart& c, std::int64_t t_end) {
   int row = 0;
   for (const v1::Verdict& v : c.run.verdicts()) {
     const double px = c.x_at_ms(v.at_unix_ms() > 0 ? v.at_unix_ms() : t_end);
     const double py = kTop - 8 - 14 * (row++ % 3);
-    const std::string color = v.cleared() ? "#999999" : severity_color(v.severity());
+    // A release passes or fails; its marker says which, as the text report does.
+    const bool release = v.kind() == "release";
+    const std::string color = v.cleared() ? "#999999"
+                              : release   ? (v.passed() ? "#38761d" : "#cc0000")
+                                          : severity_color(v.severity());
+    const std::string label = release ? (v.passed() ? "release: pass" : "release: FAIL") : v.kind();
     const std::string title = std::string(severity_name(v.severity())) + " " + v.kind() +
                               (v.cleared() ? " (cleared)" : "") + ": " + v.summary();
     c.out += "<g class=\"verdict\"><title>" + escape_xml(title) + "</title>";
@@ -214,7 +231,7 @@ void verdict_markers(Chart& c, std::int64_t t_end) {
     const bool flip = px > kRight - 120;
     c.out += "<text x=\"" + num(flip ? px - 7 : px + 7) + "\" y=\"" + num(py + 3) +
              "\" font-size=\"10\" text-anchor=\"" + (flip ? "end" : "start") + "\" fill=\"" +
-             color + "\">" + escape_xml(v.kind()) + "</text></g>\n";
+             color + "\">" + escape_xml(label) + "</text></g>\n";
   }
 }
 
@@ -235,6 +252,7 @@ void legend(Chart& c) {
   item(line("#6fa8dc", "2 1"), "min/max of downsampled samples");
   item(line("#555", ""), "exact phase peak");
   item(line("#666", "3 3"), "round end");
+  if (c.run.ended_unix_ms() > 0) item(line("#000", ""), "run end");
   if (c.options.budget_bytes > 0) item(line("#cc0000", "8 4"), "budget");
   if (c.run.estimate_bytes() > 0) item(line("#e69138", "8 4"), "estimate");
   c.out += "\n";
@@ -289,6 +307,7 @@ std::string report_svg(const v1::ReportReply& reply, const RenderOptions& option
     c.hline(static_cast<double>(run.estimate_bytes()), "#e69138",
             "estimate " + c.bytes(static_cast<double>(run.estimate_bytes())), "estimate");
   }
+  run_end_marker(c);
   verdict_markers(c, t_end);
   legend(c);
   out += "</svg>\n";

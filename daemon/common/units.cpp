@@ -1,5 +1,6 @@
 #include "common/units.hpp"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -149,6 +150,25 @@ std::string format_bytes(double bytes, bool binary) {
     std::snprintf(buf, sizeof buf, "%.0f B", bytes);
   }
   return buf;
+}
+
+std::pair<std::string, std::string> format_bytes_apart(double a, double b, bool binary) {
+  std::pair<std::string, std::string> out{format_bytes(a, binary), format_bytes(b, binary)};
+  if (out.first != out.second || a == b || !std::isfinite(a) || !std::isfinite(b)) return out;
+  const double gb = binary ? 1073741824.0 : 1e9;
+  const double mb = binary ? 1048576.0 : 1e6;
+  const double magnitude = std::max(std::fabs(a), std::fabs(b));
+  const bool in_gb = magnitude >= gb / 10;
+  const double unit = in_gb ? gb : mb;
+  const char* name = in_gb ? (binary ? "GiB" : "GB") : (binary ? "MiB" : "MB");
+  for (int decimals = in_gb ? 3 : 2; decimals <= 6; ++decimals) {
+    char x[64], y[64];
+    std::snprintf(x, sizeof x, "%.*f %s", decimals, a / unit, name);
+    std::snprintf(y, sizeof y, "%.*f %s", decimals, b / unit, name);
+    out = {x, y};
+    if (out.first != out.second) break;
+  }
+  return out;
 }
 
 std::string format_seconds(double seconds) {

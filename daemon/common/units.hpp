@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "common/result.hpp"
 
@@ -32,6 +33,11 @@ Result<std::chrono::nanoseconds> parse_duration(std::string_view text);
 // Always with the unit. Decimal by default: "14.10 GB" from a tenth of a GB up, "70.1 MB"
 // from a tenth of a MB up, else "512 B". binary: the same with GiB and MiB.
 std::string format_bytes(double bytes, bool binary = false);
+// Two sizes a sentence compares ("RSS A exceeds the B budget"), in the unit format_bytes picks
+// for the larger, with as many decimals (up to 6) as it takes for different values to read
+// differently: 305,000,000 against 300,000,000 bytes is "0.305 GB" and "0.300 GB", not
+// "0.30 GB" twice.
+std::pair<std::string, std::string> format_bytes_apart(double a, double b, bool binary = false);
 // "300 ms" below 1 s, "6.75 s" below 10 min, "12.5 min" below 10 h, else "11.0 h".
 std::string format_seconds(double seconds);
 

@@ -25,8 +25,10 @@ inline constexpr std::uint32_t kMaxRuns = 100'000;
 inline constexpr std::uint32_t kMaxMarksPerRun = 100'000'000;
 inline constexpr std::uint32_t kMaxRequestsPerSecond = 1'000'000;
 inline constexpr std::uint32_t kMaxRounds = 1'000'000;  // warmup_rounds, fit_rounds
-inline constexpr std::uint32_t kMinFitRounds = 3;       // a fit quality needs three points
-inline constexpr double kMinCalibrationFactor = 1.0;    // below 1 admits less than was measured
+// The leak rule needs three growing steps, so four floors: fewer would pass the check and
+// silently disable leak detection.
+inline constexpr std::uint32_t kMinFitRounds = 4;
+inline constexpr double kMinCalibrationFactor = 1.0;  // below 1 admits less than was measured
 inline constexpr double kMaxCalibrationFactor = 10.0;
 inline constexpr double kMaxPlanCopies = 1e6;
 inline constexpr std::int64_t kMaxPid = 4'194'304;  // PID_MAX_LIMIT on 64-bit Linux

@@ -71,6 +71,7 @@ void head_to_proto(const RunHead& run, v1::RunStatus& out) {
 
 void to_proto(const RunSummary& summary, v1::RunStatus& out) {
   head_to_proto(summary, out);
+  out.set_round(summary.rounds);
   if (summary.worst_verdict) {
     to_proto(*summary.worst_verdict, summary.info.run_id, *out.add_verdicts());
   }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <map>
 
 #include "metrics/families.hpp"
 #include "metrics/job_series.hpp"
@@ -14,7 +15,7 @@
 
 namespace ramguard {
 
-// Series without a job label, created on first use so nothing is exported before it is known.
+// Series without target labels, created on first use so nothing is exported before it is known.
 struct GlobalSeries {
   prometheus::Gauge* budget = nullptr;
   prometheus::Gauge* margin = nullptr;
@@ -43,9 +44,11 @@ double bytes(std::uint64_t value) {
 MetricsExporter::MetricsExporter()
     : registry_(std::make_shared<prometheus::Registry>()),
       families_(std::make_unique<MetricFamilies>(*registry_)),
-      jobs_(std::make_unique<JobSeries>()),
+      targets_(std::make_unique<TargetSeries>()),
       globals_(std::make_unique<GlobalSeries>()) {
   families_->build_info.Add({{"version", RAMGUARD_VERSION}}).Set(1);
+  families_->start_time_seconds.Add({}).Set(
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
   global(globals_->runs_active, families_->runs_active).Set(0);
   global(globals_->reserved, families_->reserved_bytes).Set(0);
   // Present from the first scrape: an alert on 0 must not wait for the first failure.
@@ -112,119 +115,218 @@ void MetricsExporter::set_store_writable(bool writable) {
   global(globals_->store_writable, families_->store_writable).Set(writable ? 1 : 0);
 }
 
-void MetricsExporter::observe_reading(std::string_view job_name, const MemoryReading& reading) {
-  std::lock_guard lock(mutex_);
-  JobState& job = jobs_->job(job_name);
-  if (job.rss == nullptr) {
-    job.rss = &jobs_->metric(job, families_->target_rss_bytes);
-    job.anon = &jobs_->metric(job, families_->target_memory_bytes, {{"kind", "anon"}});
-    job.file = &jobs_->metric(job, families_->target_memory_bytes, {{"kind", "file"}});
-    job.shmem = &jobs_->metric(job, families_->target_memory_bytes, {{"kind", "shmem"}});
-    job.last_reading = &jobs_->metric(job, families_->target_last_reading_timestamp_seconds);
+namespace {
+
+constexpr const char* kExitedReason = "exited";
+// Degraded reasons present with 0 from the start, so rules and dashboards tell "fine" from
+// "missing"; other reasons appear when first set.
+constexpr const char* kKnownDegradedReasons[] = {"hwm_reset_denied", "unreadable"};
+
+bool is_run(const TargetRef& target) {
+  return target.run_id != target.job;  // a watched PID is "pid-<PID>" for both
+}
+
+std::string target_key(const TargetRef& target) {
+  return std::string(target.run_id);
+}
+
+std::string admission_key(std::string_view job) {
+  return "admission:" + std::string(job);
+}
+
+}  // namespace
+
+const std::vector<std::string>& MetricsExporter::warning_kinds() {
+  static const std::vector<std::string> kinds = {verdict_kind::kOverBudget, verdict_kind::kHeadroom,
+                                                 verdict_kind::kRunaway,
+                                                 verdict_kind::kGrowthWarning, verdict_kind::kLeak};
+  return kinds;
+}
+
+TargetState& MetricsExporter::state_of(const TargetRef& target) {
+  prometheus::Labels labels{{kJobLabel, std::string(target.job)}};
+  labels[kRunLabel] = std::string(target.run_id);
+  TargetState& state = targets_->target(target_key(target), labels);
+  if (!state.state_series) {
+    state.state_series = true;
+    targets_->metric(state, families_->target_up).Set(1);
+    targets_->metric(state, families_->target_exited).Set(0);
+    for (const char* reason : kKnownDegradedReasons) {
+      targets_->metric(state, families_->target_degraded, {{"reason", reason}}).Set(0);
+    }
+    if (is_run(target)) {
+      for (const std::string& kind : warning_kinds()) {
+        targets_->metric(state, families_->verdict_active, {{"kind", kind}}).Set(0);
+      }
+    }
   }
-  job.rss->Set(bytes(reading.rss_bytes));
-  job.anon->Set(bytes(reading.anon_bytes));
+  return state;
+}
+
+void MetricsExporter::remove_readings(TargetState& state) {
+  targets_->remove_metric(state, &families_->target_rss_bytes);
+  for (const char* kind : {"anon", "file", "shmem"}) {
+    targets_->remove_metric(state, &families_->target_memory_bytes, {{"kind", kind}});
+  }
+  targets_->remove_metric(state, &families_->target_swap_bytes);
+  targets_->remove_metric(state, &families_->target_last_reading_timestamp_seconds);
+  state.rss = state.anon = state.file = state.shmem = state.last_reading = nullptr;
+}
+
+void MetricsExporter::set_degraded(TargetState& state, const std::string& reason) {
+  if (reason == state.degraded_reason) return;
+  if (!state.degraded_reason.empty()) {
+    targets_->metric(state, families_->target_degraded, {{"reason", state.degraded_reason}}).Set(0);
+  }
+  state.degraded_reason = reason;
+  if (!reason.empty()) {
+    targets_->metric(state, families_->target_degraded, {{"reason", reason}}).Set(1);
+  }
+}
+
+void MetricsExporter::observe_reading(const TargetRef& target, const MemoryReading& reading) {
+  std::lock_guard lock(mutex_);
+  TargetState& t = state_of(target);
+  if (t.exited) return;  // a dead process has no current value
+  if (!t.readable) {
+    // A reading proves the process readable again.
+    t.readable = true;
+    targets_->metric(t, families_->target_up).Set(1);
+    if (t.degraded_reason == "unreadable") set_degraded(t, "");
+  }
+  if (t.rss == nullptr) {
+    t.rss = &targets_->metric(t, families_->target_rss_bytes);
+    t.anon = &targets_->metric(t, families_->target_memory_bytes, {{"kind", "anon"}});
+    t.file = &targets_->metric(t, families_->target_memory_bytes, {{"kind", "file"}});
+    t.shmem = &targets_->metric(t, families_->target_memory_bytes, {{"kind", "shmem"}});
+    t.last_reading = &targets_->metric(t, families_->target_last_reading_timestamp_seconds);
+  }
+  t.rss->Set(bytes(reading.rss_bytes));
+  t.anon->Set(bytes(reading.anon_bytes));
   if (reading.source == ReadingSource::kMark) {
-    job.last_shmem_bytes = reading.shmem_bytes;
-    job.file->Set(bytes(reading.file_bytes));
-    jobs_->metric(job, families_->target_swap_bytes).Set(bytes(reading.swap_bytes));
+    t.last_shmem_bytes = reading.shmem_bytes;
+    t.file->Set(bytes(reading.file_bytes));
+    targets_->metric(t, families_->target_swap_bytes).Set(bytes(reading.swap_bytes));
   } else {
     // statm's shared pages are file + shmem: split with the shmem of the last mark, so the
     // three kinds still add up to RSS.
-    const std::uint64_t shmem = std::min(job.last_shmem_bytes, reading.file_bytes);
-    job.file->Set(bytes(reading.file_bytes - shmem));
+    const std::uint64_t shmem = std::min(t.last_shmem_bytes, reading.file_bytes);
+    t.file->Set(bytes(reading.file_bytes - shmem));
   }
-  job.shmem->Set(bytes(reading.source == ReadingSource::kMark
-                           ? reading.shmem_bytes
-                           : std::min(job.last_shmem_bytes, reading.file_bytes)));
-  job.last_reading->Set(std::chrono::duration<double>(reading.at.wall).count());
+  t.shmem->Set(bytes(reading.source == ReadingSource::kMark
+                         ? reading.shmem_bytes
+                         : std::min(t.last_shmem_bytes, reading.file_bytes)));
+  t.last_reading->Set(std::chrono::duration<double>(reading.at.wall).count());
 }
 
-void MetricsExporter::observe_peak(std::string_view job_name, std::uint64_t peak_bytes,
-                                   bool exact) {
+void MetricsExporter::observe_peak(const TargetRef& target, std::uint64_t peak_bytes, bool exact) {
   std::lock_guard lock(mutex_);
-  JobState& job = jobs_->job(job_name);
+  TargetState& t = state_of(target);
   const double peak = bytes(peak_bytes);
-  auto& exact_gauge = jobs_->metric(job, families_->target_peak_exact);
-  if (peak > job.peak_bytes) {
-    job.peak_bytes = peak;
-    jobs_->metric(job, families_->target_peak_bytes).Set(peak);
+  auto& exact_gauge = targets_->metric(t, families_->target_peak_exact);
+  if (peak > t.peak_bytes) {
+    t.peak_bytes = peak;
+    targets_->metric(t, families_->target_peak_bytes).Set(peak);
     exact_gauge.Set(exact ? 1 : 0);
-  } else if (peak == job.peak_bytes && exact) {
+  } else if (peak == t.peak_bytes && exact) {
     exact_gauge.Set(1);  // the same peak, now confirmed by the high-water mark
   }
 }
 
-void MetricsExporter::set_target_up(std::string_view job_name, bool readable,
-                                    std::string_view degraded_reason) {
+void MetricsExporter::set_target_up(const TargetRef& target, bool readable,
+                                    std::string_view reason) {
   std::lock_guard lock(mutex_);
-  JobState& job = jobs_->job(job_name);
-  jobs_->metric(job, families_->target_up).Set(readable ? 1 : 0);
-  const std::string reason = degraded_reason.empty()
-                                 ? std::string()
-                                 : jobs_->bounded_value(job, "reason", degraded_reason);
-  if (reason == job.degraded_reason) return;
-  if (!job.degraded_reason.empty()) {
-    jobs_->remove_metric(job, &families_->target_degraded, {{"reason", job.degraded_reason}});
+  if (readable) {
+    // A target watched again after it exited (the same watched PID number): start afresh.
+    if (TargetState* old = targets_->find(target_key(target)); old != nullptr && old->exited) {
+      targets_->remove(target_key(target));
+    }
   }
-  job.degraded_reason = reason;
-  if (!reason.empty()) jobs_->metric(job, families_->target_degraded, {{"reason", reason}}).Set(1);
+  TargetState& t = state_of(target);
+  if (!readable && reason == kExitedReason) {
+    t.exited = true;
+    t.readable = false;
+    targets_->metric(t, families_->target_up).Set(0);
+    targets_->metric(t, families_->target_exited).Set(1);
+    set_degraded(t, "");
+    remove_readings(t);
+    // A dead process holds no warning: only the verdict counters remember.
+    if (is_run(target)) {
+      for (const std::string& kind : warning_kinds()) {
+        targets_->metric(t, families_->verdict_active, {{"kind", kind}}).Set(0);
+      }
+    }
+    return;
+  }
+  if (t.exited) return;
+  t.readable = readable;
+  targets_->metric(t, families_->target_up).Set(readable ? 1 : 0);
+  set_degraded(t, reason.empty() ? std::string() : targets_->bounded_value(t, "reason", reason));
 }
 
-void MetricsExporter::observe_phase(std::string_view job_name, std::string_view phase,
+void MetricsExporter::observe_phase(const TargetRef& target, std::string_view phase,
                                     std::uint64_t peak_bytes, double duration_seconds) {
   std::lock_guard lock(mutex_);
-  JobState& job = jobs_->job(job_name);
-  const prometheus::Labels labels{{"phase", jobs_->bounded_value(job, "phase", phase)}};
-  jobs_->metric(job, families_->phase_peak_bytes, labels).Set(bytes(peak_bytes));
-  jobs_->metric(job, families_->phase_duration_seconds, labels).Set(duration_seconds);
+  TargetState& t = state_of(target);
+  const prometheus::Labels labels{{"phase", targets_->bounded_value(t, "phase", phase)}};
+  targets_->metric(t, families_->phase_peak_bytes, labels).Set(bytes(peak_bytes));
+  targets_->metric(t, families_->phase_duration_seconds, labels).Set(duration_seconds);
 }
 
-void MetricsExporter::observe_boundary(std::string_view job_name, std::uint32_t round,
+void MetricsExporter::observe_boundary(const TargetRef& target, std::uint32_t round,
                                        std::uint64_t rss_bytes, std::uint64_t floor_bytes) {
   std::lock_guard lock(mutex_);
-  JobState& job = jobs_->job(job_name);
-  jobs_->metric(job, families_->boundary_round).Set(round);
-  jobs_->metric(job, families_->boundary_rss_bytes).Set(bytes(rss_bytes));
-  jobs_->metric(job, families_->boundary_floor_bytes).Set(bytes(floor_bytes));
+  TargetState& t = state_of(target);
+  targets_->metric(t, families_->boundary_round).Set(round);
+  targets_->metric(t, families_->boundary_rss_bytes).Set(bytes(rss_bytes));
+  targets_->metric(t, families_->boundary_floor_bytes).Set(bytes(floor_bytes));
 }
 
-void MetricsExporter::observe_gap(std::string_view job_name, std::string_view from_to,
+void MetricsExporter::observe_gap(const TargetRef& target, std::string_view from_to,
                                   double seconds) {
   std::lock_guard lock(mutex_);
-  JobState& job = jobs_->job(job_name);
-  jobs_
-      ->metric(job, families_->phase_gap_seconds,
-               {{"gap", jobs_->bounded_value(job, "gap", from_to)}})
+  TargetState& t = state_of(target);
+  targets_
+      ->metric(t, families_->phase_gap_seconds,
+               {{"gap", targets_->bounded_value(t, "gap", from_to)}})
       .Set(seconds);
 }
 
-void MetricsExporter::observe_admission(std::string_view job_name, bool admitted,
+void MetricsExporter::observe_admission(std::string_view job, bool admitted,
                                         std::int64_t headroom_bytes) {
   std::lock_guard lock(mutex_);
-  JobState& job = jobs_->job(job_name);
-  jobs_->metric(job, families_->admissions_total, {{"decision", admitted ? "admitted" : "refused"}})
+  TargetState& t = targets_->target(admission_key(job), {{kJobLabel, std::string(job)}});
+  t.retired_at.reset();
+  targets_
+      ->metric(t, families_->admissions_total, {{"decision", admitted ? "admitted" : "refused"}})
       .Increment();
-  jobs_->metric(job, families_->admission_headroom_bytes).Set(static_cast<double>(headroom_bytes));
+  targets_->metric(t, families_->admission_headroom_bytes).Set(static_cast<double>(headroom_bytes));
 }
 
-void MetricsExporter::observe_verdict(std::string_view job_name, std::string_view kind,
-                                      Severity severity) {
+void MetricsExporter::observe_verdict(const TargetRef& target, const Verdict& verdict) {
   std::lock_guard lock(mutex_);
-  JobState& job = jobs_->job(job_name);
-  jobs_
-      ->metric(job, families_->verdicts_total,
-               {{"kind", jobs_->bounded_value(job, "kind", kind)},
-                {"severity", severity_name(severity)}})
+  TargetState& t = state_of(target);
+  const std::string kind = targets_->bounded_value(t, "kind", verdict.kind);
+  // A release either passed or failed: say so, as reports do, rather than a severity.
+  const std::string severity = verdict.kind == verdict_kind::kRelease
+                                   ? (verdict.passed ? "pass" : "fail")
+                                   : severity_name(verdict.severity);
+  targets_->metric(t, families_->verdicts_total, {{"kind", kind}, {"severity", severity}})
       .Increment();
+  const auto& kinds = warning_kinds();
+  if (std::find(kinds.begin(), kinds.end(), verdict.kind) == kinds.end()) return;
+  if (verdict.severity == Severity::kInfo && !verdict.cleared) return;
+  const bool holds = !verdict.cleared && !verdict.passed && !t.finished && !t.exited;
+  targets_->metric(t, families_->verdict_active, {{"kind", kind}}).Set(holds ? 1 : 0);
 }
 
-void MetricsExporter::set_active_warning(std::string_view job_name, std::string_view kind,
-                                         bool active) {
+void MetricsExporter::run_finished(const TargetRef& target) {
   std::lock_guard lock(mutex_);
-  JobState& job = jobs_->job(job_name);
-  jobs_->metric(job, families_->verdict_active, {{"kind", jobs_->bounded_value(job, "kind", kind)}})
-      .Set(active ? 1 : 0);
+  TargetState& t = state_of(target);
+  t.finished = true;
+  for (const std::string& kind : warning_kinds()) {
+    targets_->metric(t, families_->verdict_active, {{"kind", kind}}).Set(0);
+  }
 }
 
 void MetricsExporter::observe_sample_duration(double seconds) {
@@ -259,19 +361,35 @@ void MetricsExporter::set_retention(std::chrono::nanoseconds retention) {
   retention_ = retention;
 }
 
-void MetricsExporter::retire_job(std::string_view job, Instant now) {
+void MetricsExporter::retire_target(const TargetRef& target, Instant now) {
   std::lock_guard lock(mutex_);
-  jobs_->retire(job, now.monotonic);
+  TargetState* t = targets_->find(target_key(target));
+  if (t == nullptr) return;
+  // Not sampled any more: no current value. An exited target keeps up 0 and exited 1 until
+  // the retention ends; one that is merely no longer watched has no state to claim.
+  remove_readings(*t);
+  if (!t->exited) {
+    targets_->remove_metric(*t, &families_->target_up);
+    for (const char* reason : kKnownDegradedReasons) {
+      targets_->remove_metric(*t, &families_->target_degraded, {{"reason", reason}});
+    }
+    if (!t->degraded_reason.empty()) {
+      targets_->remove_metric(*t, &families_->target_degraded, {{"reason", t->degraded_reason}});
+    }
+  }
+  targets_->retire(target_key(target), now.monotonic);
+  // The job's admission series go with its runs (a new admission brings them back).
+  targets_->retire(admission_key(target.job), now.monotonic);
 }
 
 std::size_t MetricsExporter::sweep(Instant now) {
   std::lock_guard lock(mutex_);
-  return jobs_->sweep(now.monotonic, retention_);
+  return targets_->sweep(now.monotonic, retention_);
 }
 
-bool MetricsExporter::has_job(std::string_view job) const {
+bool MetricsExporter::has_target(std::string_view run_id) const {
   std::lock_guard lock(mutex_);
-  return jobs_->has_job(job);
+  return targets_->has_target(run_id);
 }
 
 }  // namespace ramguard

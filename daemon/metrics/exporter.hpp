@@ -3,10 +3,19 @@
 // concluded, and it serves those numbers over HTTP (prometheus-cpp's Exposer, its own threads).
 // It never decides anything and never changes daemon state. All calls are thread-safe.
 //
-// Series per job (label `job`; `--watch PID` targets without a run use job_for_pid(PID)):
-// readings, exact peak, phase peaks and durations, round boundaries (the round is a value),
-// gaps, admissions and verdicts. A finished run's job is retired with retire_job() and its
-// series disappear at the first sweep() after the retention period.
+// Series per target, labelled ramguard_job (the training job's name; `--watch PID` targets
+// without a run use job_for_pid(PID)) and run_id (the run; "pid-<PID>" for a watched PID): two
+// runs of one job are two sets of series. Prometheus's own `job` label stays the scrape's.
+// Readings, exact peak, phase peaks and durations, round boundaries (the round is a value),
+// gaps and verdicts are per run; admissions per job (ramguard_job only).
+//
+// Lifecycle: while a target is watched, its state series (up, exited, degraded per reason and,
+// for a run, verdict_active per warning kind) are always present with 0 or 1. When the process
+// exits, up goes 0 and exited 1 at once and the reading gauges (RSS, memory by kind, swap, last
+// reading time) are removed, so Prometheus marks them stale instead of repeating a dead
+// process's last value. When a run ends its warnings go 0; when sampling stops the reading
+// gauges go too, and the rest of the target's series disappear at the first sweep() after the
+// retention period.
 
 #include <sys/types.h>
 
@@ -18,6 +27,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/clock.hpp"
 #include "common/result.hpp"
@@ -32,7 +42,8 @@ class Registry;
 namespace ramguard {
 
 struct MetricFamilies;
-class JobSeries;
+class TargetSeries;
+struct TargetState;
 struct GlobalSeries;
 
 inline constexpr std::chrono::nanoseconds kDefaultMetricsRetention = std::chrono::minutes(15);
@@ -56,26 +67,35 @@ class MetricsExporter {
   void set_store_available(bool available);
   void set_store_writable(bool writable);
 
-  // A reading of the job's process: RSS and its split; swap only from mark readings (periodic
-  // statm readings do not carry it).
-  void observe_reading(std::string_view job, const MemoryReading& reading);
-  // A peak candidate: the exported peak is the largest seen since the job was first watched.
+  // A reading of the target's process: RSS and its split; swap only from mark readings
+  // (periodic statm readings do not carry it). A reading proves the process readable again.
+  // Ignored once the process has exited.
+  void observe_reading(const TargetRef& target, const MemoryReading& reading);
+  // A peak candidate: the exported peak is the largest seen since the target was first watched.
   // `exact` when it comes from the kernel high-water mark rather than from samples.
-  void observe_peak(std::string_view job, std::uint64_t peak_bytes, bool exact);
-  // Whether the process can be read; a non-empty reason (a short fixed token such as
-  // "hwm_reset_denied") marks a degraded measurement until a call with another reason or "".
-  void set_target_up(std::string_view job, bool readable, std::string_view degraded_reason);
+  void observe_peak(const TargetRef& target, std::uint64_t peak_bytes, bool exact);
+  // Whether the process can be read. readable=false with reason "exited": the process is gone
+  // (up 0, exited 1, reading gauges removed). Otherwise a non-empty reason (a short fixed token
+  // such as "hwm_reset_denied", "unreadable") sets degraded{reason} 1 until a call with another
+  // reason or "".
+  void set_target_up(const TargetRef& target, bool readable, std::string_view reason);
 
-  void observe_phase(std::string_view job, std::string_view phase, std::uint64_t peak_bytes,
+  void observe_phase(const TargetRef& target, std::string_view phase, std::uint64_t peak_bytes,
                      double duration_seconds);
-  void observe_boundary(std::string_view job, std::uint32_t round, std::uint64_t rss_bytes,
+  void observe_boundary(const TargetRef& target, std::uint32_t round, std::uint64_t rss_bytes,
                         std::uint64_t floor_bytes);
   // `from_to` names the configured interval, e.g. "aggregation.end->synchronization.begin".
-  void observe_gap(std::string_view job, std::string_view from_to, double seconds);
+  void observe_gap(const TargetRef& target, std::string_view from_to, double seconds);
   // `headroom_bytes`: budget - margin - baseline - reserved - estimate; negative when refused.
   void observe_admission(std::string_view job, bool admitted, std::int64_t headroom_bytes);
-  void observe_verdict(std::string_view job, std::string_view kind, Severity severity);
-  void set_active_warning(std::string_view job, std::string_view kind, bool active);
+  // Counts the verdict in ramguard_verdicts_total{kind, severity}; a release verdict's
+  // severity label is "pass" or "fail", as the reports say. For the kinds that hold while a run
+  // is active (warning_kinds()), also sets ramguard_verdict_active.
+  void observe_verdict(const TargetRef& target, const Verdict& verdict);
+  // The run ended (ended, exited, lost): its warnings no longer hold.
+  void run_finished(const TargetRef& target);
+  // The kinds exported in ramguard_verdict_active, 0 or 1 for every active run.
+  static const std::vector<std::string>& warning_kinds();
 
   // The daemon's own cost.
   void observe_sample_duration(double seconds);
@@ -86,17 +106,21 @@ class MetricsExporter {
 
   // Retention of finished runs' series.
   void set_retention(std::chrono::nanoseconds retention);
-  void retire_job(std::string_view job, Instant now);
-  std::size_t sweep(Instant now);  // returns the number of jobs whose series were removed
-  bool has_job(std::string_view job) const;
+  // The target is no longer sampled: its reading gauges go now, the rest after the retention.
+  void retire_target(const TargetRef& target, Instant now);
+  std::size_t sweep(Instant now);  // returns the number of targets whose series were removed
+  bool has_target(std::string_view run_id) const;
 
  private:
   MetricsExporter();
+  TargetState& state_of(const TargetRef& target);  // with its state series
+  void remove_readings(TargetState& state);
+  void set_degraded(TargetState& state, const std::string& reason);
 
-  mutable std::mutex mutex_;  // guards jobs_ and the lazily created global series
+  mutable std::mutex mutex_;  // guards targets_ and the lazily created global series
   std::shared_ptr<prometheus::Registry> registry_;
   std::unique_ptr<MetricFamilies> families_;
-  std::unique_ptr<JobSeries> jobs_;
+  std::unique_ptr<TargetSeries> targets_;
   std::unique_ptr<GlobalSeries> globals_;
   std::unique_ptr<prometheus::Exposer> exposer_;
   std::chrono::nanoseconds retention_ = kDefaultMetricsRetention;

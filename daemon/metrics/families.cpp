@@ -23,6 +23,8 @@ prometheus::Histogram::BucketBoundaries sample_duration_buckets() {
 
 MetricFamilies::MetricFamilies(prometheus::Registry& r)
     : build_info(gauge(r, "ramguard_build_info", "ramguardd build; always 1, version label")),
+      start_time_seconds(gauge(r, "ramguard_start_time_seconds",
+                               "Wall-clock time ramguardd started, in seconds since the epoch")),
       budget_bytes(gauge(r, "ramguard_budget_bytes", "Memory budget for admission and alerts")),
       budget_margin_bytes(gauge(r, "ramguard_budget_margin_bytes",
                                 "Margin kept free below the budget when admitting")),
@@ -42,15 +44,20 @@ MetricFamilies::MetricFamilies(prometheus::Registry& r)
                 "refreshed at marks, periodic readings count the rest of shared memory as file")),
       target_swap_bytes(gauge(r, "ramguard_target_swap_bytes",
                               "Swapped-out memory of the watched process at the last mark")),
-      target_peak_bytes(gauge(r, "ramguard_target_peak_bytes",
-                              "Peak resident memory since the process was first watched")),
+      target_peak_bytes(
+          gauge(r, "ramguard_target_peak_bytes",
+                "Peak resident memory of the run (or watched process) since it was first watched")),
       target_peak_exact(gauge(r, "ramguard_target_peak_exact",
                               "1 when the peak comes from the kernel high-water mark, 0 when "
                               "it is only the largest sample")),
       target_up(gauge(r, "ramguard_target_up",
-                      "1 when the watched process's memory can be read, 0 otherwise")),
+                      "1 when the watched process's memory can be read, 0 when it cannot or "
+                      "the process has exited")),
+      target_exited(gauge(r, "ramguard_target_exited",
+                          "1 once the watched process has exited (its reading gauges are gone), "
+                          "0 while it lives")),
       target_degraded(gauge(r, "ramguard_target_degraded",
-                            "1 while a measurement is degraded, with the reason")),
+                            "1 while a measurement is degraded for this reason, 0 otherwise")),
       target_last_reading_timestamp_seconds(
           gauge(r, "ramguard_target_last_reading_timestamp_seconds",
                 "Wall-clock time of the last reading of the watched process")),
@@ -71,10 +78,12 @@ MetricFamilies::MetricFamilies(prometheus::Registry& r)
       admission_headroom_bytes(gauge(
           r, "ramguard_admission_headroom_bytes",
           "Headroom left under budget minus margin at the last decision; negative when refused")),
-      verdicts_total(
-          counter(r, "ramguard_verdicts_total", "Verdicts issued, by kind and severity")),
+      verdicts_total(counter(r, "ramguard_verdicts_total",
+                             "Verdicts issued, by kind and severity (info, warning, critical; "
+                             "pass or fail for release)")),
       verdict_active(gauge(r, "ramguard_verdict_active",
-                           "1 while a warning verdict of this kind holds for the job")),
+                           "1 while a warning verdict of this kind holds for the active run; 0 "
+                           "otherwise, and for every kind once the run ended")),
       sample_duration_seconds(prometheus::BuildHistogram()
                                   .Name("ramguard_sample_duration_seconds")
                                   .Help("Time taken by one periodic sample of a target")

@@ -1,7 +1,10 @@
 #pragma once
 // Every metric family ramguard exports, with its name and help text in one place. Names follow
-// Prometheus conventions: ramguard_ prefix, base units, _total on counters. Labels are bounded:
-// job, phase, kind, severity, decision, gap, reason; never a run id, a pid or a round.
+// Prometheus conventions: ramguard_ prefix, base units, _total on counters. Per-target series
+// carry ramguard_job (the training job) and run_id (a run, or "pid-<PID>" for a watched PID),
+// never Prometheus's own `job`; their number is bounded by the active runs plus the retention.
+// Other labels are bounded per target: phase, kind, severity, decision, gap, reason; never a
+// round.
 
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
@@ -16,6 +19,7 @@ struct MetricFamilies {
 
   // Configuration and global state.
   prometheus::Family<prometheus::Gauge>& build_info;
+  prometheus::Family<prometheus::Gauge>& start_time_seconds;
   prometheus::Family<prometheus::Gauge>& budget_bytes;
   prometheus::Family<prometheus::Gauge>& budget_margin_bytes;
   prometheus::Family<prometheus::Gauge>& reserved_bytes;
@@ -23,17 +27,18 @@ struct MetricFamilies {
   prometheus::Family<prometheus::Gauge>& store_available;
   prometheus::Family<prometheus::Gauge>& store_writable;
 
-  // Per watched target (label job).
+  // Per watched target (labels ramguard_job, run_id).
   prometheus::Family<prometheus::Gauge>& target_rss_bytes;
   prometheus::Family<prometheus::Gauge>& target_memory_bytes;  // + kind: anon, file, shmem
   prometheus::Family<prometheus::Gauge>& target_swap_bytes;
   prometheus::Family<prometheus::Gauge>& target_peak_bytes;
   prometheus::Family<prometheus::Gauge>& target_peak_exact;
   prometheus::Family<prometheus::Gauge>& target_up;
+  prometheus::Family<prometheus::Gauge>& target_exited;
   prometheus::Family<prometheus::Gauge>& target_degraded;  // + reason
   prometheus::Family<prometheus::Gauge>& target_last_reading_timestamp_seconds;
 
-  // Per job: phases, round boundaries, gaps between marks.
+  // Per run: phases, round boundaries, gaps between marks.
   prometheus::Family<prometheus::Gauge>& phase_peak_bytes;        // + phase
   prometheus::Family<prometheus::Gauge>& phase_duration_seconds;  // + phase
   prometheus::Family<prometheus::Gauge>& boundary_rss_bytes;
@@ -41,7 +46,7 @@ struct MetricFamilies {
   prometheus::Family<prometheus::Gauge>& boundary_round;
   prometheus::Family<prometheus::Gauge>& phase_gap_seconds;  // + gap
 
-  // Per job: admission and verdicts.
+  // Per job (ramguard_job only): admissions. Per run: verdicts.
   prometheus::Family<prometheus::Counter>& admissions_total;  // + decision
   prometheus::Family<prometheus::Gauge>& admission_headroom_bytes;
   prometheus::Family<prometheus::Counter>& verdicts_total;  // + kind, severity

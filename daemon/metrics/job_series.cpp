@@ -5,22 +5,47 @@
 
 namespace ramguard {
 
-JobState& JobSeries::job(std::string_view name) {
-  auto it = jobs_.find(name);
-  if (it == jobs_.end()) {
-    // Past the limit every new job shares one bucket rather than growing the scrape.
-    if (jobs_.size() >= kMaxJobs) name = kOverflowLabelValue;
-    it = jobs_.find(name);
-    if (it == jobs_.end()) {
-      it = jobs_.try_emplace(std::string(name)).first;
-      it->second.name = std::string(name);
-    }
+TargetState& TargetSeries::target(std::string_view key, const prometheus::Labels& labels) {
+  auto it = targets_.find(key);
+  if (it != targets_.end()) return it->second;
+  if (targets_.size() >= kMaxTargets && !evict_oldest_retired()) {
+    // Every target is live: new ones share one bucket rather than growing the scrape.
+    prometheus::Labels overflow;
+    for (const auto& [name, value] : labels) overflow[name] = kOverflowLabelValue;
+    key = kOverflowLabelValue;
+    it = targets_.find(key);
+    if (it != targets_.end()) return it->second;
+    it = targets_.try_emplace(std::string(key)).first;
+    it->second.labels = std::move(overflow);
+    return it->second;
   }
-  it->second.retired_at.reset();
+  it = targets_.try_emplace(std::string(key)).first;
+  for (const auto& [name, value] : labels) {
+    it->second.labels[name] = value.substr(0, kMaxLabelValueLength);
+  }
   return it->second;
 }
 
-std::string JobSeries::series_key(const void* family, const prometheus::Labels& extra) {
+TargetState* TargetSeries::find(std::string_view key) {
+  auto it = targets_.find(key);
+  return it == targets_.end() ? nullptr : &it->second;
+}
+
+bool TargetSeries::evict_oldest_retired() {
+  auto oldest = targets_.end();
+  for (auto it = targets_.begin(); it != targets_.end(); ++it) {
+    if (it->second.retired_at &&
+        (oldest == targets_.end() || *it->second.retired_at < *oldest->second.retired_at)) {
+      oldest = it;
+    }
+  }
+  if (oldest == targets_.end()) return false;
+  remove_all(oldest->second);
+  targets_.erase(oldest);
+  return true;
+}
+
+std::string TargetSeries::series_key(const void* family, const prometheus::Labels& extra) {
   std::string key = std::to_string(reinterpret_cast<std::uintptr_t>(family));
   for (const auto& [name, value] : extra) {
     key += '\x1f';
@@ -31,18 +56,21 @@ std::string JobSeries::series_key(const void* family, const prometheus::Labels& 
   return key;
 }
 
-void JobSeries::remove_metric(JobState& job, const void* family, const prometheus::Labels& extra) {
-  auto it = job.series.find(series_key(family, extra));
-  if (it == job.series.end()) return;
+void TargetSeries::remove_metric(TargetState& target, const void* family,
+                                 const prometheus::Labels& extra) {
+  auto it = target.series.find(series_key(family, extra));
+  if (it == target.series.end()) return;
   it->second.remove();
-  job.series.erase(it);
+  target.series.erase(it);
 }
 
-std::string JobSeries::bounded_value(JobState& job, std::string_view label,
-                                     std::string_view value) {
+std::string TargetSeries::bounded_value(TargetState& target, std::string_view label,
+                                        std::string_view value) {
   std::string bounded(value.substr(0, kMaxLabelValueLength));
-  auto it = job.label_values.find(label);
-  if (it == job.label_values.end()) it = job.label_values.try_emplace(std::string(label)).first;
+  auto it = target.label_values.find(label);
+  if (it == target.label_values.end()) {
+    it = target.label_values.try_emplace(std::string(label)).first;
+  }
   auto& seen = it->second;
   if (seen.count(bounded) != 0) return bounded;
   if (seen.size() >= kMaxValuesPerLabel) return kOverflowLabelValue;
@@ -50,23 +78,23 @@ std::string JobSeries::bounded_value(JobState& job, std::string_view label,
   return bounded;
 }
 
-void JobSeries::remove_all(JobState& job) {
-  for (auto& [key, series] : job.series) series.remove();
-  job.series.clear();
+void TargetSeries::remove_all(TargetState& target) {
+  for (auto& [key, series] : target.series) series.remove();
+  target.series.clear();
 }
 
-void JobSeries::retire(std::string_view name, std::chrono::nanoseconds now) {
-  auto it = jobs_.find(name);
-  if (it != jobs_.end()) it->second.retired_at = now;
+void TargetSeries::retire(std::string_view key, std::chrono::nanoseconds now) {
+  auto it = targets_.find(key);
+  if (it != targets_.end()) it->second.retired_at = now;
 }
 
-std::size_t JobSeries::sweep(std::chrono::nanoseconds now, std::chrono::nanoseconds retention) {
+std::size_t TargetSeries::sweep(std::chrono::nanoseconds now, std::chrono::nanoseconds retention) {
   std::size_t removed = 0;
-  for (auto it = jobs_.begin(); it != jobs_.end();) {
+  for (auto it = targets_.begin(); it != targets_.end();) {
     const auto& retired = it->second.retired_at;
     if (retired && now - *retired >= retention) {
       remove_all(it->second);
-      it = jobs_.erase(it);
+      it = targets_.erase(it);
       ++removed;
     } else {
       ++it;
@@ -75,11 +103,11 @@ std::size_t JobSeries::sweep(std::chrono::nanoseconds now, std::chrono::nanoseco
   return removed;
 }
 
-void JobSeries::remove(std::string_view name) {
-  auto it = jobs_.find(name);
-  if (it == jobs_.end()) return;
+void TargetSeries::remove(std::string_view key) {
+  auto it = targets_.find(key);
+  if (it == targets_.end()) return;
   remove_all(it->second);
-  jobs_.erase(it);
+  targets_.erase(it);
 }
 
 }  // namespace ramguard

@@ -1,8 +1,9 @@
 #pragma once
-// The per-job series of the exporter: created on first use, cached (the periodic path is one
-// hash lookup and a few atomic stores), and removed from their families when a finished run's
-// job has been retired for the retention period. Label values are bounded here: a client
-// inventing phase names cannot grow the series without limit.
+// The per-target series of the exporter: created on first use, cached (the periodic path is
+// one hash lookup and a few atomic stores), and removed from their families when a finished
+// target has been retired for the retention period. A target is a run (labels ramguard_job
+// and run_id) or a job's admissions (ramguard_job only). Label values are bounded here: a
+// client inventing phase names cannot grow the series without limit.
 
 #include <prometheus/family.h>
 #include <prometheus/gauge.h>
@@ -21,14 +22,19 @@
 
 namespace ramguard {
 
-inline constexpr std::size_t kMaxJobs = 256;
-inline constexpr std::size_t kMaxValuesPerLabel = 32;  // distinct phases, gaps, ... per job
-inline constexpr std::size_t kMaxLabelValueLength = 64;
+// Active runs (control.max_active_runs, at most 256 by default) plus watched PIDs plus the
+// retired targets still inside the retention. Past it the oldest retired target is dropped
+// early; only when every target is live do new ones fold into "other".
+inline constexpr std::size_t kMaxTargets = 1024;
+inline constexpr std::size_t kMaxValuesPerLabel = 32;  // distinct phases, gaps, ... per target
+inline constexpr std::size_t kMaxLabelValueLength = 128;
 inline constexpr const char* kOverflowLabelValue = "other";
+inline constexpr const char* kJobLabel = "ramguard_job";
+inline constexpr const char* kRunLabel = "run_id";
 
-struct JobState {
-  std::string name;  // the job label value ("other" past kMaxJobs)
-  // Hot path: set by every reading.
+struct TargetState {
+  prometheus::Labels labels;  // ramguard_job, and run_id for a run
+  // Hot path: set by every reading; null while the target has no current reading.
   prometheus::Gauge* rss = nullptr;
   prometheus::Gauge* anon = nullptr;
   prometheus::Gauge* file = nullptr;
@@ -36,6 +42,10 @@ struct JobState {
   prometheus::Gauge* last_reading = nullptr;
   std::uint64_t last_shmem_bytes = 0;  // from the last mark reading
   double peak_bytes = -1;
+  bool state_series = false;  // up, exited, degraded and verdict_active exist
+  bool readable = true;
+  bool exited = false;
+  bool finished = false;  // the run ended: its warnings no longer hold
   std::string degraded_reason;
   std::optional<std::chrono::nanoseconds> retired_at;  // monotonic
 
@@ -47,40 +57,45 @@ struct JobState {
   std::map<std::string, std::set<std::string>, std::less<>> label_values;
 };
 
-class JobSeries {
+class TargetSeries {
  public:
-  // The job's state, created on first use; touching a retired job brings it back.
-  JobState& job(std::string_view name);
+  // The target's state under `key` (a run id, or "admission:<job>"), created with `labels`
+  // on first use.
+  TargetState& target(std::string_view key, const prometheus::Labels& labels);
+  TargetState* find(std::string_view key);
 
-  // The job's metric in `family` with `extra` labels besides job, created on first use.
+  // The target's metric in `family` with `extra` labels besides its own, created on first use.
   template <typename T>
-  T& metric(JobState& job, prometheus::Family<T>& family, const prometheus::Labels& extra = {}) {
+  T& metric(TargetState& target, prometheus::Family<T>& family,
+            const prometheus::Labels& extra = {}) {
     std::string key = series_key(&family, extra);
-    auto it = job.series.find(key);
-    if (it != job.series.end()) return *static_cast<T*>(it->second.metric);
+    auto it = target.series.find(key);
+    if (it != target.series.end()) return *static_cast<T*>(it->second.metric);
     prometheus::Labels labels = extra;
-    labels["job"] = job.name;
+    labels.insert(target.labels.begin(), target.labels.end());
     T* created = &family.Add(labels);
-    job.series.emplace(std::move(key),
-                       JobState::Series{created, [&family, created] { family.Remove(created); }});
+    target.series.emplace(std::move(key), TargetState::Series{created, [&family, created] {
+                                                                family.Remove(created);
+                                                              }});
     return *created;
   }
 
-  // Removes one series of the job (e.g. a degraded reason that no longer holds).
-  void remove_metric(JobState& job, const void* family, const prometheus::Labels& extra);
+  // Removes one series of the target (e.g. a reading gauge once the process is gone).
+  void remove_metric(TargetState& target, const void* family, const prometheus::Labels& extra = {});
 
-  // A label value safe to export: truncated, and folded into "other" past the per-job limit.
-  std::string bounded_value(JobState& job, std::string_view label, std::string_view value);
+  // A label value safe to export: truncated, and folded into "other" past the per-target limit.
+  std::string bounded_value(TargetState& target, std::string_view label, std::string_view value);
 
-  // The job's run finished at `now`; its series stay until sweep() passes the retention.
-  void retire(std::string_view name, std::chrono::nanoseconds now);
-  // Removes the series of jobs retired at least `retention` before `now`; returns how many.
+  // The target stopped being watched at `now`; its series stay until sweep() passes the
+  // retention.
+  void retire(std::string_view key, std::chrono::nanoseconds now);
+  // Removes the series of targets retired at least `retention` before `now`; returns how many.
   std::size_t sweep(std::chrono::nanoseconds now, std::chrono::nanoseconds retention);
-  // Removes the job's series at once.
-  void remove(std::string_view name);
+  // Removes the target's series at once.
+  void remove(std::string_view key);
 
-  std::size_t job_count() const { return jobs_.size(); }
-  bool has_job(std::string_view name) const { return jobs_.find(name) != jobs_.end(); }
+  std::size_t target_count() const { return targets_.size(); }
+  bool has_target(std::string_view key) const { return targets_.find(key) != targets_.end(); }
 
  private:
   struct Hash {
@@ -88,9 +103,10 @@ class JobSeries {
     std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
   static std::string series_key(const void* family, const prometheus::Labels& extra);
-  static void remove_all(JobState& job);
+  static void remove_all(TargetState& target);
+  bool evict_oldest_retired();
 
-  std::unordered_map<std::string, JobState, Hash, std::equal_to<>> jobs_;
+  std::unordered_map<std::string, TargetState, Hash, std::equal_to<>> targets_;
 };
 
 }  // namespace ramguard

@@ -11,15 +11,17 @@ class RunMetrics final : public RunObserver {
  public:
   explicit RunMetrics(MetricsExporter& exporter) : exporter_(exporter) {}
 
-  void target_reading(std::string_view job, const MemoryReading& reading, std::uint64_t peak_bytes,
-                      bool peak_exact) override;
-  void target_state(std::string_view job, bool readable, std::string_view reason) override;
-  void target_retired(std::string_view job, Instant now) override;
+  void target_reading(const TargetRef& target, const MemoryReading& reading,
+                      std::uint64_t peak_bytes, bool peak_exact) override;
+  void target_state(const TargetRef& target, bool readable, std::string_view reason) override;
+  void target_retired(const TargetRef& target, Instant now) override;
   Status marked(const RunLedger& ledger, const MarkRecord& mark, const PhaseRecord* phase,
                 const BoundaryRecord* boundary) override;
   Status boundary_settled(const RunLedger& ledger, const BoundaryRecord& boundary) override;
   Status verdict(const RunLedger& ledger, const Verdict& verdict) override;
   void phase_gap(const RunLedger& ledger, std::string_view rule, double seconds) override;
+  Status run_finished(const RunLedger& ledger,
+                      const std::vector<const PhaseRecord*>& closed_phases) override;
   void runs_active(std::size_t count) override;
   Status reservations(const std::vector<ReservationRow>& rows,
                       std::uint64_t reserved_bytes) override;

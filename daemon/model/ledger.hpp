@@ -101,4 +101,9 @@ struct RunLedger {
   std::vector<Verdict> verdicts;
 };
 
+// The run as a metrics target: its job and its id.
+inline TargetRef target_ref(const RunLedger& ledger) {
+  return TargetRef{ledger.info.job, ledger.info.run_id};
+}
+
 }  // namespace ramguard

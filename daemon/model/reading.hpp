@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <string_view>
 
 #include "common/clock.hpp"
 
@@ -16,6 +17,13 @@ struct TargetId {
   pid_t pid = 0;
   std::uint64_t start_time_ticks = 0;
   friend bool operator==(const TargetId&, const TargetId&) = default;
+};
+
+// Whose series a reading feeds: a run's job and run id, or for a watched PID without a run
+// "pid-<PID>" as both. Two runs of the same job are two targets.
+struct TargetRef {
+  std::string_view job;
+  std::string_view run_id;
 };
 
 enum class ReadingSource { kPeriodic, kMark };

@@ -19,13 +19,13 @@ namespace ramguard {
 class TargetObserver {
  public:
   virtual ~TargetObserver() = default;
-  virtual void target_reading(std::string_view /*job*/, const MemoryReading& /*reading*/,
+  virtual void target_reading(const TargetRef& /*target*/, const MemoryReading& /*reading*/,
                               std::uint64_t /*peak_bytes*/, bool /*peak_exact*/) {}
   // readable=false: the target could not be read (reason says why: exited, unreadable).
-  virtual void target_state(std::string_view /*job*/, bool /*readable*/,
+  virtual void target_state(const TargetRef& /*target*/, bool /*readable*/,
                             std::string_view /*reason*/) {}
   // The target is no longer sampled; its series may be retired after the retention.
-  virtual void target_retired(std::string_view /*job*/, Instant /*now*/) {}
+  virtual void target_retired(const TargetRef& /*target*/, Instant /*now*/) {}
 };
 
 // The downsampled trace kept between readings: min/max since the previous flush plus the last.

@@ -1,5 +1,9 @@
 #include "runs/params_from_config.hpp"
 
+#include <string>
+
+#include "verdicts/params.hpp"
+
 namespace ramguard {
 namespace {
 
@@ -42,6 +46,15 @@ RunParams run_params(const Config& c) {
   p.ended_retention = c.metrics.run_retention;
   p.plans = c.plans;
   return p;
+}
+
+Status validate_for_daemon(const Config& config, std::string_view source_name) {
+  if (Status valid = validate_config(config, source_name); !valid.ok()) return valid;
+  if (Status usable = validate_params(run_params(config).detectors); !usable.ok()) {
+    return Error{std::string(source_name) +
+                 ": the detectors cannot use this configuration: " + usable.error().message};
+  }
+  return ok_status();
 }
 
 }  // namespace ramguard

@@ -44,8 +44,8 @@ Result<std::unique_ptr<RunMachine>> RunMachine::start(RunInfo info, bool end_on_
   ledger.marks.push_back(start_mark);
   run->write("begin run", [&](RunObserver& o) { return o.run_started(ledger); });
   observers.notify([&](RunObserver& o) {
-    o.target_reading(ledger.info.job, *baseline, ledger.peak_bytes, false);
-    o.target_state(ledger.info.job, true, run->exact_peaks_ ? "" : "hwm_reset_denied");
+    o.target_reading(target_ref(ledger), *baseline, ledger.peak_bytes, false);
+    o.target_state(target_ref(ledger), true, run->exact_peaks_ ? "" : "hwm_reset_denied");
   });
   return run;
 }
@@ -129,7 +129,7 @@ void RunMachine::process_exited(const ExitInfo& info, Instant now) {
   }
   // Nothing more to read: whatever is undecided is decided now.
   release_decided_ = true;
-  observers_.notify([&](RunObserver& o) { o.target_state(ledger_.info.job, false, "exited"); });
+  observers_.notify([&](RunObserver& o) { o.target_state(target_ref(ledger_), false, "exited"); });
 }
 
 void RunMachine::lost(Instant now) {
@@ -203,7 +203,7 @@ void RunMachine::sampling_stopped(Instant now) {
   // A round that ended just before the run: its floor is taken now, not lost with the window.
   settle_pending(now, nullptr);
   flush_progress();
-  observers_.notify([&](RunObserver& o) { o.target_retired(ledger_.info.job, now); });
+  observers_.notify([&](RunObserver& o) { o.target_retired(target_ref(ledger_), now); });
 }
 
 void RunMachine::emit(Verdict verdict, std::vector<Verdict>* out) {

@@ -28,7 +28,7 @@ void RunMachine::reading(const MemoryReading& reading, TargetProbe& probe) {
 }
 
 void RunMachine::unreadable(std::string_view reason) {
-  observers_.notify([&](RunObserver& o) { o.target_state(ledger_.info.job, false, reason); });
+  observers_.notify([&](RunObserver& o) { o.target_state(target_ref(ledger_), false, reason); });
 }
 
 // Every reading, periodic or at a mark, passes here.
@@ -44,7 +44,7 @@ void RunMachine::observe(const MemoryReading& reading) {
   pending_min_rss_ = std::min(pending_min_rss_.value_or(reading.rss_bytes), reading.rss_bytes);
   pending_max_rss_ = std::max(pending_max_rss_.value_or(reading.rss_bytes), reading.rss_bytes);
   observers_.notify([&](RunObserver& o) {
-    o.target_reading(ledger_.info.job, reading, ledger_.peak_bytes, ledger_.peak_exact);
+    o.target_reading(target_ref(ledger_), reading, ledger_.peak_bytes, ledger_.peak_exact);
   });
 }
 

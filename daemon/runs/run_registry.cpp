@@ -245,7 +245,9 @@ void RunRegistry::on_reading(const std::string& run_id, const Result<MemoryReadi
   Entry* entry = find_entry(run_id);
   if (entry == nullptr || entry->key == 0) return;
   if (!reading) {
-    entry->machine->unreadable("unreadable");
+    // A process found gone is not "unreadable": its exit is on its way from the exit watcher.
+    entry->machine->unreadable(reading.error().kind == ErrorKind::kNotFound ? "exited"
+                                                                            : "unreadable");
     // The exit watcher normally reports an exit first; this covers a kernel without pidfds.
     if (entry->exit_watch == 0 && reading.error().kind == ErrorKind::kNotFound) {
       on_exit(run_id, ExitInfo{.detail = reading.error().message});

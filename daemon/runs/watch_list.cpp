@@ -44,8 +44,10 @@ Status WatchList::add(pid_t pid) {
   }
   if (auto first = sampler_.read_now(*key, true)) {
     target.peak_bytes = std::max(first->hwm_bytes, first->rss_bytes);
-    observer.target_reading(target.job, *first, target.peak_bytes, target.exact);
-    observer.target_state(target.job, true, target.exact ? "" : "hwm_reset_denied");
+    observer.target_reading(TargetRef{target.job, target.job}, *first, target.peak_bytes,
+                            target.exact);
+    observer.target_state(TargetRef{target.job, target.job}, true,
+                          target.exact ? "" : "hwm_reset_denied");
     log::info("watch.start", {{"pid", pid},
                               {"job", target.job},
                               {"rss_bytes", first->rss_bytes},
@@ -70,7 +72,9 @@ void WatchList::on_reading(pid_t pid, const Result<MemoryReading>& reading) {
   TargetObserver& observer = observer_ != nullptr ? *observer_ : null_observer_;
   Target& target = it->second;
   if (!reading) {
-    observer.target_state(target.job, false, "unreadable");
+    // A process found gone is not "unreadable": its exit is on its way from the exit watcher.
+    observer.target_state(TargetRef{target.job, target.job}, false,
+                          reading.error().kind == ErrorKind::kNotFound ? "exited" : "unreadable");
     return;
   }
   target.peak_bytes = std::max(target.peak_bytes, reading->rss_bytes);
@@ -81,7 +85,8 @@ void WatchList::on_reading(pid_t pid, const Result<MemoryReading>& reading) {
       exact_now = true;
     }
   }
-  observer.target_reading(target.job, *reading, target.peak_bytes, target.exact && exact_now);
+  observer.target_reading(TargetRef{target.job, target.job}, *reading, target.peak_bytes,
+                          target.exact && exact_now);
   log::info("watch.reading", {{"pid", pid},
                               {"rss_bytes", reading->rss_bytes},
                               {"anon_bytes", reading->anon_bytes},
@@ -96,8 +101,8 @@ void WatchList::on_exit(pid_t pid, const ExitInfo& info) {
   log::warning("watch.exited",
                {{"pid", pid}, {"detail", info.detail}, {"peak_bytes", it->second.peak_bytes}});
   sampler_.remove(it->second.key);
-  observer.target_state(it->second.job, false, "exited");
-  observer.target_retired(it->second.job, clock_.now());
+  observer.target_state(TargetRef{it->second.job, it->second.job}, false, "exited");
+  observer.target_retired(TargetRef{it->second.job, it->second.job}, clock_.now());
   targets_.erase(it);
 }
 

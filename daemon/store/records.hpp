@@ -49,6 +49,7 @@ struct RunSummary {
   std::uint64_t peak_bytes = 0;
   bool peak_exact = false;
   std::size_t mark_count = 0;
+  std::uint32_t rounds = 0;  // the last round whose boundary is recorded
   // Uncleared before cleared, failed before passed, then by severity, then the latest.
   std::optional<Verdict> worst_verdict;
 };

@@ -16,7 +16,8 @@ Result<std::vector<RunSummary>> Store::summaries(const std::string& where_sql,
   const std::string sql =
       "SELECT runs.*, (SELECT count(*) FROM marks m WHERE m.run_id = runs.run_id), "
       "(SELECT v.id FROM verdicts v WHERE v.run_id = runs.run_id ORDER BY " +
-      verdict_rank_sql("v") + " DESC, v.kind DESC, v.id DESC LIMIT 1) FROM runs " + where_sql +
+      verdict_rank_sql("v") + " DESC, v.kind DESC, v.id DESC LIMIT 1), " +
+      "(SELECT max(b.round) FROM boundaries b WHERE b.run_id = runs.run_id) FROM runs " + where_sql +
       " ORDER BY started_wall_ns DESC, rowid DESC LIMIT ?" + std::to_string(params.size() + 1);
   std::vector<std::pair<RunSummary, std::optional<std::int64_t>>> rows;
   {
@@ -44,6 +45,7 @@ Result<std::vector<RunSummary>> Store::summaries(const std::string& where_sql,
       s.mark_count = static_cast<std::size_t>(q->int64(36));
       std::optional<std::int64_t> worst;
       if (!q->is_null(37)) worst = q->int64(37);
+      if (!q->is_null(38)) s.rounds = static_cast<std::uint32_t>(q->int64(38));
       rows.emplace_back(std::move(s), worst);
     }
   }

@@ -57,16 +57,19 @@ BudgetAssessment assess_budget(const BudgetInput& in, const DetectorParams& p) {
   };
   add_copies_figure(figures, "peak_copies", top, in.model_bytes);
   const std::string where = in.phase.empty() ? "" : " (during " + in.phase + ")";
-  const std::string what = in.rss_bytes >= in.peak_bytes
-                               ? "RSS " + format_bytes(static_cast<double>(in.rss_bytes))
-                               : std::string(in.peak_exact ? "exact peak " : "sampled peak ") +
-                                     format_bytes(static_cast<double>(in.peak_bytes));
+  // The figure and the budget with enough digits to differ: "0.30 GB exceeds the 0.30 GB
+  // budget" would hide the point.
+  const auto [top_text, budget_text] = format_bytes_apart(top, budget);
+  const std::string what = (in.rss_bytes >= in.peak_bytes
+                                ? std::string("RSS ")
+                                : std::string(in.peak_exact ? "exact peak " : "sampled peak ")) +
+                           top_text;
   if (top > budget) {
     a.state = BudgetState::kOver;
     figures["over_bytes"] = top - budget;
     a.verdict =
         make_verdict(verdict_kind::kOverBudget, Severity::kCritical, false, in.round, in.phase,
-                     "Over budget: " + what + where + " exceeds the " + format_bytes(budget) +
+                     "Over budget: " + what + where + " exceeds the " + budget_text +
                          " budget by " + format_bytes(top - budget) + ".",
                      std::move(figures), in.at);
   } else {
@@ -74,7 +77,7 @@ BudgetAssessment assess_budget(const BudgetInput& in, const DetectorParams& p) {
     figures["headroom_bytes"] = budget - top;
     a.verdict = make_verdict(verdict_kind::kHeadroom, Severity::kWarning, false, in.round, in.phase,
                              "Little headroom: " + what + where + " is " +
-                                 fixed(a.fraction * 100, 0) + "% of the " + format_bytes(budget) +
+                                 fixed(a.fraction * 100, 0) + "% of the " + budget_text +
                                  " budget, " + format_bytes(budget - top) + " left.",
                              std::move(figures), in.at);
   }

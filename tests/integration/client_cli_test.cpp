@@ -155,6 +155,12 @@ TEST(ClientCli, AdmitStartMarkRoundEndStatusEnd) {
   EXPECT_EQ(s.labels().at("build"), "cli");
   EXPECT_EQ(s.phases_size(), 2);
   EXPECT_EQ(s.boundaries_size(), 2);
+  EXPECT_EQ(s.round(), 2u);
+  // The listing says the same number of rounds as the status.
+  const auto listed = parse_json<v1::ListRunsReply>(cli(*d, {"--json", "runs"}).output);
+  ASSERT_EQ(listed.runs_size(), 1);
+  EXPECT_EQ(listed.runs(0).run_id(), run);
+  EXPECT_EQ(listed.runs(0).round(), 2u);
   EXPECT_EQ(s.phases(0).peak_bytes(), end_reply.phase_peak_bytes());
   ASSERT_EQ(status_json.reservations_size(), 1);
   EXPECT_EQ(status_json.reservations(0).run_id(), run);

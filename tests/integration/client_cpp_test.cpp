@@ -136,7 +136,7 @@ TEST(ClientCpp, CoordinatorAdmitsRunsRoundsWithPhaseGuardsAndEnds) {
       [&] {
         s = client.report(run.id()).run();
         return s.boundaries_size() == 3 &&
-               d->scrape_metrics().find("ramguard_boundary_floor_bytes{job=\"" + kJob) !=
+               d->scrape_metrics().find("ramguard_boundary_floor_bytes{ramguard_job=\"" + kJob) !=
                    std::string::npos;
       },
       5s));
@@ -169,11 +169,12 @@ TEST(ClientCpp, CoordinatorAdmitsRunsRoundsWithPhaseGuardsAndEnds) {
 
   // Metrics: per-job series carry the last aggregation peak and the last boundary exactly.
   const std::string scrape = d->scrape_metrics();
-  const std::string job = "job=\"" + kJob + "\"";
-  EXPECT_EQ(metric_value(scrape, "ramguard_phase_peak_bytes{" + job + ",phase=\"aggregation\"}"),
+  // Labels print sorted: phase, ramguard_job, run_id.
+  const std::string job = "ramguard_job=\"" + kJob + "\",run_id=\"" + run.id() + "\"";
+  EXPECT_EQ(metric_value(scrape, "ramguard_phase_peak_bytes{phase=\"aggregation\"," + job + "}"),
             static_cast<double>(s.phases(5).peak_bytes()))
       << scrape;
-  EXPECT_EQ(metric_value(scrape, "ramguard_phase_peak_bytes{" + job + ",phase=\"load\"}"),
+  EXPECT_EQ(metric_value(scrape, "ramguard_phase_peak_bytes{phase=\"load\"," + job + "}"),
             static_cast<double>(load_peak));
   EXPECT_EQ(metric_value(scrape, "ramguard_boundary_round{" + job + "}"), 3.0);
   EXPECT_EQ(metric_value(scrape, "ramguard_boundary_rss_bytes{" + job + "}"),

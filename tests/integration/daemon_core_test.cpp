@@ -14,6 +14,12 @@
 namespace ramguard::testing {
 namespace {
 
+// A watched PID's series: ramguard_job and run_id are both "pid-<PID>".
+std::string watched_labels(const std::string& name, pid_t pid) {
+  const std::string id = "\"pid-" + std::to_string(pid) + "\"";
+  return name + "{ramguard_job=" + id + ",run_id=" + id + "}";
+}
+
 constexpr std::uint64_t kMiB = 1ULL << 20;
 
 std::uint64_t field(const std::string& line, const std::string& key) {
@@ -66,8 +72,8 @@ TEST(DaemonCore, RssFollowsTheChildWithinOneInterval) {
   ASSERT_FALSE(shrunk.empty());
   EXPECT_LT(field(shrunk, "rss_bytes"), 64 * kMiB);
   // The metric carries the same reading.
-  const double rss = metric_value(d->scrape_metrics(), "ramguard_target_rss_bytes{job=\"pid-" +
-                                                           std::to_string(child.pid()) + "\"}");
+  const double rss =
+      metric_value(d->scrape_metrics(), watched_labels("ramguard_target_rss_bytes", child.pid()));
   EXPECT_LT(rss, 64.0 * kMiB);
   EXPECT_GT(rss, 0.0);
 }
@@ -107,8 +113,8 @@ TEST(DaemonCore, ShortSpikeBetweenSamplesIsCaughtAtFullSizeByTheHighWaterMark) {
     if (max_sampled_rss(*d, pid, first, during + 1) >= spike_bytes) continue;
     missed_by_samples = true;
     EXPECT_GE(field(after, "peak_bytes"), spike_bytes) << after;
-    const double peak = metric_value(
-        d->scrape_metrics(), "ramguard_target_peak_bytes{job=\"pid-" + std::to_string(pid) + "\"}");
+    const double peak =
+        metric_value(d->scrape_metrics(), watched_labels("ramguard_target_peak_bytes", pid));
     EXPECT_GE(peak, static_cast<double>(spike_bytes));
   }
   EXPECT_TRUE(missed_by_samples) << "a periodic sample saw every spike at full size";
@@ -138,6 +144,23 @@ TEST(DaemonCore, NonexistentPidIsReportedAndTheDaemonKeepsRunning) {
   EXPECT_TRUE(d->call(hello).has_hello());
 }
 
+TEST(DaemonCore, CheckConfigStartupAndReloadRefuseAFitTheLeakDetectorCannotUse) {
+  const auto dir = make_temp_dir("fitcfg");
+  const auto bad = dir / "fit3.yaml";
+  std::ofstream(bad) << "growth:\n  fit_rounds: 3\n";
+  auto check = run_command({daemon_path(), "--check-config", bad.string()});
+  EXPECT_EQ(check.exit_code, 1) << check.output;
+  EXPECT_NE(check.output.find("growth.fit_rounds"), std::string::npos) << check.output;
+  auto start = run_command({daemon_path(), "--config", bad.string(), "--socket",
+                            (dir / "s.sock").string(), "--metrics", "127.0.0.1:0"});
+  EXPECT_NE(start.exit_code, 0);
+  EXPECT_NE(start.output.find("growth.fit_rounds"), std::string::npos) << start.output;
+  const auto good = dir / "fit4.yaml";
+  std::ofstream(good) << "growth:\n  fit_rounds: 4\n";
+  auto ok = run_command({daemon_path(), "--check-config", good.string()});
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+}
+
 TEST(DaemonCore, BadConfigExitsNonZeroNamingTheKey) {
   const auto dir = make_temp_dir("badcfg");
   const auto path = dir / "bad.yaml";
@@ -164,8 +187,7 @@ TEST(DaemonCore, MetricsPassPromtoolWithoutWarnings) {
   ASSERT_FALSE(reading_after(*d, child.pid(), 0, 5s).empty());
   const std::string scrape = d->scrape_metrics();
   EXPECT_EQ(metric_value(scrape, "ramguard_budget_bytes"), 16e9) << scrape;
-  EXPECT_GE(metric_value(scrape, "ramguard_target_rss_bytes{job=\"pid-" +
-                                     std::to_string(child.pid()) + "\"}"),
+  EXPECT_GE(metric_value(scrape, watched_labels("ramguard_target_rss_bytes", child.pid())),
             64.0 * kMiB);
   EXPECT_GT(metric_value(scrape, "ramguard_self_rss_bytes"), 0.0);
   const auto dir = make_temp_dir("promtool");

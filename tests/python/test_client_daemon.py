@@ -362,9 +362,10 @@ class ClientAgainstTheRealDaemon(unittest.TestCase):
 
         # Metrics: the per-job series carry the last phase peaks and the last boundary exactly.
         scrape = self.daemon.scrape()
-        job = 'job="py-coord"'
+        # Labels print sorted: kind, phase, ramguard_job, run_id, severity.
+        job = 'ramguard_job="py-coord",run_id="%s"' % run_id
         last_agg = [p for p in run["phases"] if p["phase"] == "aggregation"][-1]
-        self.assertEqual(metric(scrape, 'ramguard_phase_peak_bytes{%s,phase="aggregation"}' % job),
+        self.assertEqual(metric(scrape, 'ramguard_phase_peak_bytes{phase="aggregation",%s}' % job),
                          last_agg["peak_bytes"])
         self.assertEqual(metric(scrape, "ramguard_boundary_round{%s}" % job), 3)
         self.assertEqual(metric(scrape, "ramguard_boundary_rss_bytes{%s}" % job),
@@ -372,8 +373,8 @@ class ClientAgainstTheRealDaemon(unittest.TestCase):
         self.assertEqual(metric(scrape, "ramguard_boundary_floor_bytes{%s}" % job),
                          boundaries[-1]["floor_bytes"])
         self.assertGreaterEqual(
-            metric(scrape, 'ramguard_verdicts_total{job="py-coord",kind="growth_class",'
-                           'severity="info"}') or 0, 2, scrape)
+            metric(scrape, 'ramguard_verdicts_total{kind="growth_class",%s,severity="info"}'
+                   % job) or 0, 2, scrape)
 
     def test_connection_closed_by_the_idle_timeout_is_reopened(self):
         workdir = tempfile.mkdtemp(prefix="rg-idle-", dir=self.workdir)

@@ -5,6 +5,19 @@
 namespace ramguard {
 namespace {
 
+TEST(FormatBytesApart, AddsDigitsUntilDifferentSizesReadDifferently) {
+  EXPECT_EQ(format_bytes_apart(305e6, 300e6),
+            std::make_pair(std::string("0.305 GB"), std::string("0.300 GB")));
+  EXPECT_EQ(format_bytes_apart(16.0001e9, 16e9),
+            std::make_pair(std::string("16.0001 GB"), std::string("16.0000 GB")));
+  EXPECT_EQ(format_bytes_apart(9.6e9, 16e9),
+            std::make_pair(std::string("9.60 GB"), std::string("16.00 GB")));
+  EXPECT_EQ(format_bytes_apart(5e9, 5e9),
+            std::make_pair(std::string("5.00 GB"), std::string("5.00 GB")));
+  EXPECT_EQ(format_bytes_apart(50.02e6, 50e6),
+            std::make_pair(std::string("50.02 MB"), std::string("50.00 MB")));
+}
+
 TEST(ParseSize, AcceptsDecimalBinaryAndPlainBytes) {
   struct Case {
     const char* text;

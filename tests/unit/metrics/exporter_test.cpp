@@ -9,6 +9,16 @@ namespace ramguard {
 namespace {
 
 using testkit::sample;
+using Labels = std::map<std::string, std::string>;
+
+// The target labels of a series, plus `extra`.
+Labels of(const TargetRef& target, Labels extra = {}) {
+  extra["ramguard_job"] = std::string(target.job);
+  extra["run_id"] = std::string(target.run_id);
+  return extra;
+}
+
+const TargetRef kJ{"j", "run-j"};
 
 std::unique_ptr<MetricsExporter> start_exporter() {
   auto exporter = MetricsExporter::start("127.0.0.1:0");
@@ -41,49 +51,49 @@ TEST(MetricsExporter, ScrapeShowsObservedValuesUnderConventionalNames) {
   const auto s = testkit::parse_samples(scrape(*exporter));
   const std::string pid_job = MetricsExporter::job_for_pid(4242);
   EXPECT_EQ(pid_job, "pid-4242");
+  const TargetRef vit = testkit::vit_run();
+  const TargetRef pid = testkit::watched_pid();
 
   EXPECT_EQ(sample(s, "ramguard_budget_bytes"), 16e9);
   EXPECT_EQ(sample(s, "ramguard_budget_margin_bytes"), 5e8);
   EXPECT_EQ(sample(s, "ramguard_reserved_bytes"), 11.1e9);
   EXPECT_EQ(sample(s, "ramguard_runs_active"), 1);
   EXPECT_EQ(sample(s, "ramguard_store_available"), 1);
-  for (const std::string& job : {std::string("vit-h"), pid_job}) {
-    EXPECT_EQ(sample(s, "ramguard_target_rss_bytes", {{"job", job}}), 9.6e9) << job;
-    EXPECT_EQ(sample(s, "ramguard_target_memory_bytes", {{"job", job}, {"kind", "anon"}}), 9e9);
-    EXPECT_EQ(sample(s, "ramguard_target_memory_bytes", {{"job", job}, {"kind", "file"}}), 5e8);
-    EXPECT_EQ(sample(s, "ramguard_target_memory_bytes", {{"job", job}, {"kind", "shmem"}}), 1e8);
-    EXPECT_EQ(sample(s, "ramguard_target_swap_bytes", {{"job", job}}), 4096);
-    EXPECT_EQ(sample(s, "ramguard_target_peak_bytes", {{"job", job}}), 9.6e9);
-    EXPECT_EQ(sample(s, "ramguard_target_peak_exact", {{"job", job}}), 1);
-    EXPECT_EQ(sample(s, "ramguard_target_up", {{"job", job}}), 1);
-    EXPECT_EQ(sample(s, "ramguard_target_last_reading_timestamp_seconds", {{"job", job}}), 1.7e9);
+  for (const TargetRef& job : {vit, pid}) {
+    EXPECT_EQ(sample(s, "ramguard_target_rss_bytes", of(job)), 9.6e9) << job.run_id;
+    EXPECT_EQ(sample(s, "ramguard_target_memory_bytes", of(job, {{"kind", "anon"}})), 9e9);
+    EXPECT_EQ(sample(s, "ramguard_target_memory_bytes", of(job, {{"kind", "file"}})), 5e8);
+    EXPECT_EQ(sample(s, "ramguard_target_memory_bytes", of(job, {{"kind", "shmem"}})), 1e8);
+    EXPECT_EQ(sample(s, "ramguard_target_swap_bytes", of(job)), 4096);
+    EXPECT_EQ(sample(s, "ramguard_target_peak_bytes", of(job)), 9.6e9);
+    EXPECT_EQ(sample(s, "ramguard_target_peak_exact", of(job)), 1);
+    EXPECT_EQ(sample(s, "ramguard_target_up", of(job)), 1);
+    EXPECT_EQ(sample(s, "ramguard_target_last_reading_timestamp_seconds", of(job)), 1.7e9);
   }
-  EXPECT_EQ(
-      sample(s, "ramguard_target_degraded", {{"job", pid_job}, {"reason", "hwm_reset_denied"}}), 1);
-  EXPECT_EQ(sample(s, "ramguard_phase_peak_bytes", {{"job", "vit-h"}, {"phase", "aggregation"}}),
-            9.6e9);
-  EXPECT_EQ(
-      sample(s, "ramguard_phase_duration_seconds", {{"job", "vit-h"}, {"phase", "aggregation"}}),
-      6.75);
-  EXPECT_EQ(sample(s, "ramguard_phase_duration_seconds",
-                   {{"job", "vit-h"}, {"phase", "synchronization"}}),
+  EXPECT_EQ(sample(s, "ramguard_target_degraded", of(pid, {{"reason", "hwm_reset_denied"}})), 1);
+  EXPECT_EQ(sample(s, "ramguard_phase_peak_bytes", of(vit, {{"phase", "aggregation"}})), 9.6e9);
+  EXPECT_EQ(sample(s, "ramguard_phase_duration_seconds", of(vit, {{"phase", "aggregation"}})),
+            6.75);
+  EXPECT_EQ(sample(s, "ramguard_phase_duration_seconds", of(vit, {{"phase", "synchronization"}})),
             5.0);
-  EXPECT_EQ(sample(s, "ramguard_boundary_round", {{"job", "vit-h"}}), 3);
-  EXPECT_EQ(sample(s, "ramguard_boundary_rss_bytes", {{"job", "vit-h"}}), 6.5e9);
-  EXPECT_EQ(sample(s, "ramguard_boundary_floor_bytes", {{"job", "vit-h"}}), 6.4e9);
+  EXPECT_EQ(sample(s, "ramguard_boundary_round", of(vit)), 3);
+  EXPECT_EQ(sample(s, "ramguard_boundary_rss_bytes", of(vit)), 6.5e9);
+  EXPECT_EQ(sample(s, "ramguard_boundary_floor_bytes", of(vit)), 6.4e9);
   EXPECT_EQ(sample(s, "ramguard_phase_gap_seconds",
-                   {{"job", "vit-h"}, {"gap", "aggregation.end->synchronization.begin"}}),
+                   of(vit, {{"gap", "aggregation.end->synchronization.begin"}})),
             5.0);
-  EXPECT_EQ(sample(s, "ramguard_admissions_total", {{"job", "vit-h"}, {"decision", "admitted"}}),
+  EXPECT_EQ(sample(s, "ramguard_admissions_total",
+                   Labels{{"ramguard_job", "vit-h"}, {"decision", "admitted"}}),
             1);
-  EXPECT_EQ(sample(s, "ramguard_admissions_total", {{"job", "vit-h"}, {"decision", "refused"}}), 1);
-  EXPECT_EQ(sample(s, "ramguard_admission_headroom_bytes", {{"job", "vit-h"}}), -1.2e9);
+  EXPECT_EQ(sample(s, "ramguard_admissions_total",
+                   Labels{{"ramguard_job", "vit-h"}, {"decision", "refused"}}),
+            1);
+  EXPECT_EQ(sample(s, "ramguard_admission_headroom_bytes", {{"ramguard_job", "vit-h"}}), -1.2e9);
   EXPECT_EQ(sample(s, "ramguard_verdicts_total",
-                   {{"job", "vit-h"}, {"kind", "growth_warning"}, {"severity", "warning"}}),
+                   of(vit, {{"kind", "growth_warning"}, {"severity", "warning"}})),
             1);
-  EXPECT_EQ(sample(s, "ramguard_verdict_active", {{"job", "vit-h"}, {"kind", "growth_warning"}}),
-            1);
-  EXPECT_EQ(sample(s, "ramguard_verdict_active", {{"job", "vit-h"}, {"kind", "leak"}}), 0);
+  EXPECT_EQ(sample(s, "ramguard_verdict_active", of(vit, {{"kind", "growth_warning"}})), 1);
+  EXPECT_EQ(sample(s, "ramguard_verdict_active", of(vit, {{"kind", "leak"}})), 0);
   EXPECT_EQ(sample(s, "ramguard_sample_duration_seconds_count"), 2);
   EXPECT_NEAR(*sample(s, "ramguard_sample_duration_seconds_sum"), 4.4e-6, 1e-12);
 }
@@ -104,14 +114,16 @@ TEST(MetricsExporter, EveryFamilyHasHelpAndNoLabelGrowsWithRoundsOrPids) {
   ASSERT_NE(exporter, nullptr);
   testkit::populate(*exporter);
   for (std::uint32_t round = 1; round <= 20; ++round) {
-    exporter->observe_boundary("vit-h", round, 6'000'000'000 + round, 6'000'000'000);
+    exporter->observe_boundary(testkit::vit_run(), round, 6'000'000'000 + round, 6'000'000'000);
   }
   const std::string body = scrape(*exporter);
   const auto s = testkit::parse_samples(body);
-  EXPECT_EQ(sample(s, "ramguard_boundary_round", {{"job", "vit-h"}}), 20);
+  EXPECT_EQ(sample(s, "ramguard_boundary_round", of(testkit::vit_run())), 20);
   EXPECT_EQ(body.find("round=\""), std::string::npos);
   EXPECT_EQ(body.find("pid=\""), std::string::npos);
-  EXPECT_EQ(body.find("run_id=\""), std::string::npos);
+  // Prometheus's own target label is left to the scrape: no honor_labels needed.
+  EXPECT_EQ(body.find("{job=\""), std::string::npos);
+  EXPECT_EQ(body.find(",job=\""), std::string::npos);
   std::size_t types = 0;
   for (std::size_t at = body.find("# TYPE ramguard_"); at != std::string::npos;
        at = body.find("# TYPE ramguard_", at + 1)) {
@@ -125,16 +137,16 @@ TEST(MetricsExporter, EveryFamilyHasHelpAndNoLabelGrowsWithRoundsOrPids) {
 TEST(MetricsExporter, PeakIsTheLargestSeenAndSaysWhetherItIsExact) {
   auto exporter = start_exporter();
   ASSERT_NE(exporter, nullptr);
-  exporter->observe_peak("job", 5'000'000'000, false);  // a sample
-  exporter->observe_peak("job", 7'000'000'000, true);   // a high-water mark
-  exporter->observe_peak("job", 6'000'000'000, true);   // a later phase's lower peak
+  exporter->observe_peak(kJ, 5'000'000'000, false);  // a sample
+  exporter->observe_peak(kJ, 7'000'000'000, true);   // a high-water mark
+  exporter->observe_peak(kJ, 6'000'000'000, true);   // a later phase's lower peak
   auto s = testkit::parse_samples(scrape(*exporter));
-  EXPECT_EQ(sample(s, "ramguard_target_peak_bytes", {{"job", "job"}}), 7e9);
-  EXPECT_EQ(sample(s, "ramguard_target_peak_exact", {{"job", "job"}}), 1);
-  exporter->observe_peak("job", 8'000'000'000, false);  // hwm unavailable: only sampled
+  EXPECT_EQ(sample(s, "ramguard_target_peak_bytes", of(kJ)), 7e9);
+  EXPECT_EQ(sample(s, "ramguard_target_peak_exact", of(kJ)), 1);
+  exporter->observe_peak(kJ, 8'000'000'000, false);  // hwm unavailable: only sampled
   s = testkit::parse_samples(scrape(*exporter));
-  EXPECT_EQ(sample(s, "ramguard_target_peak_bytes", {{"job", "job"}}), 8e9);
-  EXPECT_EQ(sample(s, "ramguard_target_peak_exact", {{"job", "job"}}), 0);
+  EXPECT_EQ(sample(s, "ramguard_target_peak_bytes", of(kJ)), 8e9);
+  EXPECT_EQ(sample(s, "ramguard_target_peak_exact", of(kJ)), 0);
 }
 
 TEST(MetricsExporter, PeriodicReadingSplitStillAddsUpToRss) {
@@ -147,51 +159,158 @@ TEST(MetricsExporter, PeriodicReadingSplitStillAddsUpToRss) {
   mark.file_bytes = 200;
   mark.shmem_bytes = 100;
   mark.swap_bytes = 50;
-  exporter->observe_reading("j", mark);
+  exporter->observe_reading(kJ, mark);
   MemoryReading periodic;  // statm: shared = file + shmem, no swap
   periodic.rss_bytes = 2000;
   periodic.anon_bytes = 1500;
   periodic.file_bytes = 500;
-  exporter->observe_reading("j", periodic);
+  exporter->observe_reading(kJ, periodic);
   const auto s = testkit::parse_samples(scrape(*exporter));
-  EXPECT_EQ(sample(s, "ramguard_target_rss_bytes", {{"job", "j"}}), 2000);
-  EXPECT_EQ(sample(s, "ramguard_target_memory_bytes", {{"job", "j"}, {"kind", "anon"}}), 1500);
-  EXPECT_EQ(sample(s, "ramguard_target_memory_bytes", {{"job", "j"}, {"kind", "file"}}), 400);
-  EXPECT_EQ(sample(s, "ramguard_target_memory_bytes", {{"job", "j"}, {"kind", "shmem"}}), 100);
-  EXPECT_EQ(sample(s, "ramguard_target_swap_bytes", {{"job", "j"}}), 50);  // from the mark
+  EXPECT_EQ(sample(s, "ramguard_target_rss_bytes", of(kJ)), 2000);
+  EXPECT_EQ(sample(s, "ramguard_target_memory_bytes", of(kJ, {{"kind", "anon"}})), 1500);
+  EXPECT_EQ(sample(s, "ramguard_target_memory_bytes", of(kJ, {{"kind", "file"}})), 400);
+  EXPECT_EQ(sample(s, "ramguard_target_memory_bytes", of(kJ, {{"kind", "shmem"}})), 100);
+  EXPECT_EQ(sample(s, "ramguard_target_swap_bytes", of(kJ)), 50);  // from the mark
 }
 
 TEST(MetricsExporter, DegradedReasonIsReplacedAndCleared) {
   auto exporter = start_exporter();
   ASSERT_NE(exporter, nullptr);
-  exporter->set_target_up("j", true, "hwm_reset_denied");
-  exporter->set_target_up("j", false, "status_unreadable");
+  exporter->set_target_up(kJ, true, "hwm_reset_denied");
+  exporter->set_target_up(kJ, false, "status_unreadable");
   auto s = testkit::parse_samples(scrape(*exporter));
-  EXPECT_EQ(sample(s, "ramguard_target_up", {{"job", "j"}}), 0);
-  EXPECT_FALSE(
-      sample(s, "ramguard_target_degraded", {{"job", "j"}, {"reason", "hwm_reset_denied"}}));
-  EXPECT_EQ(sample(s, "ramguard_target_degraded", {{"job", "j"}, {"reason", "status_unreadable"}}),
-            1);
-  exporter->set_target_up("j", true, "");
+  EXPECT_EQ(sample(s, "ramguard_target_up", of(kJ)), 0);
+  // Known reasons are always present: 0 when they do not hold.
+  EXPECT_EQ(sample(s, "ramguard_target_degraded", of(kJ, {{"reason", "hwm_reset_denied"}})), 0);
+  EXPECT_EQ(sample(s, "ramguard_target_degraded", of(kJ, {{"reason", "status_unreadable"}})), 1);
+  exporter->set_target_up(kJ, true, "");
   s = testkit::parse_samples(scrape(*exporter));
-  EXPECT_EQ(sample(s, "ramguard_target_up", {{"job", "j"}}), 1);
-  EXPECT_FALSE(
-      sample(s, "ramguard_target_degraded", {{"job", "j"}, {"reason", "status_unreadable"}}));
+  EXPECT_EQ(sample(s, "ramguard_target_up", of(kJ)), 1);
+  EXPECT_EQ(sample(s, "ramguard_target_degraded", of(kJ, {{"reason", "status_unreadable"}})), 0);
 }
 
 TEST(MetricsExporter, FreeFormPhaseNamesCannotGrowTheSeriesWithoutBound) {
   auto exporter = start_exporter();
   ASSERT_NE(exporter, nullptr);
   for (int i = 0; i < 100; ++i) {
-    exporter->observe_phase("j", "phase" + std::to_string(i), 1000 + i, 1.0);
+    exporter->observe_phase(kJ, "phase" + std::to_string(i), 1000 + i, 1.0);
   }
-  exporter->observe_phase("j", std::string(500, 'x'), 1, 1.0);
+  exporter->observe_phase(kJ, std::string(500, 'x'), 1, 1.0);
   const auto s = testkit::parse_samples(scrape(*exporter));
   std::size_t series = 0;
   for (const auto& [key, value] : s) series += key.rfind("ramguard_phase_peak_bytes{", 0) == 0;
   EXPECT_EQ(series, 33u);  // 32 distinct names + "other"
-  EXPECT_EQ(sample(s, "ramguard_phase_peak_bytes", {{"job", "j"}, {"phase", "phase0"}}), 1000);
-  EXPECT_EQ(sample(s, "ramguard_phase_peak_bytes", {{"job", "j"}, {"phase", "other"}}), 1);
+  EXPECT_EQ(sample(s, "ramguard_phase_peak_bytes", of(kJ, {{"phase", "phase0"}})), 1000);
+  EXPECT_EQ(sample(s, "ramguard_phase_peak_bytes", of(kJ, {{"phase", "other"}})), 1);
+}
+
+TEST(MetricsExporter, TwoRunsOfOneJobAreTwoSeries) {
+  auto exporter = start_exporter();
+  ASSERT_NE(exporter, nullptr);
+  const TargetRef a{"dup", "run-a"}, b{"dup", "run-b"};
+  MemoryReading r;
+  r.rss_bytes = 43'600'000;
+  exporter->observe_reading(a, r);
+  r.rss_bytes = 63'600'000;
+  exporter->observe_reading(b, r);
+  const auto s = testkit::parse_samples(scrape(*exporter));
+  EXPECT_EQ(sample(s, "ramguard_target_rss_bytes", of(a)), 43.6e6);
+  EXPECT_EQ(sample(s, "ramguard_target_rss_bytes", of(b)), 63.6e6);
+}
+
+TEST(MetricsExporter, StateSeriesArePresentWithZeroForEveryActiveRun) {
+  auto exporter = start_exporter();
+  ASSERT_NE(exporter, nullptr);
+  exporter->set_target_up(kJ, true, "");
+  const auto s = testkit::parse_samples(scrape(*exporter));
+  EXPECT_EQ(sample(s, "ramguard_target_up", of(kJ)), 1);
+  EXPECT_EQ(sample(s, "ramguard_target_exited", of(kJ)), 0);
+  EXPECT_EQ(sample(s, "ramguard_target_degraded", of(kJ, {{"reason", "hwm_reset_denied"}})), 0);
+  EXPECT_EQ(sample(s, "ramguard_target_degraded", of(kJ, {{"reason", "unreadable"}})), 0);
+  for (const std::string& kind : MetricsExporter::warning_kinds()) {
+    EXPECT_EQ(sample(s, "ramguard_verdict_active", of(kJ, {{"kind", kind}})), 0) << kind;
+  }
+  EXPECT_EQ(MetricsExporter::warning_kinds().size(), 5u);
+}
+
+TEST(MetricsExporter, AnExitedTargetIsDownAtOnceAndItsReadingsVanish) {
+  auto exporter = start_exporter();
+  ASSERT_NE(exporter, nullptr);
+  MemoryReading r;
+  r.rss_bytes = 500'000'000;
+  exporter->observe_reading(kJ, r);
+  exporter->observe_peak(kJ, 500'000'000, true);
+  Verdict over;
+  over.kind = verdict_kind::kOverBudget;
+  over.severity = Severity::kCritical;
+  over.passed = false;
+  exporter->observe_verdict(kJ, over);
+  auto s = testkit::parse_samples(scrape(*exporter));
+  EXPECT_EQ(sample(s, "ramguard_verdict_active", of(kJ, {{"kind", "over_budget"}})), 1);
+  EXPECT_EQ(sample(s, "ramguard_target_rss_bytes", of(kJ)), 5e8);
+
+  exporter->run_finished(kJ);
+  exporter->set_target_up(kJ, false, "exited");
+  exporter->observe_reading(kJ, r);  // a late reading does not bring a dead process back
+  s = testkit::parse_samples(scrape(*exporter));
+  EXPECT_EQ(sample(s, "ramguard_target_up", of(kJ)), 0);
+  EXPECT_EQ(sample(s, "ramguard_target_exited", of(kJ)), 1);
+  EXPECT_FALSE(sample(s, "ramguard_target_rss_bytes", of(kJ)));
+  EXPECT_FALSE(sample(s, "ramguard_target_memory_bytes", of(kJ, {{"kind", "anon"}})));
+  EXPECT_FALSE(sample(s, "ramguard_target_last_reading_timestamp_seconds", of(kJ)));
+  EXPECT_EQ(sample(s, "ramguard_verdict_active", of(kJ, {{"kind", "over_budget"}})), 0);
+  // What the run was stays until the retention: its peak and its verdicts.
+  EXPECT_EQ(sample(s, "ramguard_target_peak_bytes", of(kJ)), 5e8);
+  EXPECT_EQ(sample(s, "ramguard_verdicts_total",
+                   of(kJ, {{"kind", "over_budget"}, {"severity", "critical"}})),
+            1);
+}
+
+TEST(MetricsExporter, AnUnreadableTargetIsDownUntilItCanBeReadAgain) {
+  auto exporter = start_exporter();
+  ASSERT_NE(exporter, nullptr);
+  MemoryReading r;
+  r.rss_bytes = 1000;
+  exporter->observe_reading(kJ, r);
+  exporter->set_target_up(kJ, false, "unreadable");
+  auto s = testkit::parse_samples(scrape(*exporter));
+  EXPECT_EQ(sample(s, "ramguard_target_up", of(kJ)), 0);
+  EXPECT_EQ(sample(s, "ramguard_target_exited", of(kJ)), 0);
+  EXPECT_EQ(sample(s, "ramguard_target_degraded", of(kJ, {{"reason", "unreadable"}})), 1);
+  exporter->observe_reading(kJ, r);
+  s = testkit::parse_samples(scrape(*exporter));
+  EXPECT_EQ(sample(s, "ramguard_target_up", of(kJ)), 1);
+  EXPECT_EQ(sample(s, "ramguard_target_degraded", of(kJ, {{"reason", "unreadable"}})), 0);
+}
+
+TEST(MetricsExporter, AFailedReleaseIsCountedAsFailAndWarningsEndWithTheRun) {
+  auto exporter = start_exporter();
+  ASSERT_NE(exporter, nullptr);
+  Verdict leak;
+  leak.kind = verdict_kind::kLeak;
+  leak.severity = Severity::kCritical;
+  leak.passed = false;
+  exporter->observe_verdict(kJ, leak);
+  auto s = testkit::parse_samples(scrape(*exporter));
+  EXPECT_EQ(sample(s, "ramguard_verdict_active", of(kJ, {{"kind", "leak"}})), 1);
+  exporter->run_finished(kJ);
+  Verdict release;
+  release.kind = verdict_kind::kRelease;
+  release.severity = Severity::kWarning;
+  release.passed = false;
+  exporter->observe_verdict(kJ, release);
+  exporter->observe_verdict(kJ, leak);  // judged after the end (last boundary): counted only
+  s = testkit::parse_samples(scrape(*exporter));
+  EXPECT_EQ(
+      sample(s, "ramguard_verdicts_total", of(kJ, {{"kind", "release"}, {"severity", "fail"}})), 1);
+  EXPECT_FALSE(
+      sample(s, "ramguard_verdicts_total", of(kJ, {{"kind", "release"}, {"severity", "warning"}})));
+  EXPECT_EQ(sample(s, "ramguard_verdict_active", of(kJ, {{"kind", "leak"}})), 0);
+  EXPECT_EQ(
+      sample(s, "ramguard_verdicts_total", of(kJ, {{"kind", "leak"}, {"severity", "critical"}})),
+      2);
+  // Event kinds are counted, never held: a dead or ended run holds nothing.
+  EXPECT_FALSE(sample(s, "ramguard_verdict_active", of(kJ, {{"kind", "release"}})));
 }
 
 TEST(MetricsExporter, AnAddressInUseIsAClearError) {

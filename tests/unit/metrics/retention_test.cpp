@@ -3,6 +3,7 @@
 
 #include "common/clock.hpp"
 #include "metrics/exporter.hpp"
+#include "metrics/job_series.hpp"
 #include "unit/metrics/scrape.hpp"
 
 namespace ramguard {
@@ -19,8 +20,12 @@ std::map<std::string, double> scrape(const MetricsExporter& exporter) {
 std::size_t series_with_job(const std::map<std::string, double>& samples, const std::string& job) {
   std::size_t n = 0;
   for (const auto& [key, value] : samples)
-    n += key.find("job=\"" + job + "\"") != std::string::npos;
+    n += key.find("ramguard_job=\"" + job + "\"") != std::string::npos;
   return n;
+}
+
+std::map<std::string, std::string> of(const TargetRef& t) {
+  return {{"ramguard_job", std::string(t.job)}, {"run_id", std::string(t.run_id)}};
 }
 
 TEST(MetricsRetention, RetiredJobSeriesAreRemovedAfterTheRetentionPeriod) {
@@ -29,42 +34,73 @@ TEST(MetricsRetention, RetiredJobSeriesAreRemovedAfterTheRetentionPeriod) {
   auto& exporter = **started;
   exporter.set_retention(std::chrono::minutes(10));
   testkit::populate(exporter);
-  const std::string other = MetricsExporter::job_for_pid(4242);
+  const TargetRef vit = testkit::vit_run();
+  const TargetRef other = testkit::watched_pid();
   const std::size_t vit_series = series_with_job(scrape(exporter), "vit-h");
   ASSERT_GE(vit_series, 20u);
 
   FakeClock clock;
-  exporter.retire_job("vit-h", clock.now());
+  exporter.retire_target(vit, clock.now());
+  // Sampling stopped: no current reading is claimed any more; the rest stays.
+  const std::size_t retained = series_with_job(scrape(exporter), "vit-h");
+  EXPECT_LT(retained, vit_series);
+  EXPECT_FALSE(sample(scrape(exporter), "ramguard_target_rss_bytes", of(vit)));
   clock.advance(std::chrono::minutes(9));
   EXPECT_EQ(exporter.sweep(clock.now()), 0u);
-  EXPECT_EQ(series_with_job(scrape(exporter), "vit-h"), vit_series);
+  EXPECT_EQ(series_with_job(scrape(exporter), "vit-h"), retained);
 
   clock.advance(std::chrono::minutes(1));
-  EXPECT_EQ(exporter.sweep(clock.now()), 1u);
+  EXPECT_EQ(exporter.sweep(clock.now()), 2u);  // the run, and its job's admission series
   const auto after = scrape(exporter);
   EXPECT_EQ(series_with_job(after, "vit-h"), 0u);
-  EXPECT_FALSE(exporter.has_job("vit-h"));
-  // Other jobs and global series stay.
-  EXPECT_EQ(sample(after, "ramguard_target_rss_bytes", {{"job", other}}), 9.6e9);
+  EXPECT_FALSE(exporter.has_target(vit.run_id));
+  // Other targets and global series stay.
+  EXPECT_EQ(sample(after, "ramguard_target_rss_bytes", of(other)), 9.6e9);
   EXPECT_EQ(sample(after, "ramguard_budget_bytes"), 16e9);
-  // The job can come back with a new run, starting afresh.
-  exporter.observe_peak("vit-h", 1000, true);
-  EXPECT_EQ(sample(scrape(exporter), "ramguard_target_peak_bytes", {{"job", "vit-h"}}), 1000);
+  // The job comes back with a new run, starting afresh.
+  const TargetRef next{"vit-h", "run-vit-2"};
+  exporter.observe_peak(next, 1000, true);
+  EXPECT_EQ(sample(scrape(exporter), "ramguard_target_peak_bytes", of(next)), 1000);
 }
 
-TEST(MetricsRetention, ANewRunOfTheSameJobCancelsTheRetirement) {
+TEST(MetricsRetention, ANewRunOfTheSameJobIsItsOwnTargetAndKeepsItsSeries) {
   auto started = MetricsExporter::start("127.0.0.1:0");
   ASSERT_TRUE(started.ok()) << started.error().message;
   auto& exporter = **started;
   exporter.set_retention(std::chrono::seconds(60));
   FakeClock clock;
-  exporter.observe_boundary("j", 1, 100, 90);
-  exporter.retire_job("j", clock.now());
+  const TargetRef first{"j", "run-1"}, second{"j", "run-2"};
+  exporter.observe_boundary(first, 1, 100, 90);
+  exporter.retire_target(first, clock.now());
   clock.advance(std::chrono::seconds(30));
-  exporter.observe_boundary("j", 1, 200, 190);  // the next run of the job started
-  clock.advance(std::chrono::seconds(60));
-  EXPECT_EQ(exporter.sweep(clock.now()), 0u);
-  EXPECT_EQ(sample(scrape(exporter), "ramguard_boundary_rss_bytes", {{"job", "j"}}), 200);
+  exporter.observe_boundary(second, 1, 200, 190);  // the next run of the job started
+  clock.advance(std::chrono::seconds(30));
+  EXPECT_EQ(exporter.sweep(clock.now()), 1u);  // the first run only
+  const auto s = scrape(exporter);
+  EXPECT_FALSE(sample(s, "ramguard_boundary_rss_bytes", of(first)));
+  EXPECT_EQ(sample(s, "ramguard_boundary_rss_bytes", of(second)), 200);
+}
+
+TEST(MetricsRetention, TargetsAreBoundedAndTheOldestRetiredGoFirst) {
+  auto started = MetricsExporter::start("127.0.0.1:0");
+  ASSERT_TRUE(started.ok()) << started.error().message;
+  auto& exporter = **started;
+  FakeClock clock;
+  std::vector<std::string> ids;
+  for (std::size_t i = 0; i < kMaxTargets + 10; ++i) ids.push_back("run-" + std::to_string(i));
+  for (std::size_t i = 0; i < kMaxTargets; ++i) {
+    exporter.observe_gap(TargetRef{"j", ids[i]}, "a->b", 1.0);
+    if (i < 20) exporter.retire_target(TargetRef{"j", ids[i]}, clock.now());
+    clock.advance(std::chrono::seconds(1));
+  }
+  for (std::size_t i = kMaxTargets; i < kMaxTargets + 10; ++i) {
+    exporter.observe_gap(TargetRef{"j", ids[i]}, "a->b", 1.0);
+  }
+  EXPECT_FALSE(exporter.has_target(ids[0]));  // retired first, dropped first
+  EXPECT_FALSE(exporter.has_target(ids[9]));
+  EXPECT_TRUE(exporter.has_target(ids[10]));  // retired later: still inside the bound
+  EXPECT_TRUE(exporter.has_target(ids[kMaxTargets + 9]));
+  EXPECT_TRUE(exporter.has_target(ids[100]));  // live targets are never dropped
 }
 
 TEST(MetricsRetention, SweepingUnknownOrActiveJobsRemovesNothing) {
@@ -72,14 +108,15 @@ TEST(MetricsRetention, SweepingUnknownOrActiveJobsRemovesNothing) {
   ASSERT_TRUE(started.ok()) << started.error().message;
   auto& exporter = **started;
   FakeClock clock;
-  exporter.observe_gap("active", "a->b", 1.5);
-  exporter.retire_job("never-seen", clock.now());
+  const TargetRef active{"active", "run-active"};
+  exporter.observe_gap(active, "a->b", 1.5);
+  exporter.retire_target(TargetRef{"never-seen", "run-never"}, clock.now());
   clock.advance(std::chrono::hours(24));
   EXPECT_EQ(exporter.sweep(clock.now()), 0u);
-  EXPECT_TRUE(exporter.has_job("active"));
-  EXPECT_EQ(
-      sample(scrape(exporter), "ramguard_phase_gap_seconds", {{"job", "active"}, {"gap", "a->b"}}),
-      1.5);
+  EXPECT_TRUE(exporter.has_target(active.run_id));
+  auto labels = of(active);
+  labels["gap"] = "a->b";
+  EXPECT_EQ(sample(scrape(exporter), "ramguard_phase_gap_seconds", labels), 1.5);
 }
 
 }  // namespace

@@ -99,12 +99,21 @@ std::optional<double> sample(const std::map<std::string, double>& samples, const
   return it->second;
 }
 
+TargetRef vit_run() {
+  return TargetRef{"vit-h", "run-vit-1"};
+}
+
+TargetRef watched_pid() {
+  static const std::string job = MetricsExporter::job_for_pid(4242);
+  return TargetRef{job, job};
+}
+
 void populate(MetricsExporter& exporter) {
   exporter.set_budget(16'000'000'000, 500'000'000);
   exporter.set_reserved_bytes(11'100'000'000);
   exporter.set_runs_active(1);
   exporter.set_store_available(true);
-  for (const std::string& job : {std::string("vit-h"), MetricsExporter::job_for_pid(4242)}) {
+  for (const TargetRef& target : {vit_run(), watched_pid()}) {
     MemoryReading mark;
     mark.source = ReadingSource::kMark;
     mark.at.wall = std::chrono::seconds(1'700'000'000);
@@ -114,20 +123,26 @@ void populate(MetricsExporter& exporter) {
     mark.shmem_bytes = 100'000'000;
     mark.swap_bytes = 4096;
     mark.hwm_bytes = 9'600'000'000;
-    exporter.observe_reading(job, mark);
-    exporter.observe_peak(job, 9'600'000'000, true);
-    exporter.set_target_up(job, true, job == "vit-h" ? "" : "hwm_reset_denied");
+    exporter.observe_reading(target, mark);
+    exporter.observe_peak(target, 9'600'000'000, true);
+    exporter.set_target_up(target, true, target.job == "vit-h" ? "" : "hwm_reset_denied");
   }
-  exporter.observe_phase("vit-h", "aggregation", 9'600'000'000, 6.75);
-  exporter.observe_phase("vit-h", "synchronization", 7'000'000'000, 5.0);
-  exporter.observe_boundary("vit-h", 3, 6'500'000'000, 6'400'000'000);
-  exporter.observe_gap("vit-h", "aggregation.end->synchronization.begin", 5.0);
+  exporter.observe_phase(vit_run(), "aggregation", 9'600'000'000, 6.75);
+  exporter.observe_phase(vit_run(), "synchronization", 7'000'000'000, 5.0);
+  exporter.observe_boundary(vit_run(), 3, 6'500'000'000, 6'400'000'000);
+  exporter.observe_gap(vit_run(), "aggregation.end->synchronization.begin", 5.0);
   exporter.observe_admission("vit-h", true, 3'400'000'000);
   exporter.observe_admission("vit-h", false, -1'200'000'000);
-  exporter.observe_verdict("vit-h", "growth_warning", Severity::kWarning);
-  exporter.observe_verdict("vit-h", "release", Severity::kInfo);
-  exporter.set_active_warning("vit-h", "growth_warning", true);
-  exporter.set_active_warning("vit-h", "leak", false);
+  Verdict growth;
+  growth.kind = verdict_kind::kGrowthWarning;
+  growth.severity = Severity::kWarning;
+  growth.passed = false;
+  exporter.observe_verdict(vit_run(), growth);
+  Verdict release;
+  release.kind = verdict_kind::kRelease;
+  release.severity = Severity::kInfo;
+  release.passed = true;
+  exporter.observe_verdict(vit_run(), release);
   exporter.observe_sample_duration(1.4e-6);
   exporter.observe_sample_duration(3e-6);
   (void)exporter.update_self("/proc/self/statm");

@@ -31,8 +31,11 @@ std::string series_key(const std::string& name, std::map<std::string, std::strin
 std::optional<double> sample(const std::map<std::string, double>& samples, const std::string& name,
                              std::map<std::string, std::string> labels = {});
 
-// Every observer call of the exporter at least once, for two jobs, with known values.
+// Every observer call of the exporter at least once, for a run of job "vit-h" (vit_run()) and
+// a watched PID (watched_pid()), with known values.
 void populate(MetricsExporter& exporter);
+TargetRef vit_run();
+TargetRef watched_pid();
 
 struct CommandOutput {
   int exit_code = -1;

@@ -40,6 +40,19 @@ TEST(ReportSvg, BaselineBuildShowsItsWarningsInBinaryUnits) {
       0);
 }
 
+TEST(ReportSvg, MarksTheRunEndAndWhetherTheReleasePassed) {
+  const std::string failed = report_svg(design_report(design_build(0)), {});
+  const std::string passed = report_svg(design_report(design_build(3)), {});
+  for (const std::string* svg : {&failed, &passed}) {
+    EXPECT_THAT(*svg, HasSubstr("<g class=\"run-end\"><title>run end</title>"));
+    EXPECT_THAT(*svg, HasSubstr(">run end</text>"));  // the legend says what the line is
+  }
+  EXPECT_THAT(failed, HasSubstr(">release: FAIL</text>"));
+  EXPECT_THAT(failed, Not(HasSubstr("release: pass")));
+  EXPECT_THAT(passed, HasSubstr(">release: pass</text>"));
+  EXPECT_THAT(passed, Not(HasSubstr("release: FAIL")));
+}
+
 TEST(ReportSvg, HostileLabelsAreEscaped) {
   v1::ReportReply reply = design_report(design_build(0));
   const std::string hostile = "<script>alert('x')</script> & \"q\"";

@@ -90,11 +90,11 @@ class RecordingObserver final : public RunObserver {
     closed_phases = closed.size();
     return record("run_finished");
   }
-  void target_state(std::string_view, bool readable, std::string_view reason) override {
+  void target_state(const TargetRef&, bool readable, std::string_view reason) override {
     last_readable = readable;
     last_reason = std::string(reason);
   }
-  void target_retired(std::string_view, Instant) override { ++retired; }
+  void target_retired(const TargetRef&, Instant) override { ++retired; }
   void store_failed(std::string_view what, std::string_view) override {
     failures.emplace_back(what);
   }

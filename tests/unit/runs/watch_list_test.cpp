@@ -13,18 +13,18 @@ using namespace std::chrono_literals;
 using ramguard::testing::TestChild;
 
 struct SeriesLog final : TargetObserver {
-  void target_reading(std::string_view job, const MemoryReading& r, std::uint64_t peak,
+  void target_reading(const TargetRef& target, const MemoryReading& r, std::uint64_t peak,
                       bool) override {
-    last_job = std::string(job);
+    last_job = std::string(target.job);
     last_rss = r.rss_bytes;
     last_peak = peak;
     ++readings;
   }
-  void target_state(std::string_view, bool up, std::string_view why) override {
+  void target_state(const TargetRef&, bool up, std::string_view why) override {
     readable = up;
     reason = std::string(why);
   }
-  void target_retired(std::string_view, Instant) override { ++retired; }
+  void target_retired(const TargetRef&, Instant) override { ++retired; }
   std::string last_job, reason;
   std::uint64_t last_rss = 0, last_peak = 0;
   int readings = 0, retired = 0;

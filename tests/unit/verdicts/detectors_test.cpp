@@ -165,6 +165,25 @@ TEST(Budget, HeadroomOnlyAbove90PercentOverAboveBudget) {
   EXPECT_NE(a.verdict->summary.find("RSS 18.25 GB"), std::string::npos) << a.verdict->summary;
 }
 
+TEST(Budget, ASmallExcessIsWrittenWithDigitsThatShowIt) {
+  DetectorParams p;
+  p.budget_bytes = 300'000'000;
+  BudgetInput in;
+  in.rss_bytes = 304'900'000;
+  in.peak_bytes = 304'900'000;
+  auto a = assess_budget(in, p);
+  ASSERT_EQ(a.state, BudgetState::kOver);
+  EXPECT_NE(a.verdict->summary.find("RSS 0.305 GB exceeds the 0.300 GB budget by 4.9 MB"),
+            std::string::npos)
+      << a.verdict->summary;
+  in.rss_bytes = in.peak_bytes = 290'000'000;  // already reads differently: 2 decimals
+  a = assess_budget(in, p);
+  ASSERT_EQ(a.state, BudgetState::kHeadroom);
+  EXPECT_NE(a.verdict->summary.find("RSS 0.29 GB is 97% of the 0.30 GB budget, 10.0 MB left"),
+            std::string::npos)
+      << a.verdict->summary;
+}
+
 TEST(Estimate, DesignFigureAndScenarioF) {
   DetectorParams p;
   auto a = assess_estimate(9'600'000'000, true, 11'100'000'000, at_seconds(1), p);

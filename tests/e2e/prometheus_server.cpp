@@ -1,0 +1,177 @@
+#include "prometheus_server.hpp"
+
+#include <fcntl.h>
+#include <google/protobuf/struct.pb.h>
+#include <google/protobuf/util/json_util.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "harness.hpp"
+#include "unit/metrics/scrape.hpp"
+
+namespace ramguard::testing {
+namespace {
+
+std::uint16_t free_loopback_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    if (fd >= 0) ::close(fd);
+    throw std::runtime_error("no free loopback port");
+  }
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+std::string url_encode(const std::string& s) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '_' || c == '-' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+google::protobuf::Struct parse_json(const std::string& body) {
+  google::protobuf::Struct parsed;
+  if (!google::protobuf::util::JsonStringToMessage(body, &parsed).ok()) {
+    throw std::runtime_error("Prometheus answered with something that is not JSON: " +
+                             body.substr(0, 200));
+  }
+  return parsed;
+}
+
+}  // namespace
+
+std::string rules_with_short_for(const std::string& shipped_yaml, int for_seconds) {
+  static const std::regex kFor(R"(^(\s+for:\s*)\S+\s*$)");
+  std::istringstream in(shipped_yaml);
+  std::string line, out;
+  while (std::getline(in, line)) {
+    std::smatch m;
+    out += std::regex_match(line, m, kFor) ? m[1].str() + std::to_string(for_seconds) + "s" : line;
+    out += "\n";
+  }
+  return out;
+}
+
+PrometheusServer::PrometheusServer(std::uint16_t target_port, const std::string& rules_yaml)
+    : dir_(make_temp_dir("prometheus")), port_(free_loopback_port()) {
+  std::ofstream(dir_ / "rules.yml") << rules_yaml;
+  std::ofstream(dir_ / "prometheus.yml")
+      << "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+      << "rule_files:\n  - rules.yml\n"
+      << "scrape_configs:\n  - job_name: ramguard\n    static_configs:\n"
+      << "      - targets: [\"127.0.0.1:" << target_port << "\"]\n";
+  const std::string config = "--config.file=" + (dir_ / "prometheus.yml").string();
+  const std::string storage = "--storage.tsdb.path=" + (dir_ / "data").string();
+  const std::string listen = "--web.listen-address=127.0.0.1:" + std::to_string(port_);
+  const std::string log_path = (dir_ / "prometheus.log").string();
+  pid_ = ::fork();
+  if (pid_ < 0) throw std::runtime_error("fork failed");
+  if (pid_ == 0) {
+    const int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (log >= 0) {
+      ::dup2(log, 1);
+      ::dup2(log, 2);
+    }
+    ::execl(RAMGUARD_PROMETHEUS, RAMGUARD_PROMETHEUS, config.c_str(), storage.c_str(),
+            listen.c_str(), "--log.level=warn", "--storage.tsdb.retention.time=1h",
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  const bool ready = eventually(
+      [&] {
+        int status = 0;
+        if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+          pid_ = -1;
+          throw std::runtime_error(std::string(RAMGUARD_PROMETHEUS) +
+                                   " exited at start (not found, or bad config): " + log());
+        }
+        auto r = testkit::http_get(port_, "/-/ready");
+        return r.ok() && r->status == 200;
+      },
+      std::chrono::seconds(30), std::chrono::milliseconds(100));
+  if (!ready) throw std::runtime_error("prometheus not ready after 30 s: " + log());
+  if (!eventually([&] { return series_count("ramguard_budget_bytes") == 1; },
+                  std::chrono::seconds(15), std::chrono::milliseconds(200))) {
+    throw std::runtime_error("prometheus never scraped ramguardd: " + log());
+  }
+}
+
+PrometheusServer::~PrometheusServer() {
+  if (pid_ > 0) {
+    ::kill(pid_, SIGTERM);
+    int status = 0;
+    for (int i = 0; i < 100 && ::waitpid(pid_, &status, WNOHANG) == 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, &status, 0);
+  }
+  std::error_code ignored;
+  std::filesystem::remove_all(dir_, ignored);
+}
+
+std::string PrometheusServer::get(const std::string& path) const {
+  auto r = testkit::http_get(port_, path);
+  if (!r.ok()) throw std::runtime_error("GET " + path + ": " + r.error().message);
+  if (r->status != 200) {
+    throw std::runtime_error("GET " + path + ": HTTP " + std::to_string(r->status) + " " +
+                             r->body.substr(0, 300));
+  }
+  return r->body;
+}
+
+std::vector<ActiveAlert> PrometheusServer::alerts() const {
+  const auto parsed = parse_json(get("/api/v1/alerts"));
+  std::vector<ActiveAlert> out;
+  const auto& alerts =
+      parsed.fields().at("data").struct_value().fields().at("alerts").list_value().values();
+  for (const auto& a : alerts) {
+    const auto& fields = a.struct_value().fields();
+    ActiveAlert alert;
+    alert.state = fields.at("state").string_value();
+    for (const auto& [k, v] : fields.at("labels").struct_value().fields()) {
+      alert.labels[k] = v.string_value();
+    }
+    alert.name = alert.labels["alertname"];
+    out.push_back(std::move(alert));
+  }
+  return out;
+}
+
+std::size_t PrometheusServer::series_count(const std::string& promql) const {
+  const auto parsed = parse_json(get("/api/v1/query?query=" + url_encode(promql)));
+  return static_cast<std::size_t>(
+      parsed.fields().at("data").struct_value().fields().at("result").list_value().values_size());
+}
+
+std::string PrometheusServer::log() const {
+  std::ifstream in(dir_ / "prometheus.log");
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace ramguard::testing

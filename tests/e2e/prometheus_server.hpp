@@ -1,0 +1,49 @@
+#pragma once
+// A real Prometheus server for tests: Debian's `prometheus` on a free loopback port with a
+// temporary storage directory, scraping one target every second and evaluating a rules file
+// every second. Its HTTP API is read with a plain HTTP/1.0 GET.
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ramguard::testing {
+
+struct ActiveAlert {
+  std::string name;
+  std::string state;  // "pending" or "firing"
+  std::map<std::string, std::string> labels;
+};
+
+class PrometheusServer {
+ public:
+  // Starts it scraping 127.0.0.1:`target_port` with `rules_yaml`; waits until it is ready and
+  // has scraped the target once. Throws std::runtime_error naming what failed.
+  PrometheusServer(std::uint16_t target_port, const std::string& rules_yaml);
+  ~PrometheusServer();
+  PrometheusServer(const PrometheusServer&) = delete;
+  PrometheusServer& operator=(const PrometheusServer&) = delete;
+
+  // /api/v1/alerts: every pending or firing alert.
+  std::vector<ActiveAlert> alerts() const;
+  // /api/v1/query: the number of series in the instant result of `promql`.
+  std::size_t series_count(const std::string& promql) const;
+  std::string log() const;
+
+ private:
+  std::string get(const std::string& path) const;
+
+  std::filesystem::path dir_;
+  std::uint16_t port_ = 0;
+  pid_t pid_ = -1;
+};
+
+// The shipped rules with every `for:` shortened to `for_seconds`: the expressions under test are
+// the shipped ones, only the waiting is shorter.
+std::string rules_with_short_for(const std::string& shipped_yaml, int for_seconds);
+
+}  // namespace ramguard::testing
