@@ -33,7 +33,9 @@ struct LongRun {
     info.job = "bench";
     info.target = {42, 1};
     info.declared_rounds = 0;
-    machine = std::move(*RunMachine::start(info, false, process, params, observers));
+    auto started = RunMachine::start(info, false, process, params, observers);
+    if (!started) std::abort();
+    machine = std::move(started.value());
   }
   // One round end and its settle 4 s later; the floor wobbles by a few MB (no growth).
   void round_end() {
