@@ -26,6 +26,7 @@
 #include "sampling/exit_watcher.hpp"
 #include "sampling/sampler.hpp"
 #include "store/ledger_journal.hpp"
+#include "store/retention.hpp"
 #include "store/state_lock.hpp"
 #include "store/store.hpp"
 
@@ -132,6 +133,7 @@ int run_daemon(Config config, const CommandLine& flags) {
     journal.emplace(*store);
     registry.add_observer(&*journal);
     registry.recover(*journal);
+    apply_retention_logged(*store, config.store.retention, clock.now().wall);
   }
   if (config.control.tcp.enabled) {
     auto token = read_token_file(config.control.tcp.token_file);
@@ -166,8 +168,13 @@ int run_daemon(Config config, const CommandLine& flags) {
       // While the ledger refuses writes (full disk), rewrite the reservations every 5 s: it
       // notices space coming back without waiting for a mark. A file opened read-only stays so
       // until the daemon restarts.
-      if (store && !store->writable() && !store->opened_read_only() && ++upkeep_ticks % 5 == 0) {
+      ++upkeep_ticks;
+      if (store && !store->writable() && !store->opened_read_only() && upkeep_ticks % 5 == 0) {
         registry.sync_reservations();
+      }
+      // Retention: hourly, finished runs only (store/retention.hpp).
+      if (store && upkeep_ticks % 3600 == 0) {
+        apply_retention_logged(*store, config.store.retention, clock.now().wall);
       }
       schedule_upkeep();
     });

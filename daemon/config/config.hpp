@@ -41,7 +41,7 @@ struct SamplingConfig {
   // buckets (min/max/last), at most max_buckets per run: the daemon's memory per run is bounded.
   std::chrono::nanoseconds full_resolution_window = 10min;
   std::chrono::nanoseconds bucket = 1min;
-  std::uint32_t max_buckets = 10080;  // one week of one-minute buckets
+  std::uint32_t max_buckets = 1440;  // a day of one-minute buckets; older pairs merge
   friend bool operator==(const SamplingConfig&, const SamplingConfig&) = default;
 };
 
@@ -114,6 +114,20 @@ struct AdmissionConfig {
   friend bool operator==(const AdmissionConfig&, const AdmissionConfig&) = default;
 };
 
+// How much of the ledger is kept: finished runs past any of these are deleted, oldest first,
+// at startup and hourly (active runs never). 0: no limit of that kind.
+struct RetentionConfig {
+  std::uint32_t max_age_days = 90;       // finished runs that ended longer ago go
+  std::uint32_t max_runs = 10'000;       // runs kept (active ones count, and stay)
+  std::uint64_t max_bytes = 1ull << 30;  // pages in use in the ledger file (1 GiB)
+  friend bool operator==(const RetentionConfig&, const RetentionConfig&) = default;
+};
+
+struct StoreConfig {
+  RetentionConfig retention;
+  friend bool operator==(const StoreConfig&, const StoreConfig&) = default;
+};
+
 // One end of a phase gap: "aggregation.end" is {phase "aggregation", edge kEnd}.
 struct PhaseEdge {
   enum class Edge { kBegin, kEnd };
@@ -150,6 +164,7 @@ struct Config {
   ReleaseConfig release;
   HeadroomConfig headroom;
   AdmissionConfig admission;
+  StoreConfig store;
   std::vector<PhaseGapConfig> phase_gaps{default_phase_gap()};
   std::map<std::string, MemoryPlan> plans{{"fedavg", default_fedavg_plan()}};  // by name
   std::vector<pid_t> watch;  // PIDs watched from startup

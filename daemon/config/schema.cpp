@@ -132,6 +132,29 @@ void read_control(Reader r, const YAML::Node& n, const std::string& p, ControlCo
        {"tcp", tcp}});
 }
 
+void read_store(Reader r, const YAML::Node& n, const std::string& p, StoreConfig& c) {
+  auto max_bytes = [&r, &c](const YAML::Node& v, const std::string& path) {
+    r.walk.value(v, path, "a size", c.retention.max_bytes,
+                 [](std::string_view t) -> Result<std::uint64_t> {
+                   auto bytes = parse_size_in(t, 0, kAnySize);
+                   if (bytes.ok() && *bytes != 0 && *bytes < limits::kMinRetentionBytes) {
+                     return Error{"'" + std::string(t) +
+                                  "' is below the 1 MiB minimum (a smaller cap would delete "
+                                  "every finished run); use 0 for no size cap"};
+                   }
+                   return bytes;
+                 });
+  };
+  auto retention = [&r, &c, max_bytes](const YAML::Node& v, const std::string& path) {
+    r.walk.fields(
+        v, path,
+        {{"max_age_days", r.count(c.retention.max_age_days, 0, limits::kMaxRetentionDays)},
+         {"max_runs", r.count(c.retention.max_runs, 0, limits::kMaxRetainedRuns)},
+         {"max_bytes", max_bytes}});
+  };
+  r.walk.fields(n, p, {{"retention", retention}});
+}
+
 void read_growth(Reader r, const YAML::Node& n, const std::string& p, GrowthConfig& c) {
   r.walk.fields(n, p,
                 {{"min_bytes", r.size(c.min_bytes, 1)},
@@ -180,6 +203,7 @@ void read_config(YamlWalk& walk, const YAML::Node& root, Config& c) {
         }},
        {"control", section(read_control, c.control)},
        {"growth", section(read_growth, c.growth)},
+       {"store", section(read_store, c.store)},
        {"release",
         [&](const YAML::Node& n, const std::string& p) {
           walk.fields(n, p,

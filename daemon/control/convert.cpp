@@ -77,11 +77,17 @@ void to_proto(const RunSummary& summary, v1::RunStatus& out) {
   }
 }
 
-void to_proto(const RunLedger& ledger, v1::RunStatus& out) {
+void to_proto(const RunLedger& ledger, v1::RunStatus& out, const ListLimits& limits) {
   const RunInfo& info = ledger.info;
   head_to_proto(ledger, out);
   std::uint32_t round = 0;
-  for (const PhaseRecord& p : ledger.phases) {
+  const std::size_t phases_left_out =
+      ledger.phases.size() - std::min(ledger.phases.size(), limits.phases);
+  if (phases_left_out > 0) out.set_earlier_phases(static_cast<std::uint32_t>(phases_left_out));
+  for (std::size_t i = 0; i < ledger.phases.size(); ++i) {
+    const PhaseRecord& p = ledger.phases[i];
+    if (!p.end && ledger.state == RunState::kActive) out.set_current_phase(p.phase);
+    if (i < phases_left_out) continue;
     auto* phase = out.add_phases();
     phase->set_phase(p.phase);
     phase->set_round(p.round);
@@ -89,9 +95,24 @@ void to_proto(const RunLedger& ledger, v1::RunStatus& out) {
     if (p.end) phase->set_duration_seconds(seconds_between(p.begin, *p.end));
     phase->set_peak_bytes(p.peak_bytes);
     phase->set_peak_exact(p.peak_exact);
-    if (!p.end && ledger.state == RunState::kActive) out.set_current_phase(p.phase);
   }
-  for (const BoundaryRecord& b : ledger.boundaries) {
+  // Boundaries the ledger no longer holds and those past the limit: one summary.
+  BoundarySummary earlier = ledger.earlier_boundaries;
+  const std::size_t boundaries_left_out =
+      ledger.boundaries.size() - std::min(ledger.boundaries.size(), limits.boundaries);
+  for (std::size_t i = 0; i < boundaries_left_out; ++i) earlier.add(ledger.boundaries[i]);
+  if (earlier.count > 0) {
+    auto* s = out.mutable_earlier_boundaries();
+    s->set_count(earlier.count);
+    s->set_first_round(earlier.first_round);
+    s->set_last_round(earlier.last_round);
+    s->set_first_floor_bytes(earlier.first_floor_bytes);
+    s->set_min_floor_bytes(earlier.min_floor_bytes);
+    s->set_max_floor_bytes(earlier.max_floor_bytes);
+    round = earlier.last_round;
+  }
+  for (std::size_t i = boundaries_left_out; i < ledger.boundaries.size(); ++i) {
+    const BoundaryRecord& b = ledger.boundaries[i];
     auto* boundary = out.add_boundaries();
     boundary->set_round(b.round);
     to_proto(b.reading, *boundary->mutable_reading());

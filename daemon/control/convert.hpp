@@ -2,6 +2,9 @@
 // Daemon values to protocol messages. One direction only: the daemon's types never depend on
 // the protocol.
 
+#include <cstddef>
+#include <cstdint>
+
 #include "model/ledger.hpp"
 #include "ramguard.pb.h"
 #include "store/records.hpp"
@@ -11,8 +14,18 @@ namespace ramguard::control {
 std::int64_t unix_ms(const Instant& at);
 void to_proto(const MemoryReading& reading, v1::Reading& out);
 void to_proto(const Verdict& verdict, const std::string& run_id, v1::Verdict& out);
-// The whole run as status/report show it; floors and gaps come from the ledger.
-void to_proto(const RunLedger& ledger, v1::RunStatus& out);
+// How much of a run's history a reply lists (newest first kept); the rest is summarised.
+struct ListLimits {
+  std::size_t boundaries = SIZE_MAX;
+  std::size_t phases = SIZE_MAX;
+  std::size_t gaps = SIZE_MAX;
+};
+// A status stays a few tens of KB however long the run: about 230 bytes of JSON a boundary.
+inline constexpr ListLimits kStatusLimits{100, 256, 100};
+inline constexpr ListLimits kReportLimits{};
+
+// The run as status/report show it; floors and gaps come from the ledger.
+void to_proto(const RunLedger& ledger, v1::RunStatus& out, const ListLimits& limits = {});
 // A run as a listing shows it: the headline figures and its worst verdict.
 void to_proto(const RunSummary& summary, v1::RunStatus& out);
 

@@ -326,19 +326,25 @@ Status Dispatcher::status(const v1::StatusRequest& in, const Caller& caller, v1:
   } else {
     out.set_store_state("writable");
   }
-  if (!in.run_id().empty()) {
-    auto ledger = find_ledger(registry_, store_, in.run_id());
-    if (!ledger) return ledger.error();
-    if (auto s = check_read(scope, *ledger); !s) return s;
+  const auto add_run = [&](const RunLedger& ledger) {
     auto* run = out.add_runs();
-    to_proto(*ledger, *run);
-    add_gaps(*ledger, registry_.params().detectors, *run);
+    to_proto(ledger, *run, kStatusLimits);
+    add_gaps(ledger, registry_.params().detectors, *run, kStatusLimits.gaps);
+  };
+  if (!in.run_id().empty()) {
+    // A run in memory is read in place: a status costs the same at round 10,000 as at 10.
+    if (const RunMachine* r = registry_.find(in.run_id())) {
+      if (auto s = check_read(scope, r->ledger()); !s) return s;
+      add_run(r->ledger());
+    } else {
+      auto ledger = find_ledger(registry_, store_, in.run_id());
+      if (!ledger) return ledger.error();
+      if (auto s = check_read(scope, *ledger); !s) return s;
+      add_run(*ledger);
+    }
   } else {
     for (const RunMachine* r : registry_.runs()) {
-      if (!scope.covers(r->ledger().info.owner_uid)) continue;
-      auto* run = out.add_runs();
-      to_proto(r->ledger(), *run);
-      add_gaps(r->ledger(), registry_.params().detectors, *run);
+      if (scope.covers(r->ledger().info.owner_uid)) add_run(r->ledger());
     }
   }
   for (const auto& r : admission_.reservations()) {
@@ -355,7 +361,7 @@ Status Dispatcher::status(const v1::StatusRequest& in, const Caller& caller, v1:
 }
 
 Status Dispatcher::report(const v1::ReportRequest& in, const Caller& caller, v1::ReportReply& out) {
-  auto ledger = find_ledger(registry_, store_, in.run_id());
+  auto ledger = find_ledger(registry_, store_, in.run_id(), /*complete=*/true);
   if (!ledger) return ledger.error();
   if (auto s = check_read(read_scope(caller, settings_.peers_read), *ledger); !s) return s;
   fill_report(registry_, store_, *ledger, in.include_samples(), out);
@@ -381,7 +387,7 @@ Status Dispatcher::compare(const v1::CompareRequest& in, const Caller& caller,
   }
   if (ids.empty()) return Error{"compare needs run ids or labels"};
   for (const auto& id : ids) {
-    auto ledger = find_ledger(registry_, store_, id);
+    auto ledger = find_ledger(registry_, store_, id, /*complete=*/true);
     if (!ledger) return ledger.error();
     if (auto s = check_read(scope, *ledger); !s) return s;
     fill_compare_row(*ledger, registry_.params().detectors, *out.add_rows());
@@ -395,7 +401,9 @@ Status Dispatcher::list_runs(const v1::ListRunsRequest& in, const Caller& caller
   const std::size_t limit = in.limit() == 0 ? 20 : std::min<std::size_t>(in.limit(), 1000);
   if (store_ == nullptr) {
     for (const RunMachine* r : registry_.runs()) {
-      if (scope.covers(r->ledger().info.owner_uid)) to_proto(r->ledger(), *out.add_runs());
+      if (scope.covers(r->ledger().info.owner_uid)) {
+        to_proto(r->ledger(), *out.add_runs(), kStatusLimits);
+      }
     }
     return ok_status();
   }

@@ -7,8 +7,13 @@
 
 namespace ramguard::control {
 
-void add_gaps(const RunLedger& ledger, const DetectorParams& params, v1::RunStatus& out) {
-  for (const PhaseGap& gap : measure_phase_gaps(ledger.marks, params).gaps) {
+void add_gaps(const RunLedger& ledger, const DetectorParams& params, v1::RunStatus& out,
+              std::size_t max_gaps) {
+  const auto gaps = measure_phase_gaps(ledger.marks, params).gaps;
+  const std::size_t left_out = gaps.size() - std::min(gaps.size(), max_gaps);
+  if (left_out > 0) out.set_earlier_gaps(static_cast<std::uint32_t>(left_out));
+  for (std::size_t i = left_out; i < gaps.size(); ++i) {
+    const PhaseGap& gap = gaps[i];
     auto* g = out.add_gaps();
     g->set_rule(gap.rule);
     g->set_round(gap.round);
@@ -18,10 +23,47 @@ void add_gaps(const RunLedger& ledger, const DetectorParams& params, v1::RunStat
   }
 }
 
-Result<RunLedger> find_ledger(const RunRegistry& registry, Store* store,
-                              const std::string& run_id) {
+namespace {
+
+// A run in memory holds its newest marks and boundaries; the store has the older ones.
+RunLedger with_stored_history(const RunLedger& held, Store& store) {
+  RunLedger out = held;
+  auto stored = store.load_run(held.info.run_id);
+  if (!stored) return out;  // the report says what memory holds (and the earlier_* counts)
+  const std::uint64_t first_seq = held.marks.empty() ? UINT64_MAX : held.marks.front().seq;
+  std::vector<MarkRecord> marks;
+  for (auto& m : stored->marks) {
+    if (m.seq < first_seq) marks.push_back(std::move(m));
+  }
+  marks.insert(marks.end(), held.marks.begin(), held.marks.end());
+  const std::uint32_t first_round =
+      held.boundaries.empty() ? UINT32_MAX : held.boundaries.front().round;
+  std::vector<BoundaryRecord> boundaries;
+  for (auto& b : stored->boundaries) {
+    if (b.round < first_round) boundaries.push_back(std::move(b));
+  }
+  boundaries.insert(boundaries.end(), held.boundaries.begin(), held.boundaries.end());
+  out.marks = std::move(marks);
+  out.boundaries = std::move(boundaries);
+  out.earlier_marks = held.mark_count() - out.marks.size();
+  out.earlier_boundaries = {};
+  if (out.boundaries.size() < held.boundary_count()) {  // the store lacks some: say so
+    out.earlier_boundaries.count = held.boundary_count() - out.boundaries.size();
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<RunLedger> find_ledger(const RunRegistry& registry, Store* store, const std::string& run_id,
+                              bool complete) {
   if (run_id.empty()) return Error{"a run id is required"};
-  if (const RunMachine* run = registry.find(run_id)) return run->ledger();
+  if (const RunMachine* run = registry.find(run_id)) {
+    const RunLedger& held = run->ledger();
+    const bool trimmed = held.earlier_marks > 0 || held.earlier_boundaries.count > 0;
+    if (complete && trimmed && store != nullptr) return with_stored_history(held, *store);
+    return held;
+  }
   if (store == nullptr) {
     return Error{"unknown run id '" + run_id + "' (the ledger database is unavailable)",
                  ErrorKind::kNotFound};
@@ -36,7 +78,7 @@ Result<RunLedger> find_ledger(const RunRegistry& registry, Store* store,
 
 void fill_report(const RunRegistry& registry, Store* store, const RunLedger& ledger,
                  bool include_samples, v1::ReportReply& out) {
-  to_proto(ledger, *out.mutable_run());
+  to_proto(ledger, *out.mutable_run(), kReportLimits);
   add_gaps(ledger, registry.params().detectors, *out.mutable_run());
   if (!include_samples) return;
   if (const RunMachine* run = registry.find(ledger.info.run_id)) {
@@ -70,7 +112,10 @@ void fill_compare_row(const RunLedger& ledger, const DetectorParams& params, v1:
   out.set_job(ledger.info.job);
   for (const auto& [k, v] : ledger.info.labels) (*out.mutable_labels())[k] = v;
   out.set_peak_bytes(ledger.peak_bytes);
-  if (!ledger.boundaries.empty()) {
+  if (ledger.earlier_boundaries.count > 0) {
+    out.set_first_floor_bytes(ledger.earlier_boundaries.first_floor_bytes);
+    if (!ledger.boundaries.empty()) out.set_last_floor_bytes(ledger.boundaries.back().floor_bytes);
+  } else if (!ledger.boundaries.empty()) {
     out.set_first_floor_bytes(ledger.boundaries.front().floor_bytes);
     out.set_last_floor_bytes(ledger.boundaries.back().floor_bytes);
   }

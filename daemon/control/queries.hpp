@@ -11,11 +11,15 @@
 
 namespace ramguard::control {
 
-// The ledger of a run in memory (active or recently ended) or in the store.
-Result<RunLedger> find_ledger(const RunRegistry& registry, Store* store, const std::string& run_id);
+// The ledger of a run in memory (active or recently ended) or in the store. complete: a run in
+// memory that no longer holds its oldest marks and boundaries gets them back from the store
+// (reports and comparisons); otherwise it is what memory holds (status).
+Result<RunLedger> find_ledger(const RunRegistry& registry, Store* store, const std::string& run_id,
+                              bool complete = false);
 
-// Every measured interval of the configured phase gaps.
-void add_gaps(const RunLedger& ledger, const DetectorParams& params, v1::RunStatus& out);
+// The measured intervals of the configured phase gaps, the newest `max_gaps` of them.
+void add_gaps(const RunLedger& ledger, const DetectorParams& params, v1::RunStatus& out,
+              std::size_t max_gaps = SIZE_MAX);
 
 void fill_report(const RunRegistry& registry, Store* store, const RunLedger& ledger,
                  bool include_samples, v1::ReportReply& out);

@@ -72,6 +72,29 @@ struct BoundaryRecord {
   std::optional<GcFacts> gc;
 };
 
+// The round boundaries a run no longer holds in memory (the store keeps every one): how many,
+// which rounds, and their settled floors' range, so a long run's footprint and its status
+// reply stay bounded.
+struct BoundarySummary {
+  std::uint64_t count = 0;
+  std::uint32_t first_round = 0;
+  std::uint32_t last_round = 0;
+  std::uint64_t first_floor_bytes = 0;
+  std::uint64_t min_floor_bytes = 0;
+  std::uint64_t max_floor_bytes = 0;
+
+  void add(const BoundaryRecord& b) {
+    if (count == 0) {
+      first_round = b.round;
+      first_floor_bytes = min_floor_bytes = max_floor_bytes = b.floor_bytes;
+    }
+    ++count;
+    last_round = b.round;
+    min_floor_bytes = b.floor_bytes < min_floor_bytes ? b.floor_bytes : min_floor_bytes;
+    max_floor_bytes = b.floor_bytes > max_floor_bytes ? b.floor_bytes : max_floor_bytes;
+  }
+};
+
 struct RunInfo {
   std::string run_id;
   std::string job;
@@ -95,10 +118,17 @@ struct RunLedger {
   MemoryReading last;
   std::uint64_t peak_bytes = 0;  // exact where possible: max of high-water marks and samples
   bool peak_exact = false;
+  // A running run holds its newest marks and boundaries (runs/run_machine.hpp says how many);
+  // a ledger read from the store holds all of them and the counts below are 0.
   std::vector<MarkRecord> marks;
   std::vector<PhaseRecord> phases;
   std::vector<BoundaryRecord> boundaries;
   std::vector<Verdict> verdicts;
+  std::uint64_t earlier_marks = 0;     // marks before marks.front(), no longer held
+  BoundarySummary earlier_boundaries;  // boundaries before boundaries.front(), no longer held
+
+  std::uint64_t mark_count() const { return earlier_marks + marks.size(); }
+  std::uint64_t boundary_count() const { return earlier_boundaries.count + boundaries.size(); }
 };
 
 // The run as a metrics target: its job and its id.

@@ -75,8 +75,19 @@ std::unique_ptr<RunMachine> RunMachine::resume(RunLedger ledger, const RunParams
     }
   }
   // Boundaries that were still settling when the daemon died: settle on what we have.
-  for (auto& b : l.boundaries) b.settled = true;
-  run->evaluate_growth();
+  for (auto& b : l.boundaries) {
+    b.settled = true;
+    run->growth_tracker_.add(floor_point(b), growth_context(l.info), params.detectors);
+  }
+  for (const Verdict& v : l.verdicts) {
+    if (v.kind == verdict_kind::kGrowthClass) {
+      run->classified_round_ = std::max(run->classified_round_, v.round);
+    }
+  }
+  run->judge_growth();
+  run->trim_history();
+  l.marks.shrink_to_fit();  // read back whole from the store: give the rest back
+  l.boundaries.shrink_to_fit();
   return run;
 }
 
@@ -101,11 +112,12 @@ EndOutcome RunMachine::end(const std::optional<MemoryReading>& reading, Instant 
 
 void RunMachine::append_end_mark(const MemoryReading& reading) {
   MarkRecord mark;
-  mark.seq = ledger_.marks.size() + 1;
+  mark.seq = ledger_.mark_count() + 1;
   mark.kind = MarkKind::kRunEnd;
   mark.round = rounds_ended_;
   mark.reading = reading;
   ledger_.marks.push_back(mark);
+  trim_history();
 }
 
 void RunMachine::process_exited(const ExitInfo& info, Instant now) {
@@ -204,6 +216,42 @@ void RunMachine::sampling_stopped(Instant now) {
   settle_pending(now, nullptr);
   flush_progress();
   observers_.notify([&](RunObserver& o) { o.target_retired(target_ref(ledger_), now); });
+}
+
+namespace {
+
+// Grows a held history within its bound: the next push never doubles the capacity past it.
+template <typename T>
+void keep_room(std::vector<T>& v, std::size_t bound) {
+  if (v.size() == v.capacity() && v.size() < bound) {
+    v.reserve(std::min(bound, std::max<std::size_t>(16, 2 * v.size())));
+  }
+}
+
+}  // namespace
+
+// Drops the oldest marks and settled boundaries past the held counts, a quarter at a time so
+// a mark moves few records on average; the store has them all. At most 1.25x the held counts
+// + 1 are ever allocated.
+void RunMachine::trim_history() {
+  const std::size_t held_marks = std::max<std::size_t>(params_.held_marks, 256);
+  auto& marks = ledger_.marks;
+  if (marks.size() > held_marks + held_marks / 4) {
+    const std::size_t drop = marks.size() - held_marks;
+    marks.erase(marks.begin(), marks.begin() + static_cast<long>(drop));
+    ledger_.earlier_marks += drop;
+  }
+  keep_room(marks, held_marks + held_marks / 4 + 1);
+  const std::size_t held = std::max<std::size_t>(params_.held_boundaries, 2);
+  auto& boundaries = ledger_.boundaries;
+  if (boundaries.size() > held + held / 4) {
+    std::size_t drop = boundaries.size() - held;
+    if (settling_) drop = std::min(drop, *settling_);  // the settling one stays
+    for (std::size_t i = 0; i < drop; ++i) ledger_.earlier_boundaries.add(boundaries[i]);
+    boundaries.erase(boundaries.begin(), boundaries.begin() + static_cast<long>(drop));
+    if (settling_) *settling_ -= drop;
+  }
+  keep_room(boundaries, held + held / 4 + 1);
 }
 
 void RunMachine::emit(Verdict verdict, std::vector<Verdict>* out) {

@@ -116,7 +116,8 @@ class RunMachine {
   Status validate_mark(const MarkInput& input) const;
   void settle_boundary(std::size_t index, Instant now, TargetProbe* probe);
   void settle_pending(Instant now, TargetProbe* probe);
-  void evaluate_growth();
+  void judge_growth();
+  void trim_history();
   void evaluate_gaps(std::vector<Verdict>& out);
   void check_budget();
   void check_runaway();
@@ -140,7 +141,9 @@ class RunMachine {
   std::vector<std::size_t> open_phases_;  // indexes into ledger_.phases
   std::uint32_t rounds_ended_ = 0;
   Instant last_mark_at_;
-  GrowthAssessment growth_;
+  GrowthTracker growth_tracker_;
+  GrowthAssessment growth_;             // the assessment the last verdicts were emitted for
+  std::uint32_t classified_round_ = 0;  // the last round with a growth_class verdict
   BudgetState budget_state_ = BudgetState::kOk;
   bool runaway_flagged_ = false;                      // once per mark interval
   std::map<std::string, std::uint64_t> phase_peaks_;  // largest peak of each ended phase

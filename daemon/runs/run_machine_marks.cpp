@@ -61,7 +61,7 @@ Result<MemoryReading> RunMachine::take_reading(TargetProbe& probe, bool reset) {
 }
 
 Status RunMachine::validate_mark(const MarkInput& input) const {
-  if (ledger_.marks.size() >= params_.max_marks_per_run) {
+  if (ledger_.mark_count() >= params_.max_marks_per_run) {
     return Error{"run " + run_id() + " has reached the limit of " +
                      std::to_string(params_.max_marks_per_run) + " marks",
                  ErrorKind::kResourceExhausted};
@@ -114,7 +114,7 @@ Result<MarkOutcome> RunMachine::mark(const MarkInput& input, TargetProbe& probe)
 
   MarkOutcome out;
   MarkRecord& mark = out.mark;
-  mark.seq = ledger_.marks.size() + 1;
+  mark.seq = ledger_.mark_count() + 1;
   mark.kind = input.kind;
   mark.phase = input.kind == MarkKind::kRoundEnd ? "" : input.phase;
   mark.round =
@@ -180,6 +180,7 @@ Result<MarkOutcome> RunMachine::mark(const MarkInput& input, TargetProbe& probe)
   });
   out.verdicts.assign(ledger_.verdicts.begin() + static_cast<long>(verdicts_before),
                       ledger_.verdicts.end());
+  trim_history();
   log::debug("run.mark", {{"run", run_id()},
                           {"seq", mark.seq},
                           {"phase", mark.phase},
@@ -239,27 +240,29 @@ void RunMachine::settle_boundary(std::size_t index, Instant now, TargetProbe* pr
                                       {"round", boundary.round},
                                       {"rss_bytes", boundary.reading.rss_bytes},
                                       {"floor_bytes", boundary.floor_bytes}});
-  evaluate_growth();
+  growth_tracker_.add(floor_point(boundary), growth_context(ledger_.info), params_.detectors);
+  judge_growth();
 }
 
-void RunMachine::evaluate_growth() {
-  const auto floors = settled_floors(ledger_);
-  GrowthAssessment current = assess_growth(floors, growth_context(ledger_.info), params_.detectors);
+// Emits what changed in the growth assessment and classifies the last settled round.
+void RunMachine::judge_growth() {
+  const GrowthAssessment& current = growth_tracker_.current();
   for (Verdict& v : new_growth_verdicts(growth_, current)) emit(std::move(v));
-  const std::uint32_t round = floors.empty() ? 0 : floors.back().round;
-  const bool classified = std::any_of(
-      ledger_.verdicts.begin(), ledger_.verdicts.end(),
-      [&](const Verdict& v) { return v.kind == verdict_kind::kGrowthClass && v.round == round; });
-  if (!classified) {
-    std::vector<BoundaryRecord> settled;
-    for (const auto& b : ledger_.boundaries) {
-      if (b.settled) settled.push_back(b);
+  const std::uint32_t round = current.round;
+  if (growth_tracker_.floors_seen() > 0 && round != classified_round_) {
+    // Classification compares a round with the one before: the last two settled boundaries.
+    std::vector<BoundaryRecord> last_two;
+    for (auto it = ledger_.boundaries.rbegin(); it != ledger_.boundaries.rend(); ++it) {
+      if (!it->settled) continue;
+      last_two.insert(last_two.begin(), *it);
+      if (last_two.size() == 2) break;
     }
-    if (auto c = classify_growth(settled, ledger_.info.model_bytes, params_.detectors)) {
+    if (auto c = classify_growth(last_two, ledger_.info.model_bytes, params_.detectors)) {
       emit(c->verdict);
+      classified_round_ = round;
     }
   }
-  growth_ = std::move(current);
+  growth_ = current;
 }
 
 }  // namespace ramguard

@@ -17,6 +17,11 @@ struct RunParams {
   std::chrono::nanoseconds settle = std::chrono::seconds(3);  // boundary settle window
   std::uint32_t max_runs = 256;
   std::uint32_t max_marks_per_run = 100000;
+  // How many of its newest marks and round boundaries a run holds in memory; older ones live
+  // in the store (and in the ledger's summary), so a run's footprint does not grow with its
+  // length. Trimmed in batches of a quarter, so at most 1.25x these are held.
+  std::size_t held_marks = 512;  // at least the 256 marks phase gaps are measured over
+  std::size_t held_boundaries = 256;
   SeriesLimits series;
   std::chrono::nanoseconds ended_retention = std::chrono::minutes(15);
   // Ticks between status reads (VmHWM, ~6 us) that keep the run's peak exact between marks.

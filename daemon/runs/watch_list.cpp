@@ -87,11 +87,36 @@ void WatchList::on_reading(pid_t pid, const Result<MemoryReading>& reading) {
   }
   observer.target_reading(TargetRef{target.job, target.job}, *reading, target.peak_bytes,
                           target.exact && exact_now);
-  log::info("watch.reading", {{"pid", pid},
-                              {"rss_bytes", reading->rss_bytes},
-                              {"anon_bytes", reading->anon_bytes},
-                              {"file_bytes", reading->file_bytes},
-                              {"peak_bytes", target.peak_bytes}});
+  target.rss_bytes = reading->rss_bytes;
+  if (log::level() <= log::Level::kDebug) {  // no formatting cost at info
+    log::debug("watch.reading", {{"pid", pid},
+                                 {"rss_bytes", reading->rss_bytes},
+                                 {"anon_bytes", reading->anon_bytes},
+                                 {"file_bytes", reading->file_bytes},
+                                 {"peak_bytes", target.peak_bytes}});
+  }
+  ++readings_since_summary_;
+  maybe_log_summary();
+}
+
+void WatchList::maybe_log_summary() {
+  const auto now = clock_.now().monotonic;
+  if (now - last_summary_ < std::chrono::minutes(1)) return;
+  std::uint64_t total_rss = 0;
+  const Target* largest = nullptr;
+  for (const auto& [pid, target] : targets_) {
+    total_rss += target.rss_bytes;
+    if (largest == nullptr || target.rss_bytes > largest->rss_bytes) largest = &target;
+  }
+  log::info("watch.summary",
+            {{"targets", targets_.size()},
+             {"readings", readings_since_summary_},
+             {"seconds", std::chrono::duration<double>(now - last_summary_).count()},
+             {"total_rss_bytes", total_rss},
+             {"largest_pid", largest != nullptr ? largest->pid : 0},
+             {"largest_rss_bytes", largest != nullptr ? largest->rss_bytes : 0}});
+  last_summary_ = now;
+  readings_since_summary_ = 0;
 }
 
 void WatchList::on_exit(pid_t pid, const ExitInfo& info) {

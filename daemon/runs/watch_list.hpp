@@ -43,9 +43,11 @@ class WatchList {
     std::uint64_t peak_bytes = 0;
     bool exact = false;
     std::uint32_t ticks = 0;
+    std::uint64_t rss_bytes = 0;  // the last reading's
     ExitWatcher::WatchId exit_watch = 0;
   };
   void on_reading(pid_t pid, const Result<MemoryReading>& reading);
+  void maybe_log_summary();
   void on_exit(pid_t pid, const ExitInfo& info);
 
   Sampler& sampler_;
@@ -56,6 +58,10 @@ class WatchList {
   TargetObserver null_observer_;
   std::map<pid_t, Target> targets_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  // Each reading is logged at debug level; info gets one summary a minute at most, so a
+  // thousand watched processes do not write 500 lines a second.
+  std::chrono::nanoseconds last_summary_{clock_.now().monotonic};
+  std::uint64_t readings_since_summary_ = 0;
 };
 
 }  // namespace ramguard

@@ -106,6 +106,13 @@ class Store {
   // Retention: deletes finished runs (not active ones) that ended before the given wall time,
   // with all their records. Returns how many runs went.
   Result<std::size_t> prune_runs(std::chrono::nanoseconds ended_before_wall);
+  // Deletes the `count` finished runs that ended first. Returns how many went.
+  Result<std::size_t> prune_oldest_runs(std::size_t count);
+  // Runs in the ledger (active ones included) and how many of them have finished.
+  Result<std::size_t> run_count();
+  Result<std::size_t> finished_run_count();
+  // Bytes of the file's pages in use (pages freed by pruning are reused before it grows).
+  Result<std::uint64_t> used_bytes();
 
   // ---- reservations ----
   Status save_reservation(const StoredReservation& reservation);  // upsert by id

@@ -45,6 +45,46 @@ Result<std::size_t> Store::prune_runs(const std::chrono::nanoseconds ended_befor
   return removed;
 }
 
+Result<std::size_t> Store::prune_oldest_runs(std::size_t count) {
+  const std::string op = "pruning the " + std::to_string(count) + " oldest finished runs";
+  std::size_t removed = 0;
+  Status s = in_transaction(*db_, op, [&]() -> Status {
+    auto q = db_->query(
+        "DELETE FROM runs WHERE run_id IN (SELECT run_id FROM runs WHERE state != 'active' "
+        "ORDER BY ended_wall_ns IS NOT NULL, ended_wall_ns, started_wall_ns LIMIT ?1)",
+        op);
+    if (!q) return q.error();
+    if (auto r = q->bind(1, static_cast<std::int64_t>(count)).run(); !r) return r;
+    removed = static_cast<std::size_t>(db_->changes());
+    return ok_status();
+  });
+  if (!s) return s.error();
+  return removed;
+}
+
+Result<std::size_t> Store::run_count() {
+  auto n = db_->scalar_int64("SELECT COUNT(*) FROM runs", "counting runs");
+  if (!n) return n.error();
+  return static_cast<std::size_t>(*n);
+}
+
+Result<std::size_t> Store::finished_run_count() {
+  auto n = db_->scalar_int64("SELECT COUNT(*) FROM runs WHERE state != 'active'",
+                             "counting finished runs");
+  if (!n) return n.error();
+  return static_cast<std::size_t>(*n);
+}
+
+Result<std::uint64_t> Store::used_bytes() {
+  auto pages = db_->scalar_int64("PRAGMA page_count", "reading the ledger's page count");
+  if (!pages) return pages.error();
+  auto free_pages = db_->scalar_int64("PRAGMA freelist_count", "reading the ledger's free pages");
+  if (!free_pages) return free_pages.error();
+  auto page = db_->scalar_int64("PRAGMA page_size", "reading the ledger's page size");
+  if (!page) return page.error();
+  return static_cast<std::uint64_t>(*pages - *free_pages) * static_cast<std::uint64_t>(*page);
+}
+
 Status Store::save_reservation(const StoredReservation& r) {
   const std::string op = "storing reservation '" + r.id + "'";
   auto q = db_->query(

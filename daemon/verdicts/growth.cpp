@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <vector>
 
 #include "common/units.hpp"
@@ -51,15 +52,20 @@ namespace {
 
 using Field = std::uint64_t FloorPoint::*;
 
-double value(const FloorPoint& p, Field field) {
-  return static_cast<double>(p.*field);
-}
+// The newest floors, addressed by their index in the whole series.
+struct FloorWindow {
+  const std::deque<FloorPoint>& floors;
+  std::size_t base;  // series index of floors.front()
+  const FloorPoint& operator[](std::size_t k) const { return floors[k - base]; }
+};
 
-LineFit fit_window(std::span<const FloorPoint> f, std::size_t lo, std::size_t hi, Field field) {
+LineFit fit_window(const FloorWindow& f, std::size_t lo, std::size_t hi, Field field) {
   std::vector<double> x, y;
+  x.reserve(hi - lo + 1);
+  y.reserve(hi - lo + 1);
   for (std::size_t k = lo; k <= hi; ++k) {
     x.push_back(f[k].round);
-    y.push_back(value(f[k], field));
+    y.push_back(static_cast<double>(f[k].*field));
   }
   return fit_line(x, y);
 }
@@ -69,6 +75,12 @@ double projected_round(const FloorPoint& last, double slope, std::uint64_t budge
   if (slope <= 0) return 0;
   return last.round + std::ceil((static_cast<double>(budget - last.rss_bytes)) / slope -
                                 1e-6);  // a millionth of a round: rounding noise
+}
+
+// How many of the newest floors the rules reach back to, the current one included.
+std::size_t window_floors(const DetectorParams& p) {
+  return std::max<std::size_t>({p.fit_rounds, p.projection_fit_rounds, 2 * p.plateau_rounds, 2}) +
+         1;
 }
 
 // What the rules say about floor i alone, given the judged floors from `ref`.
@@ -81,22 +93,25 @@ struct Local {
   LineFit projection;
 };
 
-Local evaluate_at(std::span<const FloorPoint> f, std::size_t ref, std::size_t i,
-                  const GrowthContext& ctx, const DetectorParams& p) {
-  const auto g = [&](std::size_t k) { return static_cast<double>(f[k].growth_bytes); };
+// max_prev: the largest judged signal over floors ref .. i-1; ref_growth: the reference's.
+Local evaluate_at(const FloorWindow& f, std::size_t ref, double ref_growth, double max_prev,
+                  std::size_t i, const GrowthContext& ctx, const DetectorParams& p) {
+  const auto g = [&](std::size_t k) {
+    return k == ref ? ref_growth : static_cast<double>(f[k].growth_bytes);
+  };
   const double gmin = static_cast<double>(p.growth_min_bytes);
   const double band = static_cast<double>(p.plateau_band_bytes);
   const std::size_t judged = i - ref + 1;
   Local l;
 
-  double max_prev = g(ref);
-  for (std::size_t k = ref; k < i; ++k) max_prev = std::max(max_prev, g(k));
   l.step_bytes = g(i) - g(i - 1);
   l.step = l.step_bytes >= gmin && g(i) > max_prev + band;
-  l.rose = std::max(max_prev, g(i)) - g(ref) >= gmin;
+  l.rose = std::max(max_prev, g(i)) - ref_growth >= gmin;
   l.dropped = g(i) < g(i - 1) - band;
 
-  const std::size_t wlo = i + 1 - std::min<std::size_t>(p.fit_rounds, judged);
+  // The window holds every floor the rules reach unless a reload widened them mid-run: then
+  // they look back as far as the window goes until it has refilled.
+  const std::size_t wlo = std::max(f.base, i + 1 - std::min<std::size_t>(p.fit_rounds, judged));
   l.fit = fit_window(f, wlo, i, &FloorPoint::growth_bytes);
   l.rss_fit = fit_window(f, wlo, i, &FloorPoint::rss_bytes);
   l.file_fit = fit_window(f, wlo, i, &FloorPoint::file_bytes);
@@ -105,7 +120,8 @@ Local evaluate_at(std::span<const FloorPoint> f, std::size_t ref, std::size_t i,
   l.leak = i - wlo + 1 >= 4 && growth_steps >= 3 && l.fit.slope >= gmin &&
            l.fit.r2 >= p.min_fit_r2 && l.step_bytes >= 0.5 * l.fit.slope;
 
-  const std::size_t plo = i + 1 - std::min<std::size_t>(p.projection_fit_rounds, judged);
+  const std::size_t plo =
+      std::max(f.base, i + 1 - std::min<std::size_t>(p.projection_fit_rounds, judged));
   l.projection = fit_window(f, plo, i, &FloorPoint::growth_bytes);
   l.projection_valid =
       i - plo + 1 >= 4 && l.projection.r2 >= p.min_fit_r2 && l.projection.slope > 0;
@@ -114,14 +130,15 @@ Local evaluate_at(std::span<const FloorPoint> f, std::size_t ref, std::size_t i,
     l.budget = at > 0 && at <= ctx.declared_rounds;
   }
 
-  if (judged >= p.plateau_rounds) {
+  if (judged >= p.plateau_rounds && i + 1 - p.plateau_rounds >= f.base) {
     const std::size_t t0 = i + 1 - p.plateau_rounds;
     double lo = g(t0), hi = g(t0);
     for (std::size_t k = t0; k <= i; ++k) lo = std::min(lo, g(k)), hi = std::max(hi, g(k));
     l.flat_tail = hi - lo <= band;
     // Growth stopped rather than crept: the tail rose at most half as much as the same
     // number of rounds before it.
-    const std::size_t pre = t0 - std::min<std::size_t>(t0 - ref, p.plateau_rounds - 1);
+    const std::size_t pre =
+        std::max(f.base, t0 - std::min<std::size_t>(t0 - ref, p.plateau_rounds - 1));
     const double tail_rise = g(i) - g(t0);
     const double pre_rise = std::max(0.0, g(t0) - g(pre));
     l.decelerated = tail_rise <= 0.5 * pre_rise || tail_rise <= 0;
@@ -133,10 +150,10 @@ std::string window_text(std::uint32_t from, std::uint32_t to) {
   return "rounds " + std::to_string(from) + "-" + std::to_string(to);
 }
 
-void describe(GrowthAssessment& a, std::span<const FloorPoint> f, std::size_t ref,
-              const GrowthContext& ctx, const DetectorParams& p) {
-  const FloorPoint& last = f.back();
-  const FloorPoint& reference = f[ref];
+// previous: the floor before the last; window_first: the first floor of the fit window.
+void describe(GrowthAssessment& a, const FloorPoint& last, const FloorPoint& previous,
+              const FloorPoint& window_first, const FloorPoint& reference, const GrowthContext& ctx,
+              const DetectorParams& p) {
   std::map<std::string, double> figures{
       {"rss_floor_bytes", static_cast<double>(a.rss_floor_bytes)},
       {"growth_floor_bytes", static_cast<double>(a.growth_floor_bytes)},
@@ -174,9 +191,8 @@ void describe(GrowthAssessment& a, std::span<const FloorPoint> f, std::size_t re
       return;
     case GrowthState::kLeak:
       summary = "Leak: the floor grows " + per_round + " over " +
-                window_text(f[f.size() - std::min<std::size_t>(p.fit_rounds, f.size() - ref)].round,
-                            last.round) +
-                " (fit R^2 " + fixed(a.fit_r2, 2) + "), now " + now + projection + ".";
+                window_text(window_first.round, last.round) + " (fit R^2 " + fixed(a.fit_r2, 2) +
+                "), now " + now + projection + ".";
       a.verdicts.push_back(make_verdict(verdict_kind::kLeak, Severity::kCritical, false, last.round,
                                         "", summary, figures, last.at));
       return;
@@ -185,12 +201,11 @@ void describe(GrowthAssessment& a, std::span<const FloorPoint> f, std::size_t re
         summary = "Slow growth: the floor grows " + per_round + ", now " + now + projection +
                   ", before the run ends.";
       } else if (a.since_round == last.round) {
-        summary = "Floor rose from " +
-                  format_bytes(static_cast<double>(f[f.size() - 2].rss_bytes)) + " to " + now +
-                  " in round " + std::to_string(last.round) + " (+" + format_bytes(a.step_bytes) +
-                  copies_clause(a.step_bytes, ctx.model_bytes) + "), above the " +
-                  format_bytes(static_cast<double>(p.growth_min_bytes)) + " per-round threshold" +
-                  projection + ".";
+        summary = "Floor rose from " + format_bytes(static_cast<double>(previous.rss_bytes)) +
+                  " to " + now + " in round " + std::to_string(last.round) + " (+" +
+                  format_bytes(a.step_bytes) + copies_clause(a.step_bytes, ctx.model_bytes) +
+                  "), above the " + format_bytes(static_cast<double>(p.growth_min_bytes)) +
+                  " per-round threshold" + projection + ".";
       } else {
         summary = "Growth continues since round " + std::to_string(a.since_round) + ": floor " +
                   format_bytes(static_cast<double>(reference.rss_bytes)) + " at round " +
@@ -218,60 +233,79 @@ void describe(GrowthAssessment& a, std::span<const FloorPoint> f, std::size_t re
 
 GrowthAssessment assess_growth(std::span<const FloorPoint> floors, const GrowthContext& ctx,
                                const DetectorParams& p) {
-  GrowthAssessment a;
-  if (floors.empty()) return a;
-  const FloorPoint& last = floors.back();
-  a.round = last.round;
-  a.at = last.at;
-  a.rss_floor_bytes = last.rss_bytes;
-  a.growth_floor_bytes = last.growth_bytes;
-  a.file_bytes = last.file_bytes;
-  const std::size_t ref = p.warmup_rounds > 0 ? p.warmup_rounds - 1 : 0;
-  if (ref + 1 >= floors.size()) return a;  // nothing judged yet: warm-up only
+  GrowthTracker tracker;
+  for (const FloorPoint& floor : floors) tracker.add(floor, ctx, p);
+  return tracker.current();
+}
 
-  GrowthState state = GrowthState::kNone;
-  std::string reason;
-  std::uint32_t since = floors[ref].round;
-  Local l;
-  for (std::size_t i = ref + 1; i < floors.size(); ++i) {
-    l = evaluate_at(floors, ref, i, ctx, p);
-    const bool growing = state == GrowthState::kWarning || state == GrowthState::kLeak;
-    const bool stopped = l.flat_tail || l.dropped;
-    if (l.dropped && l.rose) a.sawtooth = true;
-    GrowthState next = GrowthState::kNone;
-    std::string why;
-    if (l.leak) {
-      next = GrowthState::kLeak, why = "fit";
-    } else if (growing && !stopped) {
-      next = state, why = reason;
-    } else if (l.step) {
-      next = GrowthState::kWarning, why = "step";
-    } else if (l.budget) {
-      next = GrowthState::kWarning, why = "budget";
-    } else if (l.flat_tail && l.rose && (state == GrowthState::kPlateau || l.decelerated)) {
-      next = GrowthState::kPlateau, why = "plateau";
-    }
-    if (next != state) since = floors[i].round;
-    state = next;
-    reason = why;
+const GrowthAssessment& GrowthTracker::add(const FloorPoint& floor, const GrowthContext& ctx,
+                                           const DetectorParams& p) {
+  window_.push_back(floor);
+  ++count_;
+  while (window_.size() > window_floors(p)) window_.pop_front();
+  const std::size_t i = count_ - 1;
+  const FloorWindow f{window_, count_ - window_.size()};
+
+  GrowthAssessment a;
+  a.round = floor.round;
+  a.at = floor.at;
+  a.rss_floor_bytes = floor.rss_bytes;
+  a.growth_floor_bytes = floor.growth_bytes;
+  a.file_bytes = floor.file_bytes;
+  const std::size_t ref = p.warmup_rounds > 0 ? p.warmup_rounds - 1 : 0;
+  if (i == ref) {
+    reference_ = floor;
+    max_judged_growth_ = static_cast<double>(floor.growth_bytes);
+    since_ = floor.round;
+  }
+  if (i <= ref) {  // nothing judged yet: warm-up only
+    assessment_ = std::move(a);
+    return assessment_;
   }
 
-  a.state = state;
-  a.reason = reason;
-  a.since_round = since;
+  const double ref_growth = static_cast<double>(reference_.growth_bytes);
+  const Local l = evaluate_at(f, ref, ref_growth, max_judged_growth_, i, ctx, p);
+  max_judged_growth_ = std::max(max_judged_growth_, static_cast<double>(floor.growth_bytes));
+  const bool growing = state_ == GrowthState::kWarning || state_ == GrowthState::kLeak;
+  const bool stopped = l.flat_tail || l.dropped;
+  if (l.dropped && l.rose) sawtooth_ = true;
+  GrowthState next = GrowthState::kNone;
+  std::string why;
+  if (l.leak) {
+    next = GrowthState::kLeak, why = "fit";
+  } else if (growing && !stopped) {
+    next = state_, why = reason_;
+  } else if (l.step) {
+    next = GrowthState::kWarning, why = "step";
+  } else if (l.budget) {
+    next = GrowthState::kWarning, why = "budget";
+  } else if (l.flat_tail && l.rose && (state_ == GrowthState::kPlateau || l.decelerated)) {
+    next = GrowthState::kPlateau, why = "plateau";
+  }
+  if (next != state_) since_ = floor.round;
+  state_ = next;
+  reason_ = std::move(why);
+
+  a.state = state_;
+  a.reason = reason_;
+  a.since_round = since_;
+  a.sawtooth = sawtooth_;
   a.step_bytes = l.step_bytes;
   a.slope_bytes_per_round = l.fit.slope;
   a.fit_r2 = l.fit.r2;
   a.rss_slope_bytes_per_round = l.rss_fit.slope;
   a.file_slope_bytes_per_round = l.file_fit.slope;
   a.copies_per_round = model_copies(l.fit.slope, ctx.model_bytes);
-  if (l.projection_valid && (ctx.declared_rounds > 0 || state == GrowthState::kLeak)) {
-    a.projected_round = projected_round(last, l.projection.slope, p.budget_bytes);
-  } else if (state == GrowthState::kLeak) {
-    a.projected_round = projected_round(last, l.fit.slope, p.budget_bytes);
+  if (l.projection_valid && (ctx.declared_rounds > 0 || state_ == GrowthState::kLeak)) {
+    a.projected_round = projected_round(floor, l.projection.slope, p.budget_bytes);
+  } else if (state_ == GrowthState::kLeak) {
+    a.projected_round = projected_round(floor, l.fit.slope, p.budget_bytes);
   }
-  describe(a, floors, ref, ctx, p);
-  return a;
+  const std::size_t wlo =
+      std::max(f.base, i + 1 - std::min<std::size_t>(p.fit_rounds, i - ref + 1));
+  describe(a, floor, f[i - 1], f[wlo], reference_, ctx, p);
+  assessment_ = std::move(a);
+  return assessment_;
 }
 
 std::vector<Verdict> new_growth_verdicts(const GrowthAssessment& previous,

@@ -33,10 +33,12 @@
 //  Slopes are in bytes per round (x = round number); copies per round when model_bytes is
 //  known; the projected round is given when rounds are declared or the state is a leak.
 //
-// Callers: at each settled round boundary, assess the whole series, then emit
+// Callers: at each settled round boundary, add the floor to the run's GrowthTracker (constant
+// cost per floor: every rule looks at a bounded window plus running aggregates), then emit
 // new_growth_verdicts(previous, current) so a run does not repeat the same warning every round.
 
 #include <cstdint>
+#include <deque>
 #include <span>
 #include <string>
 #include <vector>
@@ -90,8 +92,33 @@ struct GrowthAssessment {
   std::vector<Verdict> verdicts;  // the verdicts describing the current state
 };
 
+// The assessment at the last of `floors`: a GrowthTracker fed every floor in order.
 GrowthAssessment assess_growth(std::span<const FloorPoint> floors, const GrowthContext& context,
                                const DetectorParams& params);
+
+// The rules above, evaluated one floor at a time. Keeps the reference floor, the running
+// maximum of the judged signal, the state and the newest floors that any rule's window reaches
+// (fit_rounds, projection_fit_rounds, twice plateau_rounds), so a floor costs the same at round
+// 10,000 as at round 10 and the result equals assess_growth over the whole series.
+class GrowthTracker {
+ public:
+  // Adds the next settled floor (rounds in increasing order) and returns the assessment at it.
+  const GrowthAssessment& add(const FloorPoint& floor, const GrowthContext& context,
+                              const DetectorParams& params);
+  const GrowthAssessment& current() const { return assessment_; }
+  std::size_t floors_seen() const { return count_; }
+
+ private:
+  std::deque<FloorPoint> window_;  // the newest floors; window_.back() has index count_ - 1
+  std::size_t count_ = 0;
+  FloorPoint reference_;
+  double max_judged_growth_ = 0;  // over the floors from the reference up to the previous one
+  GrowthState state_ = GrowthState::kNone;
+  std::string reason_;
+  std::uint32_t since_ = 0;
+  bool sawtooth_ = false;
+  GrowthAssessment assessment_;
+};
 
 // The verdicts to emit when moving from `previous` to `current`: nothing when the state is
 // unchanged; the new warning/leak; a `cleared` verdict of the previous kind when growth

@@ -58,7 +58,7 @@ std::string reading_after(Daemon& d, pid_t pid, std::size_t count,
 
 TEST(DaemonCore, RssFollowsTheChildWithinOneInterval) {
   MemChild child;
-  auto d = Daemon::with_args({"--watch", std::to_string(child.pid())});
+  auto d = Daemon::with_args({"--watch", std::to_string(child.pid()), "--log-level", "debug"});
   ASSERT_FALSE(reading_after(*d, child.pid(), 0, 5s).empty()) << d->log_text();
   child.command("alloc big " + std::to_string(256 * kMiB));
   const std::size_t before = readings(*d, child.pid());
@@ -93,7 +93,7 @@ std::uint64_t max_sampled_rss(const Daemon& d, pid_t pid, std::size_t from, std:
 
 TEST(DaemonCore, ShortSpikeBetweenSamplesIsCaughtAtFullSizeByTheHighWaterMark) {
   MemChild child;
-  auto d = Daemon::with_args({"--watch", std::to_string(child.pid())});
+  auto d = Daemon::with_args({"--watch", std::to_string(child.pid()), "--log-level", "debug"});
   const pid_t pid = child.pid();
   ASSERT_FALSE(reading_after(*d, pid, 0, 5s).empty());
   // A 300 ms spike right after a sample. The periodic samples may see part of it while it is
@@ -122,7 +122,7 @@ TEST(DaemonCore, ShortSpikeBetweenSamplesIsCaughtAtFullSizeByTheHighWaterMark) {
 
 TEST(DaemonCore, ChildExitIsNoticedWithinASecond) {
   MemChild child;
-  auto d = Daemon::with_args({"--watch", std::to_string(child.pid())});
+  auto d = Daemon::with_args({"--watch", std::to_string(child.pid()), "--log-level", "debug"});
   ASSERT_FALSE(d->wait_for_log("event=watch.start").empty());
   const auto killed_at = std::chrono::steady_clock::now();
   child.kill(SIGKILL);
@@ -183,7 +183,7 @@ TEST(DaemonCore, BadConfigExitsNonZeroNamingTheKey) {
 TEST(DaemonCore, MetricsPassPromtoolWithoutWarnings) {
   MemChild child;
   child.command("alloc a " + std::to_string(64 * kMiB));
-  auto d = Daemon::with_args({"--watch", std::to_string(child.pid())});
+  auto d = Daemon::with_args({"--watch", std::to_string(child.pid()), "--log-level", "debug"});
   ASSERT_FALSE(reading_after(*d, child.pid(), 0, 5s).empty());
   const std::string scrape = d->scrape_metrics();
   EXPECT_EQ(metric_value(scrape, "ramguard_budget_bytes"), 16e9) << scrape;

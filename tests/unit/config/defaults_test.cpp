@@ -30,6 +30,11 @@ TEST(ConfigDefaults, MatchDesignNumbers) {
   EXPECT_TRUE(c.control.socket.empty());  // resolved at startup, see paths.hpp
   EXPECT_EQ(c.log_level, LogLevel::kInfo);
   EXPECT_TRUE(c.watch.empty());
+  // The per-run and ledger bounds README.md states.
+  EXPECT_EQ(c.sampling.max_buckets, 1440u);
+  EXPECT_EQ(c.store.retention.max_age_days, 90u);
+  EXPECT_EQ(c.store.retention.max_runs, 10'000u);
+  EXPECT_EQ(c.store.retention.max_bytes, 1ull << 30);
 }
 
 TEST(ConfigDefaults, FedavgPlanAndPhaseGap) {
@@ -114,6 +119,10 @@ TEST(ConfigDefaults, ExampleFileParsesToTheDefaults) {
                           "lease:",
                           "use_calibrated:",
                           "calibration_factor:",
+                          "store:",
+                          "retention:",
+                          "max_age_days:",
+                          "max_bytes:",
                           "phase_gaps:",
                           "plans:",
                           "overhead:",
@@ -148,6 +157,7 @@ growth: { min_bytes: 256MB, warmup_rounds: 2, fit_rounds: 6, min_fit_r2: 0.9, se
 release: { slack: 2GB, grace: 1m }
 headroom: { warn_fraction: 1 }
 admission: { lease: 2m, use_calibrated: true, calibration_factor: 1.25 }
+store: { retention: { max_age_days: 7, max_runs: 0, max_bytes: 64MiB } }
 phase_gaps:
   - { from: aggregation.end, to: synchronization.begin, max: 5s }
   - { from: load.begin, to: load.end, max: 2m }
@@ -196,6 +206,9 @@ log: { level: warning }
   EXPECT_EQ(c.admission.lease, 2min);
   EXPECT_TRUE(c.admission.use_calibrated);
   EXPECT_DOUBLE_EQ(c.admission.calibration_factor, 1.25);
+  EXPECT_EQ(c.store.retention.max_age_days, 7u);
+  EXPECT_EQ(c.store.retention.max_runs, 0u);
+  EXPECT_EQ(c.store.retention.max_bytes, 64u << 20);
   ASSERT_EQ(c.phase_gaps.size(), 2u);
   EXPECT_EQ(c.phase_gaps[1].from, (PhaseEdge{"load", PhaseEdge::Edge::kBegin}));
   EXPECT_EQ(c.phase_gaps[1].to, (PhaseEdge{"load", PhaseEdge::Edge::kEnd}));

@@ -263,3 +263,49 @@ TEST(GrowthEdges, SameStateEmitsNothingTwice) {
 
 }  // namespace
 }  // namespace ramguard
+
+namespace ramguard {
+namespace {
+
+// A long run judged one floor at a time: the tracker keeps only the rules' windows, yet the
+// reference floor (round 1), the step rule's running maximum and the states are those of the
+// whole series. 2,000 flat rounds, then a leak of one model copy per round, then a plateau.
+TEST(GrowthTracker, LongRunKeepsTheReferenceAndJudgesTheLateLeakAndPlateau) {
+  DetectorParams p;
+  p.budget_bytes = static_cast<std::uint64_t>(64 * kGiB);
+  const GrowthContext ctx{static_cast<std::uint64_t>(0.8 * kGiB), 0};
+  std::vector<double> values;
+  for (int r = 1; r <= 2000; ++r) values.push_back(4.0 + 0.01 * (r % 3));
+  for (int r = 1; r <= 8; ++r) values.push_back(4.0 + 0.8 * r);
+  for (int r = 1; r <= 10; ++r) values.push_back(4.0 + 0.8 * 8);
+  const auto f = floors(values, kGiB);
+  GrowthTracker tracker;
+  std::uint32_t first_leak = 0, first_plateau = 0;
+  for (const FloorPoint& floor : f) {
+    const GrowthAssessment& now = tracker.add(floor, ctx, p);
+    if (floor.round <= 2000) {
+      ASSERT_EQ(now.state, GrowthState::kNone) << "round " << floor.round;
+    }
+    if (now.state == GrowthState::kLeak && first_leak == 0) first_leak = now.round;
+    if (now.state == GrowthState::kPlateau && first_plateau == 0) first_plateau = now.round;
+  }
+  EXPECT_EQ(tracker.floors_seen(), f.size());
+  ASSERT_GT(first_leak, 2000u);
+  EXPECT_LE(first_leak, 2005u);
+  ASSERT_GT(first_plateau, 2008u);
+  const GrowthAssessment& last = tracker.current();
+  EXPECT_EQ(last.state, GrowthState::kPlateau);
+  EXPECT_EQ(last.since_round, first_plateau);
+  ASSERT_EQ(last.verdicts.size(), 1u);
+  EXPECT_EQ(last.verdicts[0].figures.at("reference_round"), 1.0) << "the reference is round 1";
+  EXPECT_NE(last.verdicts[0].summary.find("above the round 1 floor"), std::string::npos)
+      << last.verdicts[0].summary;
+  // The same as judging the whole series at once.
+  const GrowthAssessment whole = assess_growth(f, ctx, p);
+  EXPECT_EQ(whole.state, last.state);
+  EXPECT_EQ(whole.since_round, last.since_round);
+  EXPECT_EQ(whole.verdicts[0].summary, last.verdicts[0].summary);
+}
+
+}  // namespace
+}  // namespace ramguard
