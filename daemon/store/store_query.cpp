@@ -17,8 +17,9 @@ Result<std::vector<RunSummary>> Store::summaries(const std::string& where_sql,
       "SELECT runs.*, (SELECT count(*) FROM marks m WHERE m.run_id = runs.run_id), "
       "(SELECT v.id FROM verdicts v WHERE v.run_id = runs.run_id ORDER BY " +
       verdict_rank_sql("v") + " DESC, v.kind DESC, v.id DESC LIMIT 1), " +
-      "(SELECT max(b.round) FROM boundaries b WHERE b.run_id = runs.run_id) FROM runs " + where_sql +
-      " ORDER BY started_wall_ns DESC, rowid DESC LIMIT ?" + std::to_string(params.size() + 1);
+      "(SELECT max(b.round) FROM boundaries b WHERE b.run_id = runs.run_id) FROM runs " +
+      where_sql + " ORDER BY started_wall_ns DESC, rowid DESC LIMIT ?" +
+      std::to_string(params.size() + 1);
   std::vector<std::pair<RunSummary, std::optional<std::int64_t>>> rows;
   {
     auto q = db_->query(sql, op);
