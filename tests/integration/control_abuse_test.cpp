@@ -136,8 +136,9 @@ std::string hello_from(const std::filesystem::path& socket) {
                            : reply.error().message();
 }
 
-// A run whose status reply is megabytes: `rounds` rounds of an aggregation phase and a
-// round-end mark, pipelined in batches on one connection.
+// A run whose report reply is megabytes (a status lists only the newest boundaries, a report
+// lists them all): `rounds` rounds of an aggregation phase and a round-end mark, pipelined in
+// batches on one connection.
 std::string make_long_run(const Daemon& d, pid_t pid, int rounds) {
   Wire wire(d.socket_path());
   const v1::Reply started =
@@ -166,7 +167,11 @@ std::string make_long_run(const Daemon& d, pid_t pid, int rounds) {
   return id;
 }
 
-// 600 status requests in one write against a long run. Before, the daemon
+std::string report_line(const std::string& run_id) {
+  return R"({"version":1,"report":{"runId":")" + run_id + R"("}})";
+}
+
+// 600 report requests in one write against a long run. Before, the daemon
 // answered the whole chunk before writing anything: the loop stalled for tens of seconds and
 // RSS went to gigabytes. Now replies stream, one connection yields to the others, and clients
 // that never read hold at most their bound.
@@ -174,11 +179,11 @@ TEST(ControlAbuse, PipelinedBigRepliesNeitherStallOthersNorGrowTheDaemon) {
   auto d = Daemon::with_config(
       "control:\n  max_requests_per_second: 100000\n  unread_output_timeout: 3s\n");
   MemChild child;
-  make_long_run(*d, child.pid(), 3500);  // a status reply of over a megabyte
+  const std::string big_request = report_line(make_long_run(*d, child.pid(), 3500));
   Wire probe(d->socket_path());
-  const std::string one_status = probe.roundtrip(kStatusLine);
-  ASSERT_GT(one_status.size(), 1'000'000u) << "the status reply should be a megabyte or more";
-  ASSERT_TRUE(parse_reply(one_status).has_status());
+  const std::string one_status = probe.roundtrip(big_request);  // over a megabyte
+  ASSERT_GT(one_status.size(), 1'000'000u) << "the report reply should be a megabyte or more";
+  ASSERT_TRUE(parse_reply(one_status).has_report());
   const std::uint64_t rss_before = rss_bytes(d->pid());
 
   constexpr int kRequests = 600;
@@ -194,7 +199,7 @@ TEST(ControlAbuse, PipelinedBigRepliesNeitherStallOthersNorGrowTheDaemon) {
   std::thread abuser([&] {
     Wire wire(d->socket_path());
     std::string burst;
-    for (int i = 0; i < kRequests; ++i) burst += std::string(kStatusLine) + "\n";
+    for (int i = 0; i < kRequests; ++i) burst += big_request + "\n";
     wire.send(burst);  // one write, as the attack did
     // Reads for a while (all 600 take minutes of honest work), then hangs up with requests
     // still queued: the daemon must drop them, not keep working for a client that left.
@@ -203,7 +208,7 @@ TEST(ControlAbuse, PipelinedBigRepliesNeitherStallOthersNorGrowTheDaemon) {
       const std::string line = wire.read_line();
       // A cheap check: parsing megabytes of JSON here would compete with the daemon for CPU.
       if (line.rfind(R"({"version":1,"requestId":"","serverVersion":")", 0) != 0 ||
-          line.find(R"(","status":{"budgetBytes":)") == std::string::npos) {
+          line.find(R"(","report":{"run":)") == std::string::npos) {
         break;
       }
       ++answered;
@@ -254,7 +259,7 @@ TEST(ControlAbuse, PipelinedBigRepliesNeitherStallOthersNorGrowTheDaemon) {
   const std::uint64_t rss_quiet = rss_bytes(d->pid());
   std::vector<std::unique_ptr<Wire>> hoarders;
   std::string hundred;
-  for (int i = 0; i < 100; ++i) hundred += std::string(kStatusLine) + "\n";
+  for (int i = 0; i < 100; ++i) hundred += big_request + "\n";
   for (int i = 0; i < 3; ++i) {
     hoarders.push_back(std::make_unique<Wire>(d->socket_path()));
     hoarders.back()->send(hundred);
