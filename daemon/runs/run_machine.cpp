@@ -67,6 +67,7 @@ std::unique_ptr<RunMachine> RunMachine::resume(RunLedger ledger, const RunParams
   for (const auto& b : l.boundaries) run->rounds_ended_ = std::max(run->rounds_ended_, b.round);
   run->last_mark_at_ = l.marks.empty() ? l.started : l.marks.back().reading.at;
   run->exact_peaks_ = l.peak_exact;
+  run->verdicts_replied_ = l.verdicts.size();  // the coordinator heard of these before
   // Gaps judged before the restart are not judged again.
   for (const PhaseGap& gap : measure_phase_gaps(l.marks, params.detectors).gaps) {
     if (gap.over) {
@@ -94,7 +95,6 @@ std::unique_ptr<RunMachine> RunMachine::resume(RunLedger ledger, const RunParams
 EndOutcome RunMachine::end(const std::optional<MemoryReading>& reading, Instant now,
                            const std::string& failure) {
   EndOutcome out;
-  const std::size_t verdicts_before = ledger_.verdicts.size();
   if (!failure.empty()) emit(failed_verdict(ledger_, failure, now));
   append_end_mark(reading.value_or(ledger_.last));
   finish(RunState::kEnded, now);
@@ -105,8 +105,7 @@ EndOutcome RunMachine::end(const std::optional<MemoryReading>& reading, Instant 
   out.reading = ledger_.marks.back().reading;
   out.peak_bytes = ledger_.peak_bytes;
   out.stored = store_ok_ && observers_.has_durable();
-  out.verdicts.assign(ledger_.verdicts.begin() + static_cast<long>(verdicts_before),
-                      ledger_.verdicts.end());
+  out.verdicts = take_unreplied_verdicts();
   return out;
 }
 
@@ -252,6 +251,16 @@ void RunMachine::trim_history() {
     if (settling_) *settling_ -= drop;
   }
   keep_room(boundaries, held + held / 4 + 1);
+}
+
+// A mark's or run end's reply carries every verdict raised since the previous reply: those of
+// this mark, and those decided in between (a settled floor's growth verdict, a runaway), so the
+// coordinator hears of them without asking.
+std::vector<Verdict> RunMachine::take_unreplied_verdicts() {
+  std::vector<Verdict> out(ledger_.verdicts.begin() + static_cast<long>(verdicts_replied_),
+                           ledger_.verdicts.end());
+  verdicts_replied_ = ledger_.verdicts.size();
+  return out;
 }
 
 void RunMachine::emit(Verdict verdict, std::vector<Verdict>* out) {

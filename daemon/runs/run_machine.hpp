@@ -125,6 +125,7 @@ class RunMachine {
   void finish(RunState state, Instant at);
   void append_end_mark(const MemoryReading& reading);
   void emit(Verdict verdict, std::vector<Verdict>* out = nullptr);
+  std::vector<Verdict> take_unreplied_verdicts();
   void flush_progress();
   bool write(std::string_view what, const std::function<Status(RunObserver&)>& fn);
   std::string open_phase_names() const;
@@ -155,7 +156,8 @@ class RunMachine {
   bool release_decided_ = false;
   std::uint32_t ticks_ = 0;
   std::optional<std::uint64_t> pending_min_rss_, pending_max_rss_;  // since the last flush
-  bool store_ok_ = true;  // every durable write for this run so far succeeded
+  bool store_ok_ = true;              // every durable write for this run so far succeeded
+  std::size_t verdicts_replied_ = 0;  // ledger_.verdicts up to here went out in a reply
 };
 
 }  // namespace ramguard

@@ -110,8 +110,6 @@ Result<MarkOutcome> RunMachine::mark(const MarkInput& input, TargetProbe& probe)
   auto reading = take_reading(probe, /*reset=*/true);
   if (!reading) return Error{reading.error().message, ErrorKind::kUnavailable};
   const Instant now = reading->at;
-  const std::size_t verdicts_before = ledger_.verdicts.size();
-
   MarkOutcome out;
   MarkRecord& mark = out.mark;
   mark.seq = ledger_.mark_count() + 1;
@@ -178,8 +176,7 @@ Result<MarkOutcome> RunMachine::mark(const MarkInput& input, TargetProbe& probe)
   out.stored = write("mark", [&](RunObserver& o) {
     return o.marked(ledger_, mark, phase_changed, boundary_changed);
   });
-  out.verdicts.assign(ledger_.verdicts.begin() + static_cast<long>(verdicts_before),
-                      ledger_.verdicts.end());
+  out.verdicts = take_unreplied_verdicts();
   trim_history();
   log::debug("run.mark", {{"run", run_id()},
                           {"seq", mark.seq},

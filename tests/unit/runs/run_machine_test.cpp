@@ -214,6 +214,24 @@ TEST_F(RunMachineTest, GrowthBetweenRoundsWarnsAfterTheSecondRound) {
   EXPECT_THAT(warning->summary, HasSubstr("model copies"));
 }
 
+TEST_F(RunMachineTest, AGrowthVerdictDecidedBetweenMarksReachesTheNextMarkReplyOnce) {
+  auto run = start(/*model_bytes=*/2'500'000'000);
+  process_.set_rss(14'100'000'000);
+  mark(*run, MarkKind::kRoundEnd);
+  advance_to_deadline(*run);
+  clock_.advance(seconds(60));
+  process_.set_rss(17'300'000'000);
+  // The round end's own reply comes before its floor settles: no growth verdict yet.
+  EXPECT_EQ(count(mark(*run, MarkKind::kRoundEnd).verdicts, verdict_kind::kGrowthWarning), 0u);
+  advance_to_deadline(*run);
+  ASSERT_EQ(count(observer_.verdicts, verdict_kind::kGrowthWarning), 1u);
+  // Decided at the settle deadline, it goes out with the next reply, and only that one.
+  EXPECT_EQ(count(mark(*run, MarkKind::kPhaseBegin, "load").verdicts, verdict_kind::kGrowthWarning),
+            1u);
+  EXPECT_EQ(count(mark(*run, MarkKind::kPhaseEnd, "load").verdicts, verdict_kind::kGrowthWarning),
+            0u);
+}
+
 TEST_F(RunMachineTest, ReleasePassesWhenMemoryReturnsWithinTheGrace) {
   auto run = start();
   process_.set_rss(8 * kGB);
