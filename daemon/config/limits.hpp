@@ -17,7 +17,7 @@ inline constexpr std::uint32_t kMaxBuckets = 1'000'000;
 inline constexpr std::uint64_t kMinFrameBytes = 1024;  // a status request must fit
 inline constexpr std::uint64_t kMaxFrameBytes = 64ull * 1024 * 1024;
 inline constexpr std::uint32_t kMaxConnections = 65536;
-// Room for the largest reply (a long run's status is a few MB) without letting one client
+// Room for the largest reply (a long run's report is a few MB) without letting one client
 // pin gigabytes.
 inline constexpr std::uint64_t kMinUnreadOutputBytes = 64 * 1024;
 inline constexpr std::uint64_t kMaxUnreadOutputBytes = 1024ull * 1024 * 1024;
