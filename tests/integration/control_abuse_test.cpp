@@ -243,13 +243,15 @@ TEST(ControlAbuse, PipelinedBigRepliesNeitherStallOthersNorGrowTheDaemon) {
   // Before, a hello waited for all 600 (tens of seconds). On this shared 2-core machine the
   // scheduler alone can delay one hello past 100 ms: the bound is on the 95th percentile, and
   // no hello may wait for more than a few status requests' worth.
-  EXPECT_LT(p95_ms, 100.0) << "hellos waited behind another connection's requests";
 #if defined(__SANITIZE_ADDRESS__)
-  // AddressSanitizer's quarantine holds freed memory (hundreds of MB) by design and slows the
-  // daemon: the RSS and worst-case bounds are the normal build's; here LeakSanitizer checks the
-  // daemon at exit and the 95th percentile above still holds.
+  // AddressSanitizer's quarantine holds freed memory (hundreds of MB) by design, and the -O1
+  // instrumented daemon builds each megabyte reply several times slower: the RSS, worst-case and
+  // 100 ms bounds are the normal build's. Here LeakSanitizer checks the daemon at exit, and a
+  // 95th percentile under 250 ms still proves no hello waits for the 600 replies (many seconds).
   (void)worst_ms;
+  EXPECT_LT(p95_ms, 250.0) << "hellos waited behind another connection's requests";
 #else
+  EXPECT_LT(p95_ms, 100.0) << "hellos waited behind another connection's requests";
   EXPECT_LT(worst_ms, 500.0) << "a hello waited behind another connection's requests";
   EXPECT_LT(peak_rss.load(), 64u * 1024 * 1024) << "daemon RSS under abuse";
 #endif
