@@ -80,6 +80,7 @@ int run_daemon(Config config, const CommandLine& flags) {
   }
   (*metrics)->set_budget(config.budget_bytes, config.margin_bytes);
   (*metrics)->set_retention(config.metrics.run_retention);
+  (*metrics)->set_max_targets(config.metrics.max_targets);
   RunMetrics run_metrics(**metrics);
   registry.add_observer(&run_metrics);
   watches.set_observer(&run_metrics);
@@ -221,6 +222,7 @@ int run_daemon(Config config, const CommandLine& flags) {
           server.set_limits(control::server_limits(config));
           (*metrics)->set_budget(config.budget_bytes, config.margin_bytes);
           (*metrics)->set_retention(config.metrics.run_retention);
+          (*metrics)->set_max_targets(config.metrics.max_targets);
           for (pid_t pid : config.watch) {
             if (std::find(previous.watch.begin(), previous.watch.end(), pid) ==
                 previous.watch.end()) {

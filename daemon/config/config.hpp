@@ -42,12 +42,19 @@ struct SamplingConfig {
   std::chrono::nanoseconds full_resolution_window = 10min;
   std::chrono::nanoseconds bucket = 1min;
   std::uint32_t max_buckets = 1440;  // a day of one-minute buckets; older pairs merge
+  // How often a run's exact peak (VmHWM, a status read) is refreshed between marks; every
+  // other periodic read is statm alone. Marks and run end always read it, so a peak is never
+  // lost, only reported up to this late. At least every sample.
+  std::chrono::nanoseconds peak_refresh = 10s;
   friend bool operator==(const SamplingConfig&, const SamplingConfig&) = default;
 };
 
 struct MetricsConfig {
   Endpoint listen{"127.0.0.1", 9797};
   std::chrono::nanoseconds run_retention = 15min;  // a finished run's series then go away
+  // Runs, admissions and watched PIDs with their own series; past it new targets share the
+  // "other" series, counted by ramguard_metrics_targets_folded and logged.
+  std::uint32_t max_targets = 1024;
   friend bool operator==(const MetricsConfig&, const MetricsConfig&) = default;
 };
 

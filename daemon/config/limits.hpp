@@ -13,6 +13,7 @@ using namespace std::chrono_literals;
 inline constexpr std::chrono::nanoseconds kMinInterval = 10ms;
 inline constexpr std::chrono::nanoseconds kMaxInterval = 1h;
 inline constexpr std::chrono::nanoseconds kMaxWindow = 24h * 31;  // windows, retention, grace
+inline constexpr std::uint32_t kMaxMetricsTargets = 100000;       // per-target series sets
 inline constexpr std::uint32_t kMaxBuckets = 1'000'000;
 inline constexpr std::uint64_t kMinFrameBytes = 1024;  // a status request must fit
 inline constexpr std::uint64_t kMaxFrameBytes = 64ull * 1024 * 1024;

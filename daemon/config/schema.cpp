@@ -76,12 +76,14 @@ struct Reader {
 };
 
 void read_sampling(Reader r, const YAML::Node& n, const std::string& p, SamplingConfig& c) {
-  r.walk.fields(n, p,
-                {{"interval", r.duration(c.interval, limits::kMinInterval, limits::kMaxInterval)},
-                 {"full_resolution_window",
-                  r.duration(c.full_resolution_window, nanoseconds(0), limits::kMaxWindow)},
-                 {"bucket", r.duration(c.bucket, limits::kMinInterval, limits::kMaxWindow)},
-                 {"max_buckets", r.count(c.max_buckets, 1, limits::kMaxBuckets)}});
+  r.walk.fields(
+      n, p,
+      {{"interval", r.duration(c.interval, limits::kMinInterval, limits::kMaxInterval)},
+       {"full_resolution_window",
+        r.duration(c.full_resolution_window, nanoseconds(0), limits::kMaxWindow)},
+       {"bucket", r.duration(c.bucket, limits::kMinInterval, limits::kMaxWindow)},
+       {"max_buckets", r.count(c.max_buckets, 1, limits::kMaxBuckets)},
+       {"peak_refresh", r.duration(c.peak_refresh, limits::kMinInterval, limits::kMaxWindow)}});
 }
 
 void read_control(Reader r, const YAML::Node& n, const std::string& p, ControlConfig& c) {
@@ -196,10 +198,12 @@ void read_config(YamlWalk& walk, const YAML::Node& root, Config& c) {
        {"sampling", section(read_sampling, c.sampling)},
        {"metrics",
         [&](const YAML::Node& n, const std::string& p) {
-          walk.fields(n, p,
-                      {{"listen", r.endpoint(c.metrics.listen)},
-                       {"run_retention",
-                        r.duration(c.metrics.run_retention, nanoseconds(0), limits::kMaxWindow)}});
+          walk.fields(
+              n, p,
+              {{"listen", r.endpoint(c.metrics.listen)},
+               {"run_retention",
+                r.duration(c.metrics.run_retention, nanoseconds(0), limits::kMaxWindow)},
+               {"max_targets", r.count(c.metrics.max_targets, 1, limits::kMaxMetricsTargets)}});
         }},
        {"control", section(read_control, c.control)},
        {"growth", section(read_growth, c.growth)},

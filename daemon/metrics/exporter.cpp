@@ -7,6 +7,7 @@
 #include <exception>
 #include <map>
 
+#include "common/log.hpp"
 #include "metrics/families.hpp"
 #include "metrics/job_series.hpp"
 #include "metrics/listen_address.hpp"
@@ -23,6 +24,8 @@ struct GlobalSeries {
   prometheus::Gauge* runs_active = nullptr;
   prometheus::Gauge* store_available = nullptr;
   prometheus::Gauge* store_writable = nullptr;
+  prometheus::Gauge* max_targets = nullptr;
+  prometheus::Gauge* targets_folded = nullptr;
   prometheus::Histogram* sample_duration = nullptr;
   prometheus::Gauge* self_rss = nullptr;
   prometheus::Gauge* jemalloc[4] = {nullptr, nullptr, nullptr, nullptr};
@@ -54,6 +57,9 @@ MetricsExporter::MetricsExporter()
   // Present from the first scrape: an alert on 0 must not wait for the first failure.
   global(globals_->store_available, families_->store_available).Set(0);
   global(globals_->store_writable, families_->store_writable).Set(0);
+  global(globals_->max_targets, families_->max_targets)
+      .Set(static_cast<double>(targets_->max_targets()));
+  global(globals_->targets_folded, families_->targets_folded).Set(0);
   globals_->sample_duration =
       &families_->sample_duration_seconds.Add({}, sample_duration_buckets());
 }
@@ -146,7 +152,7 @@ const std::vector<std::string>& MetricsExporter::warning_kinds() {
 TargetState& MetricsExporter::state_of(const TargetRef& target) {
   prometheus::Labels labels{{kJobLabel, std::string(target.job)}};
   labels[kRunLabel] = std::string(target.run_id);
-  TargetState& state = targets_->target(target_key(target), labels);
+  TargetState& state = target_state(target_key(target), labels);
   if (!state.state_series) {
     state.state_series = true;
     targets_->metric(state, families_->target_up).Set(1);
@@ -295,7 +301,7 @@ void MetricsExporter::observe_gap(const TargetRef& target, std::string_view from
 void MetricsExporter::observe_admission(std::string_view job, bool admitted,
                                         std::int64_t headroom_bytes) {
   std::lock_guard lock(mutex_);
-  TargetState& t = targets_->target(admission_key(job), {{kJobLabel, std::string(job)}});
+  TargetState& t = target_state(admission_key(job), {{kJobLabel, std::string(job)}});
   t.retired_at.reset();
   targets_
       ->metric(t, families_->admissions_total, {{"decision", admitted ? "admitted" : "refused"}})
@@ -361,10 +367,37 @@ void MetricsExporter::set_retention(std::chrono::nanoseconds retention) {
   retention_ = retention;
 }
 
+void MetricsExporter::set_max_targets(std::size_t max_targets) {
+  std::lock_guard lock(mutex_);
+  targets_->set_max_targets(max_targets);
+  globals_->max_targets->Set(static_cast<double>(max_targets));
+}
+
+TargetState& MetricsExporter::target_state(std::string_view key, const prometheus::Labels& labels) {
+  const std::size_t folded_before = targets_->folded_count();
+  TargetState& state = targets_->target(key, labels);
+  const std::size_t folded = targets_->folded_count();
+  if (folded != folded_before) {
+    globals_->targets_folded->Set(static_cast<double>(folded));
+    // Loud at the first fold, then at each doubling: never silent, never one line per target.
+    if ((folded & (folded - 1)) == 0) {
+      log::warning("metrics.targets_folded", {{"folded", folded},
+                                              {"max_targets", targets_->max_targets()},
+                                              {"latest", std::string(key)},
+                                              {"hint", "raise metrics.max_targets"}});
+    }
+  }
+  return state;
+}
+
 void MetricsExporter::retire_target(const TargetRef& target, Instant now) {
   std::lock_guard lock(mutex_);
   TargetState* t = targets_->find(target_key(target));
-  if (t == nullptr) return;
+  if (t == nullptr) {
+    targets_->forget_folded(target_key(target));
+    globals_->targets_folded->Set(static_cast<double>(targets_->folded_count()));
+    return;
+  }
   // Not sampled any more: no current value. An exited target keeps up 0 and exited 1 until
   // the retention ends; one that is merely no longer watched has no state to claim.
   remove_readings(*t);

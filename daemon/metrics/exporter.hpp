@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -104,6 +105,9 @@ class MetricsExporter {
   Status update_self(const std::filesystem::path& proc_self_statm);
   static bool jemalloc_available();
 
+  // Targets with series of their own (metrics.max_targets); new ones past it fold into "other".
+  void set_max_targets(std::size_t max_targets);
+
   // Retention of finished runs' series.
   void set_retention(std::chrono::nanoseconds retention);
   // The target is no longer sampled: its reading gauges go now, the rest after the retention.
@@ -114,6 +118,8 @@ class MetricsExporter {
  private:
   MetricsExporter();
   TargetState& state_of(const TargetRef& target);  // with its state series
+  // The target's series, folded into "other" past the bound (counted and logged).
+  TargetState& target_state(std::string_view key, const std::map<std::string, std::string>& labels);
   void remove_readings(TargetState& state);
   void set_degraded(TargetState& state, const std::string& reason);
 

@@ -36,6 +36,12 @@ MetricFamilies::MetricFamilies(prometheus::Registry& r)
       store_writable(gauge(r, "ramguard_store_writable",
                            "1 when writes reach the run ledger, 0 when it is read-only, full, "
                            "corrupt or failing (guarding goes on in memory)")),
+      max_targets(gauge(r, "ramguard_metrics_max_targets",
+                        "Targets (runs, admissions, watched PIDs) with series of their own "
+                        "(metrics.max_targets)")),
+      targets_folded(gauge(r, "ramguard_metrics_targets_folded",
+                           "Live targets past metrics.max_targets, sharing the series labelled "
+                           "\"other\"")),
       target_rss_bytes(gauge(r, "ramguard_target_rss_bytes",
                              "Resident set size of the watched process at the last reading")),
       target_memory_bytes(

@@ -26,6 +26,8 @@ struct MetricFamilies {
   prometheus::Family<prometheus::Gauge>& runs_active;
   prometheus::Family<prometheus::Gauge>& store_available;
   prometheus::Family<prometheus::Gauge>& store_writable;
+  prometheus::Family<prometheus::Gauge>& max_targets;
+  prometheus::Family<prometheus::Gauge>& targets_folded;
 
   // Per watched target (labels ramguard_job, run_id).
   prometheus::Family<prometheus::Gauge>& target_rss_bytes;

@@ -8,8 +8,10 @@ namespace ramguard {
 TargetState& TargetSeries::target(std::string_view key, const prometheus::Labels& labels) {
   auto it = targets_.find(key);
   if (it != targets_.end()) return it->second;
-  if (targets_.size() >= kMaxTargets && !evict_oldest_retired()) {
+  const bool folded_before = folded_.find(key) != folded_.end();
+  if (folded_before || (targets_.size() >= max_targets_ && !evict_oldest_retired())) {
     // Every target is live: new ones share one bucket rather than growing the scrape.
+    if (!folded_before) folded_.emplace(key);
     prometheus::Labels overflow;
     for (const auto& [name, value] : labels) overflow[name] = kOverflowLabelValue;
     key = kOverflowLabelValue;
@@ -24,6 +26,11 @@ TargetState& TargetSeries::target(std::string_view key, const prometheus::Labels
     it->second.labels[name] = value.substr(0, kMaxLabelValueLength);
   }
   return it->second;
+}
+
+void TargetSeries::forget_folded(std::string_view key) {
+  auto it = folded_.find(key);
+  if (it != folded_.end()) folded_.erase(it);
 }
 
 TargetState* TargetSeries::find(std::string_view key) {
@@ -84,6 +91,7 @@ void TargetSeries::remove_all(TargetState& target) {
 }
 
 void TargetSeries::retire(std::string_view key, std::chrono::nanoseconds now) {
+  forget_folded(key);
   auto it = targets_.find(key);
   if (it != targets_.end()) it->second.retired_at = now;
 }

@@ -19,13 +19,15 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace ramguard {
 
-// Active runs (control.max_active_runs, at most 256 by default) plus watched PIDs plus the
-// retired targets still inside the retention. Past it the oldest retired target is dropped
-// early; only when every target is live do new ones fold into "other".
-inline constexpr std::size_t kMaxTargets = 1024;
+// Active runs (control.max_runs, 256 by default) plus watched PIDs plus the retired targets
+// still inside the retention (metrics.max_targets). Past it the oldest retired target is
+// dropped early; only when every target is live do new ones fold into "other", and each one
+// folded is counted until it retires.
+inline constexpr std::size_t kDefaultMaxTargets = 1024;
 inline constexpr std::size_t kMaxValuesPerLabel = 32;  // distinct phases, gaps, ... per target
 inline constexpr std::size_t kMaxLabelValueLength = 128;
 inline constexpr const char* kOverflowLabelValue = "other";
@@ -59,6 +61,14 @@ struct TargetState {
 
 class TargetSeries {
  public:
+  explicit TargetSeries(std::size_t max_targets = kDefaultMaxTargets) : max_targets_(max_targets) {}
+  void set_max_targets(std::size_t max_targets) { max_targets_ = max_targets; }
+  std::size_t max_targets() const { return max_targets_; }
+  // Live targets sharing the "other" series because the bound was reached.
+  std::size_t folded_count() const { return folded_.size(); }
+  // A folded target stopped being watched: it no longer counts.
+  void forget_folded(std::string_view key);
+
   // The target's state under `key` (a run id, or "admission:<job>"), created with `labels`
   // on first use.
   TargetState& target(std::string_view key, const prometheus::Labels& labels);
@@ -106,7 +116,9 @@ class TargetSeries {
   static void remove_all(TargetState& target);
   bool evict_oldest_retired();
 
+  std::size_t max_targets_;
   std::unordered_map<std::string, TargetState, Hash, std::equal_to<>> targets_;
+  std::unordered_set<std::string, Hash, std::equal_to<>> folded_;
 };
 
 }  // namespace ramguard

@@ -1,5 +1,7 @@
 #include "runs/params_from_config.hpp"
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
 
 #include "verdicts/params.hpp"
@@ -43,6 +45,9 @@ RunParams run_params(const Config& c) {
   p.series.recent_window = c.sampling.full_resolution_window;
   p.series.bucket_width = c.sampling.bucket;
   p.series.max_buckets = c.sampling.max_buckets;
+  // The refresh rounds to whole samples, and happens at least every sample.
+  p.peak_refresh_ticks = static_cast<std::uint32_t>(
+      std::max<std::int64_t>(1, c.sampling.peak_refresh / c.sampling.interval));
   p.ended_retention = c.metrics.run_retention;
   p.plans = c.plans;
   return p;

@@ -1,6 +1,7 @@
 #include "store/ledger_journal.hpp"
 
 #include <algorithm>
+#include <map>
 
 namespace ramguard {
 
@@ -58,25 +59,43 @@ Status LedgerJournal::run_finished(const RunLedger& ledger,
 }
 
 // Rows that are no longer current are deleted, including rows restored after a restart.
+// Writes the difference from what is stored, not the whole table: an admission or release
+// costs one row, however many reservations are open.
 Status LedgerJournal::reservations(const std::vector<ReservationRow>& rows, std::uint64_t) {
-  return store_.atomically([&]() -> Status {
+  if (!stored_reservations_) {
     auto stored = store_.load_reservations();
     if (!stored) return stored.error();
-    for (const StoredReservation& old : *stored) {
-      const bool current = std::any_of(rows.begin(), rows.end(), [&](const ReservationRow& r) {
-        return r.reservation_id == old.id;
-      });
-      if (!current) {
-        if (auto s = store_.delete_reservation(old.id); !s) return s;
-      }
+    stored_reservations_.emplace();
+    for (StoredReservation& r : *stored) {
+      std::string id = r.id;
+      stored_reservations_->emplace(std::move(id), std::move(r));
     }
-    for (const ReservationRow& r : rows) {
-      const StoredReservation row{r.reservation_id, r.job, r.bytes, r.run_id, r.created_wall_ms,
-                                  r.expires_wall_ms};
+  }
+  std::map<std::string, StoredReservation> next;
+  for (const ReservationRow& r : rows) {
+    next.emplace(r.reservation_id,
+                 StoredReservation{r.reservation_id, r.job, r.bytes, r.run_id, r.created_wall_ms,
+                                   r.expires_wall_ms, r.owner_uid});
+  }
+  Status written = store_.atomically([&]() -> Status {
+    for (const auto& [id, old] : *stored_reservations_) {
+      if (next.find(id) != next.end()) continue;
+      if (auto s = store_.delete_reservation(id); !s) return s;
+    }
+    for (const auto& [id, row] : next) {
+      auto old = stored_reservations_->find(id);
+      if (old != stored_reservations_->end() && old->second == row) continue;
       if (auto s = store_.save_reservation(row); !s) return s;
     }
     return ok_status();
   });
+  // After a failed transaction what is stored is unknown: read it again next time.
+  if (written.ok()) {
+    stored_reservations_ = std::move(next);
+  } else {
+    stored_reservations_.reset();
+  }
+  return written;
 }
 
 Result<std::vector<RunLedger>> LedgerJournal::load_active_runs() {

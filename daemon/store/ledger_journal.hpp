@@ -2,8 +2,13 @@
 // The store as runs see it: a durable RunObserver (every mark, boundary, verdict and end is
 // written before it is acknowledged) and the RunSource that restart recovery reads.
 
+#include <map>
+#include <optional>
+#include <string>
+
 #include "runs/observer.hpp"
 #include "runs/run_source.hpp"
+#include "store/records.hpp"
 #include "store/store.hpp"
 
 namespace ramguard {
@@ -29,6 +34,8 @@ class LedgerJournal final : public RunObserver, public RunSource {
 
  private:
   Store& store_;
+  // What the store holds, by id, once read: reservations() writes only the difference.
+  std::optional<std::map<std::string, StoredReservation>> stored_reservations_;
 };
 
 }  // namespace ramguard

@@ -21,6 +21,9 @@ Status configure(SqliteDb& db, bool sync_every_commit) {
   // WAL: readers never block the writer and a commit is one append + fsync. synchronous=FULL
   // fsyncs the WAL at every commit, which is what "acknowledged only after stored" needs.
   if (auto s = db.exec("PRAGMA busy_timeout = 2000", "configuring the connection"); !s) return s;
+  // A 512 KiB page cache per connection (SQLite's default is 2 MB): the ledger is written
+  // append-mostly and read by key, and the daemon's footprint must not grow with the ledger.
+  if (auto s = db.exec("PRAGMA cache_size = -512", "configuring the connection"); !s) return s;
   {
     auto mode = db.query("PRAGMA journal_mode = WAL", "switching to WAL mode");
     if (!mode) return mode.error();

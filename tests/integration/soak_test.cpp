@@ -109,7 +109,8 @@ TEST(Soak, TenThousandRoundEndsKeepStatusSmallRssFlatAndEveryBoundaryInTheLedger
   EXPECT_GE(s.earlier_boundaries().min_floor_bytes(), 32 * kMiB);
 
   // The daemon's footprint does not grow with the run's length.
-  EXPECT_LE(rss_at_end, rss_at_1000 + 4 * kMiB)
+  // Measured: +0.5-0.7 MiB over rounds 1,000-10,000 with SQLite's page cache at 512 KiB.
+  EXPECT_LE(rss_at_end, rss_at_1000 + 2 * kMiB)
       << "ramguardd grew " << (static_cast<double>(rss_at_end) - rss_at_1000) / kMiB << " MiB";
   // Nor does the cost of a round end: the last thousand take about as long as the first
   // (a wide bound: other builds share the machine).

@@ -87,20 +87,45 @@ TEST(MetricsRetention, TargetsAreBoundedAndTheOldestRetiredGoFirst) {
   auto& exporter = **started;
   FakeClock clock;
   std::vector<std::string> ids;
-  for (std::size_t i = 0; i < kMaxTargets + 10; ++i) ids.push_back("run-" + std::to_string(i));
-  for (std::size_t i = 0; i < kMaxTargets; ++i) {
+  for (std::size_t i = 0; i < kDefaultMaxTargets + 10; ++i)
+    ids.push_back("run-" + std::to_string(i));
+  for (std::size_t i = 0; i < kDefaultMaxTargets; ++i) {
     exporter.observe_gap(TargetRef{"j", ids[i]}, "a->b", 1.0);
     if (i < 20) exporter.retire_target(TargetRef{"j", ids[i]}, clock.now());
     clock.advance(std::chrono::seconds(1));
   }
-  for (std::size_t i = kMaxTargets; i < kMaxTargets + 10; ++i) {
+  for (std::size_t i = kDefaultMaxTargets; i < kDefaultMaxTargets + 10; ++i) {
     exporter.observe_gap(TargetRef{"j", ids[i]}, "a->b", 1.0);
   }
   EXPECT_FALSE(exporter.has_target(ids[0]));  // retired first, dropped first
   EXPECT_FALSE(exporter.has_target(ids[9]));
   EXPECT_TRUE(exporter.has_target(ids[10]));  // retired later: still inside the bound
-  EXPECT_TRUE(exporter.has_target(ids[kMaxTargets + 9]));
+  EXPECT_TRUE(exporter.has_target(ids[kDefaultMaxTargets + 9]));
   EXPECT_TRUE(exporter.has_target(ids[100]));  // live targets are never dropped
+}
+
+TEST(MetricsRetention, LiveTargetsPastTheBoundAreCountedAsFoldedUntilTheyRetire) {
+  auto started = MetricsExporter::start("127.0.0.1:0");
+  ASSERT_TRUE(started.ok()) << started.error().message;
+  auto& exporter = **started;
+  exporter.set_max_targets(4);
+  FakeClock clock;
+  for (int i = 0; i < 7; ++i) {
+    const std::string id = "run-" + std::to_string(i);  // TargetRef only views it
+    const TargetRef t{"j", id};
+    exporter.observe_gap(t, "a->b", 1.0);
+    exporter.observe_gap(t, "a->b", 2.0);  // a folded target seen again counts once
+  }
+  auto s = scrape(exporter);
+  EXPECT_EQ(sample(s, "ramguard_metrics_max_targets", {}), 4);
+  EXPECT_EQ(sample(s, "ramguard_metrics_targets_folded", {}), 3);
+  // run-0..run-3 have series of their own; run-4..run-6 share one set labelled "other".
+  ASSERT_GT(series_with_job(s, "other"), 0u);
+  EXPECT_EQ(series_with_job(s, "j"), 4 * series_with_job(s, "other"));
+  EXPECT_FALSE(exporter.has_target("run-5"));
+  exporter.retire_target(TargetRef{"j", "run-5"}, clock.now());
+  s = scrape(exporter);
+  EXPECT_EQ(sample(s, "ramguard_metrics_targets_folded", {}), 2);
 }
 
 TEST(MetricsRetention, SweepingUnknownOrActiveJobsRemovesNothing) {

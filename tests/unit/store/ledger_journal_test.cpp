@@ -37,6 +37,37 @@ TEST(LedgerJournal, ReservationRowsFollowTheAdmissionStateIncludingRestoredOnes)
   EXPECT_TRUE(journal.load_reservations()->empty());
 }
 
+TEST(LedgerJournal, ReservationOwnersAndClaimsSurviveARestart) {
+  TempDir dir;
+  {
+    auto store = Store::open(dir.path());
+    ASSERT_TRUE(store.ok());
+    LedgerJournal journal(**store);
+    ASSERT_TRUE(journal.reservations({{"res-a", "j", 1000, "", 1234, 1, 2}}, 1000).ok());
+    // A claim changes one row: it is written, the unchanged rows are not rewritten.
+    ASSERT_TRUE(journal
+                    .reservations({{"res-a", "j", 1000, "r-7", 1234, 1, 2},
+                                   {"res-b", "k", 2000, "", 4321, 3, 4}},
+                                  3000)
+                    .ok());
+  }
+  auto store = Store::open(dir.path());
+  ASSERT_TRUE(store.ok());
+  LedgerJournal journal(**store);
+  auto restored = journal.load_reservations();
+  ASSERT_TRUE(restored.ok());
+  ASSERT_EQ(restored->size(), 2u);
+  for (const ReservationRow& r : *restored) {
+    if (r.reservation_id == "res-a") {
+      EXPECT_EQ(r.owner_uid, 1234u) << "the admitted UID owns its reservation after a restart";
+      EXPECT_EQ(r.run_id, "r-7");
+    } else {
+      EXPECT_EQ(r.owner_uid, 4321u);
+      EXPECT_EQ(r.bytes, 2000u);
+    }
+  }
+}
+
 TEST(LedgerJournal, ARunIdAlreadyStoredIsRefusedNotReplaced) {
   TempDir dir;
   auto store = Store::open(dir.path());
