@@ -18,7 +18,8 @@ PACKAGES=(build-essential cmake ninja-build pkg-config ccache
   libasio-dev prometheus-cpp-dev libyaml-cpp-dev libjemalloc-dev libprotobuf-dev protobuf-compiler
   libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev
   prometheus python3 python3-jsonschema socat curl util-linux
-  podman mmdebstrap runc)
+  podman mmdebstrap runc
+  python3-torch python3-torchvision)
 
 # Tests whose code runs on several threads: the metrics exporter (scraped by civetweb's
 # threads), the C++ client called from many threads, admission with 64 racing threads.

@@ -47,6 +47,7 @@ std::vector<OptionSpec> exec_options() {
   std::erase_if(options, [](const OptionSpec& o) { return o.name == "pid"; });
   options.push_back({"label", true, true});
   options.push_back({"rounds", true});
+  options.push_back({"allocator", true});
   return options;
 }
 
@@ -318,6 +319,20 @@ Command build(std::string_view name, const Scanned& s) {
     a.admission = s.has("estimate") || s.has("plan") || a.admit.use_calibrated;
     a.labels = label_options(s);
     a.rounds = u32_option(s, "rounds");
+    if (const std::string* allocator = s.get("allocator")) {
+      if (*allocator != "jemalloc" && *allocator != "glibc-tuned" && *allocator != "glibc") {
+        throw UsageError{"ramguard exec --allocator '" + *allocator +
+                         "' is not known; use jemalloc, glibc-tuned or glibc"};
+      }
+      a.allocator = *allocator;
+      // The allocator is a label, so `ramguard compare --label job=...` shows them side by side.
+      const auto given = a.labels.find("allocator");
+      if (given != a.labels.end() && given->second != a.allocator) {
+        throw UsageError{"ramguard exec: --label allocator=" + given->second +
+                         " contradicts --allocator " + a.allocator};
+      }
+      a.labels["allocator"] = a.allocator;
+    }
     a.command = s.rest;
     if (a.command.empty())
       throw UsageError{"ramguard exec needs a command: ramguard exec [OPTIONS] -- CMD ARGS..."};

@@ -75,6 +75,7 @@ struct ExecArgs {
   AdmitArgs admit;         // job, estimate/model/plan, hosts
   Labels labels;
   std::uint32_t rounds = 0;
+  std::string allocator;  // "", jemalloc, glibc-tuned or glibc (checked by the parser)
   std::vector<std::string> command;
 };
 struct RunsArgs {

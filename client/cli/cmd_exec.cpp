@@ -10,9 +10,11 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ostream>
 
+#include "allocator_env.hpp"
 #include "commands.hpp"
 #include "common/protocol.hpp"
 #include "output.hpp"
@@ -28,6 +30,7 @@ void forward_signal(int signal_number) {
 
 // In the child: wait for the run id, export it, exec. Never returns.
 [[noreturn]] void child_main(int gate_fd, const std::string& socket_path,
+                             const Environment& environment,
                              const std::vector<std::string>& command) {
   std::string run_id;
   char buffer[256];
@@ -43,6 +46,7 @@ void forward_signal(int signal_number) {
   if (run_id.empty()) ::_exit(125);  // the parent could not start the run; CMD never runs
   ::setenv(protocol::kRunEnv, run_id.c_str(), 1);
   ::setenv(protocol::kSocketEnv, socket_path.c_str(), 1);
+  for (const auto& [name, value] : environment) ::setenv(name.c_str(), value.c_str(), 1);
   std::vector<char*> argv;
   for (const std::string& arg : command) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
@@ -117,6 +121,12 @@ Run start_run_on_child(Client& client, pid_t child, const ExecArgs& a,
 }  // namespace
 
 int cmd_exec(const GlobalOptions& g, const ExecArgs& a, std::ostream& err) {
+  // Checked before anything is admitted: a missing allocator must not cost a reservation.
+  const auto environment = allocator_environment(a.allocator, std::getenv("LD_PRELOAD"));
+  if (!environment.ok()) {
+    err << "ramguard exec: " << environment.error().message << "\n";
+    return kExitFailure;
+  }
   Client client = connect(g);
   std::string reservation;
   if (a.admission) {
@@ -143,7 +153,7 @@ int cmd_exec(const GlobalOptions& g, const ExecArgs& a, std::ostream& err) {
   }
   if (child == 0) {
     ::close(gate[1]);
-    child_main(gate[0], client.socket_path(), a.command);
+    child_main(gate[0], client.socket_path(), *environment, a.command);
   }
   ::close(gate[0]);
 

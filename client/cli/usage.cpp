@@ -64,10 +64,13 @@ const std::map<std::string, std::string>& topics() {
       {"exec",
        "usage: ramguard exec [--job NAME] [--estimate SIZE | --plan NAME --model-bytes SIZE]\n"
        "                     [--hosts N] [--use-calibrated] [--label KEY=VALUE]... [--rounds N]\n"
-       "                     -- CMD ARGS...\n"
+       "                     [--allocator jemalloc|glibc-tuned|glibc] -- CMD ARGS...\n"
        "Admits (when an estimate is given; exit 3 without running CMD if refused), starts CMD\n"
        "with RAMGUARD_SOCKET and RAMGUARD_RUN set, runs it under a run claiming the reservation,\n"
-       "ends the run when CMD exits and exits with CMD's status (128+N if killed by signal N).\n"},
+       "ends the run when CMD exits and exits with CMD's status (128+N if killed by signal N).\n"
+       "--allocator starts CMD with Debian's jemalloc preloaded (jemalloc), with glibc's\n"
+       "MALLOC_ARENA_MAX=1 MALLOC_MMAP_THRESHOLD_=1048576 MALLOC_TRIM_THRESHOLD_=134217728\n"
+       "(glibc-tuned) or unchanged (glibc), and labels the run allocator=NAME for compare.\n"},
       {"runs", "usage: ramguard runs [--limit N]\n"},
       {"report", "usage: ramguard report RUN [--json] [--svg FILE] [--gib]\n"},
       {"compare",

@@ -100,12 +100,18 @@ struct GrowthConfig {
   std::chrono::nanoseconds settle = 3s;   // floor = lowest reading this long after round end
   std::uint64_t runaway_bytes_per_second = 200'000'000;  // within-round slope that flags runaway
   std::chrono::nanoseconds runaway_min_duration = 10s;   // ... sustained at least this long
+  // The same thresholds in model copies (0: not given), applied through each run's model_bytes;
+  // a run without a model size uses the bytes. Where the file gives both, the reader keeps the
+  // bytes and sets the copies to 0.
+  double min_model_copies = 0;
+  double runaway_model_copies_per_second = 0;
   friend bool operator==(const GrowthConfig&, const GrowthConfig&) = default;
 };
 
 struct ReleaseConfig {
   std::uint64_t slack_bytes = 1'000'000'000;  // pass: RSS <= baseline + slack ...
   std::chrono::nanoseconds grace = 30s;       // ... within this long after run end
+  double slack_model_copies = 0;              // the slack in model copies (0: not given)
   friend bool operator==(const ReleaseConfig&, const ReleaseConfig&) = default;
 };
 

@@ -15,6 +15,16 @@ std::string or_auto(const std::string& s) {
   return s.empty() ? "(auto)" : s;
 }
 
+// Both forms of a size threshold given in model copies: "0.2 model copies/round (0.51 GB/round
+// for a run without a model size)"; the bytes alone otherwise.
+std::string threshold(std::uint64_t size_bytes, double model_copies, const char* per = "") {
+  if (model_copies <= 0) return bytes(size_bytes) + per;
+  char copies[32];
+  std::snprintf(copies, sizeof copies, "%g", model_copies);
+  return std::string(copies) + " model copies" + per + " (" + bytes(size_bytes) + per +
+         " for a run without a model size)";
+}
+
 }  // namespace
 
 std::string describe_config(const Config& c) {
@@ -48,9 +58,13 @@ std::string describe_config(const Config& c) {
   }
   char headroom[16];
   std::snprintf(headroom, sizeof headroom, "%g%%", c.headroom.warn_fraction * 100);
-  out += "\nthresholds: growth " + bytes(c.growth.min_bytes) + "/round, release " +
-         bytes(c.release.slack_bytes) + " within " + format_duration(c.release.grace) +
-         ", headroom " + headroom + ", lease " + format_duration(c.admission.lease);
+  out +=
+      "\nthresholds: growth " + threshold(c.growth.min_bytes, c.growth.min_model_copies, "/round") +
+      ", runaway " +
+      threshold(c.growth.runaway_bytes_per_second, c.growth.runaway_model_copies_per_second, "/s") +
+      ", release " + threshold(c.release.slack_bytes, c.release.slack_model_copies) + " within " +
+      format_duration(c.release.grace) + ", headroom " + headroom + ", lease " +
+      format_duration(c.admission.lease);
   if (!c.watch.empty()) {
     out += "\nwatching PIDs:";
     for (std::size_t i = 0; i < c.watch.size(); ++i) {

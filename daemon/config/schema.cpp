@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <limits>
+#include <utility>
 
 #include "config/limits.hpp"
 #include "config/values.hpp"
@@ -55,6 +56,14 @@ struct Reader {
       });
     };
   }
+  // A visit that also records that the key was given (a byte size then wins over model copies).
+  static YamlWalk::Visit given(YamlWalk::Visit visit, bool& was_given) {
+    return [visit = std::move(visit), &was_given](const YAML::Node& n, const std::string& p) {
+      was_given = true;
+      visit(n, p);
+    };
+  }
+  YamlWalk::Visit copies(double& out) { return real(out, 0, false, limits::kMaxThresholdCopies); }
   YamlWalk::Visit flag(bool& out) {
     return [this, &out](const YAML::Node& n, const std::string& p) {
       walk.value(n, p, "true or false", out, parse_bool);
@@ -158,15 +167,23 @@ void read_store(Reader r, const YAML::Node& n, const std::string& p, StoreConfig
 }
 
 void read_growth(Reader r, const YAML::Node& n, const std::string& p, GrowthConfig& c) {
+  bool min_bytes_given = false;
+  bool runaway_given = false;
   r.walk.fields(n, p,
-                {{"min_bytes", r.size(c.min_bytes, 1)},
+                {{"min_bytes", Reader::given(r.size(c.min_bytes, 1), min_bytes_given)},
                  {"warmup_rounds", r.count(c.warmup_rounds, 0, limits::kMaxRounds)},
                  {"fit_rounds", r.count(c.fit_rounds, limits::kMinFitRounds, limits::kMaxRounds)},
                  {"min_fit_r2", r.real(c.min_fit_r2, 0, false, 1)},
                  {"settle", r.duration(c.settle, nanoseconds(0), limits::kMaxInterval)},
-                 {"runaway_bytes_per_second", r.size(c.runaway_bytes_per_second, 1)},
+                 {"runaway_bytes_per_second",
+                  Reader::given(r.size(c.runaway_bytes_per_second, 1), runaway_given)},
                  {"runaway_min_duration",
-                  r.duration(c.runaway_min_duration, limits::kMinInterval, limits::kMaxWindow)}});
+                  r.duration(c.runaway_min_duration, limits::kMinInterval, limits::kMaxWindow)},
+                 {"min_model_copies", r.copies(c.min_model_copies)},
+                 {"runaway_model_copies_per_second", r.copies(c.runaway_model_copies_per_second)}});
+  // A size in bytes wins where the same threshold is also given in model copies.
+  if (min_bytes_given) c.min_model_copies = 0;
+  if (runaway_given) c.runaway_model_copies_per_second = 0;
 }
 
 }  // namespace
@@ -210,10 +227,13 @@ void read_config(YamlWalk& walk, const YAML::Node& root, Config& c) {
        {"store", section(read_store, c.store)},
        {"release",
         [&](const YAML::Node& n, const std::string& p) {
+          bool slack_given = false;
           walk.fields(n, p,
-                      {{"slack", r.size(c.release.slack_bytes, 0)},
+                      {{"slack", Reader::given(r.size(c.release.slack_bytes, 0), slack_given)},
                        {"grace", r.duration(c.release.grace, std::chrono::milliseconds(1),
-                                            limits::kMaxWindow)}});
+                                            limits::kMaxWindow)},
+                       {"slack_model_copies", r.copies(c.release.slack_model_copies)}});
+          if (slack_given) c.release.slack_model_copies = 0;  // bytes win over copies
         }},
        {"headroom",
         [&](const YAML::Node& n, const std::string& p) {

@@ -32,6 +32,9 @@ RunParams run_params(const Config& c) {
   d.runaway_min_seconds = seconds(c.growth.runaway_min_duration);
   d.release_slack_bytes = c.release.slack_bytes;
   d.release_grace_seconds = seconds(c.release.grace);
+  d.growth_min_model_copies = c.growth.min_model_copies;
+  d.runaway_model_copies_per_second = c.growth.runaway_model_copies_per_second;
+  d.release_slack_model_copies = c.release.slack_model_copies;
   d.headroom_warn_fraction = c.headroom.warn_fraction;
   d.calibration_factor = c.admission.calibration_factor;
   d.phase_gaps.clear();

@@ -69,7 +69,7 @@ std::unique_ptr<RunMachine> RunMachine::resume(RunLedger ledger, const RunParams
   run->exact_peaks_ = l.peak_exact;
   run->verdicts_replied_ = l.verdicts.size();  // the coordinator heard of these before
   // Gaps judged before the restart are not judged again.
-  for (const PhaseGap& gap : measure_phase_gaps(l.marks, params.detectors).gaps) {
+  for (const PhaseGap& gap : measure_phase_gaps(l.marks, run->detectors()).gaps) {
     if (gap.over) {
       run->gaps_reported_.insert(
           {gap.rule_index, static_cast<std::uint64_t>(gap.from_at.monotonic.count())});
@@ -78,7 +78,7 @@ std::unique_ptr<RunMachine> RunMachine::resume(RunLedger ledger, const RunParams
   // Boundaries that were still settling when the daemon died: settle on what we have.
   for (auto& b : l.boundaries) {
     b.settled = true;
-    run->growth_tracker_.add(floor_point(b), growth_context(l.info), params.detectors);
+    run->growth_tracker_.add(floor_point(b), growth_context(l.info), run->detectors());
   }
   for (const Verdict& v : l.verdicts) {
     if (v.kind == verdict_kind::kGrowthClass) {
@@ -163,7 +163,7 @@ void RunMachine::finish(RunState state, Instant at) {
   }
   check_budget();
   if (auto estimate = assess_estimate(ledger_.peak_bytes, ledger_.peak_exact,
-                                      ledger_.info.estimate_bytes, at, params_.detectors)) {
+                                      ledger_.info.estimate_bytes, at, detectors())) {
     emit(estimate->verdict);
   }
   write("end run", [&](RunObserver& o) { return o.run_finished(ledger_, closed); });
@@ -187,7 +187,7 @@ std::optional<Instant> RunMachine::next_deadline() const {
   }
   if (!release_decided_ && ledger_.ended && ledger_.state == RunState::kEnded) {
     const auto grace = std::chrono::duration_cast<std::chrono::nanoseconds>(
-        std::chrono::duration<double>(params_.detectors.release_grace_seconds));
+        std::chrono::duration<double>(detectors().release_grace_seconds));
     Instant at = *ledger_.ended;
     at.monotonic += grace;
     at.wall += grace;
@@ -303,6 +303,14 @@ bool RunMachine::write(std::string_view what, const std::function<Status(RunObse
   const bool stored = observers_.write(what, run_id(), fn);
   if (!stored) store_ok_ = false;
   return stored;
+}
+
+const DetectorParams& RunMachine::detectors() const {
+  const DetectorParams& configured = params_.detectors;
+  if (!uses_model_copies(configured) || ledger_.info.model_bytes == 0) return configured;
+  // Resolved on every use, not cached at start: a reload changes params_ under live runs.
+  resolved_detectors_ = resolve_model_copies(configured, ledger_.info.model_bytes);
+  return resolved_detectors_;
 }
 
 }  // namespace ramguard

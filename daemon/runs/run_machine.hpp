@@ -121,6 +121,9 @@ class RunMachine {
   void evaluate_gaps(std::vector<Verdict>& out);
   void check_budget();
   void check_runaway();
+  // The detectors' thresholds for this run: those given in model copies resolved through the
+  // run's model size (the configured bytes when it has none).
+  const DetectorParams& detectors() const;
   void check_release(Instant now);
   void finish(RunState state, Instant at);
   void append_end_mark(const MemoryReading& reading);
@@ -134,6 +137,7 @@ class RunMachine {
   std::optional<PhaseYardstick> yardstick(const std::string& phase) const;
 
   const RunParams& params_;
+  mutable DetectorParams resolved_detectors_;  // detectors() when thresholds are in copies
   ObserverSet& observers_;
   RunLedger ledger_;
   SampleSeries samples_;

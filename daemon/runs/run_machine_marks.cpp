@@ -141,7 +141,7 @@ Result<MarkOutcome> RunMachine::mark(const MarkInput& input, TargetProbe& probe)
     if (auto planned = yardstick(input.phase);
         planned && forecast_phases_.insert(input.phase).second) {
       if (auto v = forecast_phase(*planned, input.phase, mark.round, ledger_.info.model_bytes, now,
-                                  params_.detectors)) {
+                                  detectors())) {
         emit(std::move(*v));
       }
     }
@@ -191,7 +191,7 @@ void RunMachine::evaluate_gaps(std::vector<Verdict>& out) {
   const auto& marks = ledger_.marks;
   const std::size_t first = marks.size() > kGapWindowMarks ? marks.size() - kGapWindowMarks : 0;
   const std::span<const MarkRecord> window(marks.data() + first, marks.size() - first);
-  const PhaseGapAssessment gaps = measure_phase_gaps(window, params_.detectors);
+  const PhaseGapAssessment gaps = measure_phase_gaps(window, detectors());
   if (!gaps.gaps.empty()) {
     const PhaseGap& last = gaps.gaps.back();
     if (last.to_at.monotonic == last_mark_at_.monotonic) {
@@ -237,7 +237,7 @@ void RunMachine::settle_boundary(std::size_t index, Instant now, TargetProbe* pr
                                       {"round", boundary.round},
                                       {"rss_bytes", boundary.reading.rss_bytes},
                                       {"floor_bytes", boundary.floor_bytes}});
-  growth_tracker_.add(floor_point(boundary), growth_context(ledger_.info), params_.detectors);
+  growth_tracker_.add(floor_point(boundary), growth_context(ledger_.info), detectors());
   judge_growth();
 }
 
@@ -254,7 +254,7 @@ void RunMachine::judge_growth() {
       last_two.insert(last_two.begin(), *it);
       if (last_two.size() == 2) break;
     }
-    if (auto c = classify_growth(last_two, ledger_.info.model_bytes, params_.detectors)) {
+    if (auto c = classify_growth(last_two, ledger_.info.model_bytes, detectors())) {
       emit(c->verdict);
       classified_round_ = round;
     }

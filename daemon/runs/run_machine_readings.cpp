@@ -57,7 +57,7 @@ void RunMachine::refresh_peak(TargetProbe& probe) {
 }
 
 void RunMachine::check_budget() {
-  const BudgetAssessment budget = assess_budget(budget_input(ledger_), params_.detectors);
+  const BudgetAssessment budget = assess_budget(budget_input(ledger_), detectors());
   if (budget.state != budget_state_ && budget.state != BudgetState::kOk && budget.verdict) {
     // Headroom after over-budget is no news; over-budget after headroom is.
     if (!(budget_state_ == BudgetState::kOver && budget.state == BudgetState::kHeadroom)) {
@@ -102,10 +102,10 @@ void RunMachine::check_runaway() {
   const std::string phase = current_phase();
   const auto planned = yardstick(phase);
   const RunawayAssessment runaway =
-      planned ? assess_runaway_beyond_plan(readings, *planned, phase, current_round(),
-                                           ledger_.info.model_bytes, params_.detectors)
-              : assess_runaway(readings, phase, current_round(), ledger_.info.model_bytes,
-                               params_.detectors);
+      planned
+          ? assess_runaway_beyond_plan(readings, *planned, phase, current_round(),
+                                       ledger_.info.model_bytes, detectors())
+          : assess_runaway(readings, phase, current_round(), ledger_.info.model_bytes, detectors());
   if (runaway.runaway && runaway.verdict) {
     runaway_flagged_ = true;
     emit(*runaway.verdict);
@@ -122,7 +122,7 @@ void RunMachine::check_release(Instant now) {
   input.now = now;
   input.exited = exited_at_;
   input.model_bytes = ledger_.info.model_bytes;
-  const ReleaseAssessment release = assess_release(input, params_.detectors);
+  const ReleaseAssessment release = assess_release(input, detectors());
   if (release.state == ReleaseState::kPending) return;
   release_decided_ = true;
   if (release.verdict) emit(*release.verdict);

@@ -1,5 +1,6 @@
 #include "verdicts/params.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -22,6 +23,30 @@ Status positive(const char* name, double value) {
 
 }  // namespace
 
+bool uses_model_copies(const DetectorParams& p) {
+  return p.growth_min_model_copies > 0 || p.runaway_model_copies_per_second > 0 ||
+         p.release_slack_model_copies > 0;
+}
+
+DetectorParams resolve_model_copies(const DetectorParams& params, std::uint64_t model_bytes) {
+  DetectorParams p = params;
+  if (model_bytes == 0) return p;
+  const auto model = static_cast<double>(model_bytes);
+  if (p.growth_min_model_copies > 0) {
+    p.growth_min_bytes =
+        std::max<std::uint64_t>(1, std::llround(p.growth_min_model_copies * model));
+    p.plateau_band_bytes = plateau_band_for(p.growth_min_bytes);
+  }
+  if (p.runaway_model_copies_per_second > 0) {
+    p.runaway_bytes_per_second = p.runaway_model_copies_per_second * model;
+  }
+  if (p.release_slack_model_copies > 0) {
+    p.release_slack_bytes =
+        static_cast<std::uint64_t>(std::llround(p.release_slack_model_copies * model));
+  }
+  return p;
+}
+
 Status validate_params(const DetectorParams& p) {
   const std::pair<const char*, double> positives[] = {
       {"budget_bytes", static_cast<double>(p.budget_bytes)},
@@ -34,6 +59,17 @@ Status validate_params(const DetectorParams& p) {
   };
   for (const auto& [name, value] : positives) {
     if (auto s = positive(name, value); !s) return s;
+  }
+  const std::pair<const char*, double> copies[] = {
+      {"growth_min_model_copies", p.growth_min_model_copies},
+      {"runaway_model_copies_per_second", p.runaway_model_copies_per_second},
+      {"release_slack_model_copies", p.release_slack_model_copies},
+  };
+  for (const auto& [name, value] : copies) {
+    if (!std::isfinite(value) || value < 0) {
+      return Error{std::string("verdicts.") + name + " is " + std::to_string(value) +
+                   "; it must be 0 (not set) or a positive number of model copies"};
+    }
   }
   if (p.fit_rounds < 4) {
     return Error{"verdicts.fit_rounds is " + std::to_string(p.fit_rounds) +

@@ -54,7 +54,21 @@ struct DetectorParams {
 
   std::vector<PhaseGapRule> phase_gaps{
       {"aggregation", MarkEdge::kEnd, "synchronization", MarkEdge::kBegin, 10}};
+
+  // Size thresholds in model copies (0: not set). For a run that declared its model size they
+  // replace the byte figures above (resolve_model_copies); a run without one keeps the bytes.
+  double growth_min_model_copies = 0;
+  double runaway_model_copies_per_second = 0;
+  double release_slack_model_copies = 0;
 };
+
+// Any threshold given in model copies?
+bool uses_model_copies(const DetectorParams& params);
+
+// The thresholds for a run whose model is model_bytes: every threshold set in model copies
+// becomes bytes (copies x model_bytes, the growth step at least 1 byte) and the plateau band
+// follows the growth step. model_bytes 0 (unknown) leaves the byte thresholds as they are.
+DetectorParams resolve_model_copies(const DetectorParams& params, std::uint64_t model_bytes);
 
 // Floors within half the step threshold count as flat (512MB -> 256MB by default): the band
 // must scale with growth.min_bytes, or a smaller threshold could never warn nor plateau.

@@ -75,8 +75,8 @@ rg() { "$CLI" --socket "$SOCK" "$@"; }
 SECONDS=0
 section "ramguard demo: the investigation's baseline and final builds, replayed at 1/10 of the size"
 say "ramguardd guards a simulated coordinator: 3 rounds, 2 hosts, one model copy = 0.25 GB."
-say "Thresholds scale with the memory (deploy/demo/ramguard.demo.yaml):"
-say "  budget 1.6 GB, growth warning at +51.2 MB/round, release slack 100 MB within 5 s,"
+say "Thresholds in model copies scale with the run (deploy/demo/ramguard.demo.yaml):"
+say "  budget 1.6 GB, growth warning at +0.2 copies/round, release slack 0.4 copies within 5 s,"
 say "  aggregation.end -> synchronization.begin <= 1 s, fedavg plan overhead 0.11 GB."
 
 "$DAEMON" --config "$CONFIG" --socket "$SOCK" --state-dir "$TMP/state" 2>"$LOG" &

@@ -240,6 +240,54 @@ TEST(ClientCli, ExecRunsTheCommandUnderARunAndExitsWithItsStatus) {
   std::filesystem::remove_all(dir);
 }
 
+// --allocator changes what CMD runs with, and says so in the run's labels.
+TEST(ClientCli, ExecAllocatorPreloadsJemallocOrTunesGlibcAndLabelsTheRun) {
+  auto d = Daemon::with_args({"--interval", "100ms"});
+  const auto labels_of = [&](const CommandResult& exec) {
+    const std::string run = word_after(exec.output, "ramguard: run ");
+    EXPECT_FALSE(run.empty()) << exec.output;
+    const auto status = parse_json<v1::StatusReply>(cli(*d, {"--json", "status", run}).output);
+    EXPECT_EQ(status.runs_size(), 1) << exec.output;
+    return status.runs_size() == 1 ? status.runs(0).labels()
+                                   : google::protobuf::Map<std::string, std::string>{};
+  };
+  // grep's own memory map: jemalloc is there only when preloaded (grep exits 1 otherwise).
+  const std::vector<std::string> jemalloc_mapped{"sh", "-c", "grep -q libjemalloc /proc/$$/maps"};
+  auto args = [](std::vector<std::string> head, const std::vector<std::string>& cmd) {
+    head.push_back("--");
+    head.insert(head.end(), cmd.begin(), cmd.end());
+    return head;
+  };
+  const auto plain = cli(*d, args({"exec", "--job", "alloc"}, jemalloc_mapped));
+  EXPECT_EQ(plain.exit_code, 1) << "jemalloc mapped without --allocator?\n" << plain.output;
+  EXPECT_EQ(labels_of(plain).count("allocator"), 0u);
+
+  const auto jemalloc =
+      cli(*d, args({"exec", "--job", "alloc", "--allocator", "jemalloc"}, jemalloc_mapped));
+  EXPECT_EQ(jemalloc.exit_code, 0) << jemalloc.output;
+  EXPECT_EQ(labels_of(jemalloc).at("allocator"), "jemalloc");
+
+  const auto tuned =
+      cli(*d, {"exec", "--job", "alloc", "--allocator", "glibc-tuned", "--", "sh", "-c",
+               "test \"$MALLOC_ARENA_MAX $MALLOC_MMAP_THRESHOLD_ "
+               "$MALLOC_TRIM_THRESHOLD_\" = '1 1048576 134217728'"});
+  EXPECT_EQ(tuned.exit_code, 0) << tuned.output;
+  EXPECT_EQ(labels_of(tuned).at("allocator"), "glibc-tuned");
+
+  // Unknown names and contradicting labels are usage errors naming the value; nothing runs.
+  const auto dir = make_temp_dir("cli-alloc");
+  const auto marker = dir / "ran";
+  const auto bad = cli(*d, {"exec", "--allocator", "tcmalloc", "--", "touch", marker.string()});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.output.find("'tcmalloc' is not known"), std::string::npos) << bad.output;
+  const auto contradiction = cli(*d, {"exec", "--allocator", "jemalloc", "--label",
+                                      "allocator=glibc", "--", "touch", marker.string()});
+  EXPECT_NE(contradiction.exit_code, 0);
+  EXPECT_NE(contradiction.output.find("contradicts"), std::string::npos) << contradiction.output;
+  EXPECT_FALSE(std::filesystem::exists(marker));
+  std::filesystem::remove_all(dir);
+}
+
 TEST(ClientCli, ReportJsonSvgAndCompareInEveryFormat) {
   auto d = Daemon::with_config("growth:\n  settle: 100ms\n");
   MemChild child;

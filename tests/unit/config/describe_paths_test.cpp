@@ -20,8 +20,8 @@ TEST(Describe, DefaultsSummary) {
   EXPECT_THAT(
       d, HasSubstr("plans: fedavg (load, aggregation, synchronization, save; overhead 1.10 GB)"));
   EXPECT_THAT(d, HasSubstr("phase gaps: aggregation.end -> synchronization.begin <= 10s"));
-  EXPECT_THAT(
-      d, HasSubstr("growth 0.51 GB/round, release 1.00 GB within 30s, headroom 90%, lease 1m"));
+  EXPECT_THAT(d, HasSubstr("growth 0.51 GB/round, runaway 0.20 GB/s, release 1.00 GB within 30s, "
+                           "headroom 90%, lease 1m"));
   EXPECT_THAT(d, ::testing::Not(HasSubstr("watching")));
 }
 
@@ -38,6 +38,19 @@ TEST(Describe, ReflectsTheConfiguration) {
   EXPECT_THAT(d, HasSubstr("plans: none"));
   EXPECT_THAT(d, HasSubstr("phase gaps: none"));
   EXPECT_THAT(d, HasSubstr("watching PIDs: 5"));
+}
+
+TEST(Describe, ShowsThresholdsInModelCopiesWithTheirBytesFallback) {
+  auto c = parse_config_yaml(
+      "growth: { min_model_copies: 0.2, runaway_bytes_per_second: 1GB,"
+      " runaway_model_copies_per_second: 0.8 }\nrelease: { slack_model_copies: 0.4 }\n",
+      "d.yaml");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  const std::string d = describe_config(*c);
+  EXPECT_THAT(d, HasSubstr("growth 0.2 model copies/round (0.51 GB/round for a run without a "
+                           "model size)"));
+  EXPECT_THAT(d, HasSubstr("runaway 1.00 GB/s, release"));  // given in bytes too: bytes win
+  EXPECT_THAT(d, HasSubstr("release 0.4 model copies (1.00 GB for a run without a model size)"));
 }
 
 TEST(Paths, SocketResolutionOrder) {

@@ -41,6 +41,53 @@ phase_gaps:
   EXPECT_TRUE(checked.ok()) << (checked.ok() ? "" : checked.error().message);
 }
 
+TEST(ParamsFromConfig, ThresholdsInModelCopiesReachTheDetectorsAndBytesWinWhereBothAreGiven) {
+  auto copies = parse(R"(
+growth: { min_model_copies: 0.2, runaway_model_copies_per_second: 0.8 }
+release: { slack_model_copies: 0.4 }
+)");
+  ASSERT_TRUE(copies.ok()) << copies.error().message;
+  const DetectorParams d = run_params(*copies).detectors;
+  EXPECT_DOUBLE_EQ(d.growth_min_model_copies, 0.2);
+  EXPECT_DOUBLE_EQ(d.runaway_model_copies_per_second, 0.8);
+  EXPECT_DOUBLE_EQ(d.release_slack_model_copies, 0.4);
+  EXPECT_TRUE(validate_for_daemon(*copies, "test.yaml").ok());
+
+  // Resolved for a 0.25 GB model: 50 MB per round, 200 MB/s, 100 MB; the band follows.
+  const DetectorParams r = resolve_model_copies(d, 250'000'000);
+  EXPECT_EQ(r.growth_min_bytes, 50'000'000u);
+  EXPECT_EQ(r.plateau_band_bytes, 25'000'000u);
+  EXPECT_DOUBLE_EQ(r.runaway_bytes_per_second, 200e6);
+  EXPECT_EQ(r.release_slack_bytes, 100'000'000u);
+  // No model size: the configured bytes (the defaults here).
+  const DetectorParams unknown = resolve_model_copies(d, 0);
+  EXPECT_EQ(unknown.growth_min_bytes, 512'000'000u);
+  EXPECT_EQ(unknown.release_slack_bytes, 1'000'000'000u);
+
+  // Both given: the bytes win, whatever the order of the keys.
+  auto both = parse(R"(
+growth: { min_model_copies: 0.2, min_bytes: 64MB }
+release: { slack: 2GB, slack_model_copies: 0.4 }
+)");
+  ASSERT_TRUE(both.ok()) << both.error().message;
+  const DetectorParams b = resolve_model_copies(run_params(*both).detectors, 250'000'000);
+  EXPECT_EQ(b.growth_min_bytes, 64'000'000u);
+  EXPECT_EQ(b.release_slack_bytes, 2'000'000'000u);
+  EXPECT_DOUBLE_EQ(b.runaway_bytes_per_second, 200e6);  // the default bytes: no copies given
+  EXPECT_FALSE(uses_model_copies(run_params(default_config()).detectors));
+}
+
+TEST(ParamsFromConfig, AModelCopiesValueOutOfRangeIsRefusedNamingTheKey) {
+  for (const char* yaml :
+       {"growth: { min_model_copies: 0 }\n", "growth: { min_model_copies: -1 }\n",
+        "growth: { runaway_model_copies_per_second: 1e9 }\n",
+        "release: { slack_model_copies: many }\n"}) {
+    auto c = parse(yaml);
+    ASSERT_FALSE(c.ok()) << yaml;
+    EXPECT_NE(c.error().message.find("model_copies"), std::string::npos) << c.error().message;
+  }
+}
+
 TEST(ParamsFromConfig, TheDefaultsAreUsable) {
   EXPECT_TRUE(validate_for_daemon(default_config(), "defaults").ok());
 }

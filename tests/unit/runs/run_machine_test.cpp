@@ -232,6 +232,51 @@ TEST_F(RunMachineTest, AGrowthVerdictDecidedBetweenMarksReachesTheNextMarkReplyO
             0u);
 }
 
+// Thresholds in model copies apply through the run's model size; a run without one keeps the
+// configured bytes. Here the bytes (20 GB) never warn on the floor's +15.3 GB, half a copy does.
+TEST_F(RunMachineTest, AGrowthStepInModelCopiesAppliesThroughTheRunsModelSize) {
+  params_.detectors.growth_min_bytes = 20 * kGB;
+  params_.detectors.plateau_band_bytes = plateau_band_for(20 * kGB);
+  params_.detectors.growth_min_model_copies = 0.5;  // 1.25 GB for a 2.5 GB model
+  params_.detectors.budget_bytes = 100 * kGB;       // no projection towards the budget
+  for (const std::uint64_t model_bytes : {std::uint64_t{2'500'000'000}, std::uint64_t{0}}) {
+    SCOPED_TRACE("model_bytes " + std::to_string(model_bytes));
+    observer_.verdicts.clear();
+    process_.set_rss(2 * kGB);
+    auto run = start(model_bytes);
+    process_.set_rss(14'100'000'000);
+    mark(*run, MarkKind::kRoundEnd);
+    advance_to_deadline(*run);
+    clock_.advance(seconds(60));
+    process_.set_rss(17'300'000'000);
+    mark(*run, MarkKind::kRoundEnd);
+    advance_to_deadline(*run);
+    std::string summaries;
+    for (const Verdict& v : observer_.verdicts) summaries += v.summary + "\n";
+    EXPECT_EQ(count(observer_.verdicts, verdict_kind::kGrowthWarning), model_bytes ? 1u : 0u)
+        << summaries;
+  }
+}
+
+TEST_F(RunMachineTest, AReleaseSlackInModelCopiesAppliesThroughTheRunsModelSize) {
+  params_.detectors.release_slack_model_copies = 2;  // 2 GB for a 1 GB model; bytes say 1 GB
+  for (const std::uint64_t model_bytes : {kGB, std::uint64_t{0}}) {
+    SCOPED_TRACE("model_bytes " + std::to_string(model_bytes));
+    observer_.verdicts.clear();
+    process_.set_rss(2 * kGB);
+    auto run = start(model_bytes);
+    process_.set_rss(8 * kGB);
+    tick(*run);
+    run->end(*run->take_reading(process_, false), clock_.now());
+    process_.set_rss(3'500'000'000);  // baseline 2 GB + 1.5 GB
+    tick(*run, seconds(5));
+    if (run->wants_sampling()) advance_to_deadline(*run);  // undecided: fails at the grace
+    ASSERT_EQ(count(observer_.verdicts, verdict_kind::kRelease), 1u);
+    EXPECT_EQ(observer_.verdicts.back().passed, model_bytes != 0)
+        << observer_.verdicts.back().summary;
+  }
+}
+
 TEST_F(RunMachineTest, ReleasePassesWhenMemoryReturnsWithinTheGrace) {
   auto run = start();
   process_.set_rss(8 * kGB);
