@@ -48,6 +48,8 @@ std::vector<OptionSpec> exec_options() {
   options.push_back({"label", true, true});
   options.push_back({"rounds", true});
   options.push_back({"allocator", true});
+  options.push_back({"scope", true});
+  options.push_back({"cgroup", true});
   return options;
 }
 
@@ -63,7 +65,9 @@ const std::vector<CommandSpec>& command_specs() {
         {"model-bytes", true},
         {"rounds", true},
         {"hosts", true},
-        {"reservation", true}}},
+        {"reservation", true},
+        {"scope", true},
+        {"cgroup", true}}},
       {"mark", {{"round", true}}},
       {"round-end", {{"round", true}}},
       {"end", {}},
@@ -179,6 +183,19 @@ std::string text_option(const Scanned& s, std::string_view name) {
   return *text;
 }
 
+// --scope process|cgroup; --cgroup alone implies cgroup.
+std::string scope_option(const Scanned& s) {
+  std::string scope = text_option(s, "scope");
+  if (scope.empty() && s.has("cgroup")) scope = "cgroup";
+  if (!scope.empty() && scope != "process" && scope != "cgroup") {
+    throw UsageError{"--scope '" + scope + "' is not known; use process or cgroup"};
+  }
+  if (scope == "process" && s.has("cgroup")) {
+    throw UsageError{"--cgroup needs --scope cgroup, not process"};
+  }
+  return scope;
+}
+
 Labels label_options(const Scanned& s) {
   Labels labels;
   auto it = s.values.find(std::string_view("label"));
@@ -286,6 +303,8 @@ Command build(std::string_view name, const Scanned& s) {
     a.rounds = u32_option(s, "rounds");
     a.hosts = u32_option(s, "hosts");
     a.reservation_id = text_option(s, "reservation");
+    a.scope = scope_option(s);
+    a.cgroup_path = text_option(s, "cgroup");
     return a;
   }
   if (name == "mark") {
@@ -333,6 +352,8 @@ Command build(std::string_view name, const Scanned& s) {
       }
       a.labels["allocator"] = a.allocator;
     }
+    a.scope = scope_option(s);
+    a.cgroup_path = text_option(s, "cgroup");
     a.command = s.rest;
     if (a.command.empty())
       throw UsageError{"ramguard exec needs a command: ramguard exec [OPTIONS] -- CMD ARGS..."};

@@ -50,6 +50,8 @@ struct StartArgs {
   std::uint32_t rounds = 0;
   std::uint32_t hosts = 0;
   std::string reservation_id;
+  std::string scope;  // --scope process|cgroup
+  std::string cgroup_path;
 };
 struct MarkArgs {
   std::string run_id;
@@ -76,6 +78,8 @@ struct ExecArgs {
   Labels labels;
   std::uint32_t rounds = 0;
   std::string allocator;  // "", jemalloc, glibc-tuned or glibc (checked by the parser)
+  std::string scope;
+  std::string cgroup_path;
   std::vector<std::string> command;
 };
 struct RunsArgs {

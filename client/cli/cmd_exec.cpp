@@ -110,6 +110,8 @@ Run start_run_on_child(Client& client, pid_t child, const ExecArgs& a,
   start.set_hosts(a.admit.hosts);
   start.set_reservation_id(reservation);
   start.set_end_on_exit(true);
+  start.set_scope(a.scope);
+  start.set_cgroup_path(a.cgroup_path);
   v1::RunStartReply reply = client.call(std::move(request)).run_start();
   if (reply.run_id().empty()) {
     throw ClientError(ClientError::Kind::kProtocol, "the daemon's run start reply names no run id");

@@ -39,7 +39,9 @@ int cmd_start(const GlobalOptions& g, const StartArgs& a, std::ostream& out) {
                                               .model_bytes = a.model_bytes,
                                               .declared_rounds = a.rounds,
                                               .hosts = a.hosts,
-                                              .reservation_id = a.reservation_id});
+                                              .reservation_id = a.reservation_id,
+                                              .scope = a.scope,
+                                              .cgroup_path = a.cgroup_path});
   // Plain output is the run id alone, for RUN=$(ramguard start ...).
   out << (g.json ? to_json(run.start_reply()) : run.id()) << "\n";
   return kExitOk;

@@ -1105,16 +1105,20 @@ class Client:
                   model_bytes: Union[int, str, None] = None,
                   declared_rounds: Optional[int] = None, hosts: Optional[int] = None,
                   pid: Optional[int] = None, reservation_id: Optional[str] = None,
-                  admission: Optional[Admission] = None) -> Run:
+                  admission: Optional[Admission] = None, scope: Optional[str] = None,
+                  cgroup: Optional[str] = None) -> Run:
         """Start a run on `pid` (default: this process). Pass the Admission (or its
         reservation_id) to claim the admitted reservation. Returns a Run (a context manager).
+        scope="cgroup" measures the process's memory cgroup (every process in it, with the
+        cgroup's exact peak); cgroup= names another cgroup (root only).
         Not strict and the daemon unreachable: the Run starts when the daemon answers again.
         A refusal (e.g. PERMISSION_DENIED) raises in both modes: it is a mistake to fix."""
         if admission is not None and reservation_id is None:
             reservation_id = admission.reservation_id or None
         body = {"pid": pid, "job": job, "labels": labels or None,
                 "model_bytes": _size_or_none(model_bytes), "declared_rounds": declared_rounds,
-                "hosts": hosts, "reservation_id": reservation_id}
+                "hosts": hosts, "reservation_id": reservation_id, "scope": scope,
+                "cgroup_path": cgroup}
         try:
             reply = self._guarded_call("run_start", body)
         except UnavailableError as e:

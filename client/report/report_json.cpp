@@ -54,6 +54,8 @@ std::string report_json(const v1::ReportReply& reply) {
   w.end_object();
   w.field("state", run.state())
       .field("pid", static_cast<std::uint32_t>(run.pid()))
+      .field("scope", run.scope().empty() ? std::string("process") : run.scope())
+      .field("cgroup_dir", run.cgroup_dir())
       .field("started_unix_ms", static_cast<std::int64_t>(run.started_unix_ms()))
       .field("ended_unix_ms", static_cast<std::int64_t>(run.ended_unix_ms()))
       .field("model_bytes", static_cast<std::uint64_t>(run.model_bytes()))

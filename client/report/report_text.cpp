@@ -158,6 +158,11 @@ std::string report_text(const v1::ReportReply& reply, const RenderOptions& o) {
   out += field("Labels", run.labels().empty() ? "-" : labels_string(run.labels()));
   out += field("State", run.state());
   out += field("PID", std::to_string(run.pid()));
+  // A cgroup run measures every process of the cgroup; its usage counts page cache too.
+  if (run.scope() == "cgroup") {
+    out += field("Scope", "cgroup " + run.cgroup_dir() +
+                              " (every process in it; usage includes page cache)");
+  }
   out += field("Started", format_unix_ms(run.started_unix_ms()));
   if (run.ended_unix_ms() > 0) {
     out += field("Ended", format_unix_ms(run.ended_unix_ms()));

@@ -162,6 +162,12 @@ Status Dispatcher::run_start(const v1::RunStartRequest& in, const Caller& caller
   input.hosts = in.hosts();
   input.reservation_id = in.reservation_id();
   input.end_on_exit = in.end_on_exit();
+  if (in.scope().size() > 16 || in.cgroup_path().size() > 4096 ||
+      in.cgroup_path().find('\0') != std::string::npos) {
+    return Error{"scope is at most 16 characters and cgroup_path a path of at most 4096 bytes"};
+  }
+  input.scope = in.scope();
+  input.cgroup_path = in.cgroup_path();
   if (!input.reservation_id.empty()) {
     // Only the admitted UID (or root) may claim; an unknown id is the registry's to report.
     auto owner = admission_.check_owner(input.reservation_id, actor_of(caller), "claim");

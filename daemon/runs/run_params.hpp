@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <string>
 
@@ -30,6 +31,9 @@ struct RunParams {
   std::uint32_t store_flush_ticks = 5;  // progress and a downsampled sample to the store
   // The configured memory plans: a run admitted with one is judged against what it expects.
   std::map<std::string, MemoryPlan> plans;
+  // Where a run with the `cgroup` scope finds its process's memory cgroup.
+  std::filesystem::path proc_root = "/proc";
+  std::filesystem::path cgroup_root = "/sys/fs/cgroup";
 };
 
 }  // namespace ramguard

@@ -15,6 +15,15 @@ Status RunRegistry::connect(Entry& entry, const TargetId& target) {
       });
   if (!key) return key.error();
   entry.key = *key;
+  const RunInfo& info = entry.machine->ledger().info;
+  if (info.scope == "cgroup") {
+    auto cgroup = CgroupMemory::open(info.cgroup_dir);
+    if (!cgroup) {
+      sampler_.remove(*key);
+      return cgroup.error();
+    }
+    if (auto set = sampler_.set_cgroup(*key, std::move(*cgroup)); !set) return set;
+  }
   auto watched = exits_.watch(target, [this, run_id, alive = alive_](ExitInfo e) {
     if (*alive) on_exit(run_id, e);
   });

@@ -110,7 +110,31 @@ Result<RunRegistry::Entry*> RunRegistry::find_for_change(const std::string& run_
   return entry;
 }
 
+Result<std::string> RunRegistry::attach_cgroup(TargetKey key, pid_t pid,
+                                               const std::string& cgroup_path,
+                                               const Caller& caller) {
+  // Anyone may guard their own process's cgroup; naming another cgroup is root's.
+  if (!cgroup_path.empty() && !caller.privileged) {
+    return Error{"only root may name a cgroup path; leave it empty to guard PID " +
+                     std::to_string(pid) + "'s own memory cgroup",
+                 ErrorKind::kPermissionDenied};
+  }
+  auto dir = cgroup_path.empty()
+                 ? process_memory_cgroup_dir(params_.proc_root, pid, params_.cgroup_root)
+                 : find_memory_cgroup_dir(params_.cgroup_root, cgroup_path);
+  if (!dir) return Error{dir.error().message, ErrorKind::kInvalidArgument};
+  auto cgroup = CgroupMemory::open(*dir);
+  if (!cgroup) return Error{cgroup.error().message, ErrorKind::kInvalidArgument};
+  if (auto set = sampler_.set_cgroup(key, std::move(*cgroup)); !set) return set.error();
+  return dir->string();
+}
+
 Result<const RunLedger*> RunRegistry::start(const StartRunInput& input, const Caller& caller) {
+  if (input.scope != "" && input.scope != "process" && input.scope != "cgroup") {
+    return Error{"scope '" + input.scope + "' is not known; use process or cgroup" +
+                     (input.scope == "tree" ? " (tree is not implemented in this version)" : ""),
+                 ErrorKind::kInvalidArgument};
+  }
   if (active_runs() >= params_.max_runs) {
     return Error{"too many active runs (limit " + std::to_string(params_.max_runs) + ")",
                  ErrorKind::kResourceExhausted};
@@ -134,6 +158,16 @@ Result<const RunLedger*> RunRegistry::start(const StartRunInput& input, const Ca
                           std::to_string(pid) + ": it is owned by uid " + std::to_string(owner),
                       ErrorKind::kPermissionDenied});
   }
+  std::string cgroup_dir;
+  if (input.scope == "cgroup") {
+    auto attached = attach_cgroup(*key, pid, input.cgroup_path, caller);
+    if (!attached) return drop(attached.error());
+    cgroup_dir = *attached;
+  } else if (!input.cgroup_path.empty()) {
+    return drop(
+        Error{"cgroup_path is given but the scope is '" + input.scope + "'; set scope to cgroup",
+              ErrorKind::kInvalidArgument});
+  }
   for (const auto& [id, other] : runs_) {
     if (other->machine->active() && other->machine->ledger().info.target == *target) {
       return drop(Error{"PID " + std::to_string(pid) + " already has active run " + id,
@@ -149,6 +183,8 @@ Result<const RunLedger*> RunRegistry::start(const StartRunInput& input, const Ca
   info.model_bytes = input.model_bytes;
   info.declared_rounds = input.declared_rounds;
   info.hosts = input.hosts;
+  info.scope = cgroup_dir.empty() ? "process" : "cgroup";
+  info.cgroup_dir = cgroup_dir;
   if (!input.reservation_id.empty()) {
     // Checked before the baseline is taken, claimed only once the run exists: a failed start
     // leaves the reservation as it was.
@@ -201,7 +237,9 @@ Result<const RunLedger*> RunRegistry::start(const StartRunInput& input, const Ca
                           {"pid", pid},
                           {"baseline_bytes", ledger.baseline.rss_bytes},
                           {"estimate_bytes", ledger.info.estimate_bytes},
-                          {"exact_peaks", ref.machine->exact_peaks()}});
+                          {"exact_peaks", ref.machine->exact_peaks()},
+                          {"scope", ledger.info.scope},
+                          {"cgroup", ledger.info.cgroup_dir}});
   return &ledger;
 }
 

@@ -44,6 +44,8 @@ struct StartRunInput {
   std::uint32_t hosts = 0;
   std::string reservation_id;
   bool end_on_exit = false;  // the run ends with its process, as under `ramguard exec`
+  std::string scope;         // "", "process" or "cgroup"
+  std::string cgroup_path;   // cgroup scope: a directory or /proc/PID/cgroup path; "": the PID's
 };
 
 class RunRegistry {
@@ -90,6 +92,10 @@ class RunRegistry {
   Entry* find_entry(const std::string& run_id);
   Result<Entry*> find_for_change(const std::string& run_id, const Caller& caller, const char* what);
   Status connect(Entry& entry, const TargetId& target);
+  // The cgroup scope: the memory cgroup to sample for PID (its own, or cgroup_path) attached to
+  // the target; returns its directory.
+  Result<std::string> attach_cgroup(TargetKey key, pid_t pid, const std::string& cgroup_path,
+                                    const Caller& caller);
   void on_reading(const std::string& run_id, const Result<MemoryReading>& reading);
   void on_exit(const std::string& run_id, const ExitInfo& info);
   void on_deadline(const std::string& run_id);

@@ -56,7 +56,7 @@ void Sampler::tick() {
     auto it = targets_.find(key);
     if (it == targets_.end()) continue;
     const std::shared_ptr<Target> target = it->second;  // survives remove() inside the sink
-    const Result<MemoryReading> reading = target->handle.read_periodic(clock_.now());
+    const Result<MemoryReading> reading = read_target(*target, clock_.now(), false);
     if (target->sink) target->sink(target->handle.id(), reading);
   }
   ++ticks_;
@@ -64,12 +64,35 @@ void Sampler::tick() {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
 }
 
+Result<MemoryReading> Sampler::read_target(Target& target, const Instant& at, bool complete) {
+  if (!target.cgroup) {
+    return complete ? target.handle.read_complete(at) : target.handle.read_periodic(at);
+  }
+  // The process's own statm first: its exit (or zombie) must still end the run.
+  if (auto alive = target.handle.read_periodic(at); !alive) return alive.error();
+  return complete ? target.cgroup->read_complete(at) : target.cgroup->read_periodic(at);
+}
+
 Result<TargetKey> Sampler::add(pid_t pid, ReadingSink sink) {
   auto handle = procfs_.open(pid);
   if (!handle) return handle.error();
   const TargetKey key = next_key_++;
-  targets_.emplace(key, std::make_shared<Target>(Target{std::move(*handle), std::move(sink)}));
+  targets_.emplace(
+      key, std::make_shared<Target>(Target{std::move(*handle), std::move(sink), std::nullopt}));
   return key;
+}
+
+Status Sampler::set_cgroup(TargetKey key, CgroupMemory cgroup) {
+  auto it = targets_.find(key);
+  if (it == targets_.end()) return unknown(key);
+  it->second->cgroup.emplace(std::move(cgroup));
+  return ok_status();
+}
+
+std::optional<std::filesystem::path> Sampler::cgroup_dir(TargetKey key) const {
+  auto it = targets_.find(key);
+  if (it == targets_.end() || !it->second->cgroup) return std::nullopt;
+  return it->second->cgroup->dir();
 }
 
 Result<TargetKey> Sampler::add(const TargetId& id, ReadingSink sink) {
@@ -94,13 +117,13 @@ Error Sampler::unknown(TargetKey key) const {
 Result<MemoryReading> Sampler::read_now(TargetKey key, bool complete) {
   auto it = targets_.find(key);
   if (it == targets_.end()) return unknown(key);
-  ProcessHandle& h = it->second->handle;
-  return complete ? h.read_complete(clock_.now()) : h.read_periodic(clock_.now());
+  return read_target(*it->second, clock_.now(), complete);
 }
 
 Status Sampler::reset_hwm(TargetKey key) {
   auto it = targets_.find(key);
   if (it == targets_.end()) return unknown(key);
+  if (it->second->cgroup) return it->second->cgroup->reset_peak();
   return it->second->handle.reset_hwm();
 }
 

@@ -10,6 +10,7 @@
 #include <asio/steady_timer.hpp>
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -19,6 +20,7 @@
 #include "common/clock.hpp"
 #include "common/result.hpp"
 #include "model/reading.hpp"
+#include "procfs/cgroup_memory.hpp"
 #include "procfs/proc_fs.hpp"
 
 namespace ramguard {
@@ -45,6 +47,10 @@ class Sampler {
   // As add(pid), but fails when the PID no longer names this process.
   Result<TargetKey> add(const TargetId& id, ReadingSink sink);
   void remove(TargetKey key);  // unknown keys are ignored; safe from inside a sink
+  // The `cgroup` scope: from now on the target's readings, peaks and resets are its memory
+  // cgroup's; the process still decides whether the target lives (its exit ends the run).
+  Status set_cgroup(TargetKey key, CgroupMemory cgroup);
+  std::optional<std::filesystem::path> cgroup_dir(TargetKey key) const;
 
   // On demand: complete = status (full split, swap, HWM; for marks), else statm.
   Result<MemoryReading> read_now(TargetKey key, bool complete);
@@ -65,7 +71,9 @@ class Sampler {
   struct Target {
     ProcessHandle handle;
     ReadingSink sink;
+    std::optional<CgroupMemory> cgroup;  // set: the target is this cgroup (run scope cgroup)
   };
+  static Result<MemoryReading> read_target(Target& target, const Instant& at, bool complete);
   void schedule();
   void tick();
   Error unknown(TargetKey key) const;

@@ -142,9 +142,20 @@ constexpr const char* kSchemaV2 = R"sql(
 ALTER TABLE reservations ADD COLUMN owner_uid INTEGER NOT NULL DEFAULT 0;
 )sql";
 
+// What a run measures when it is not its process alone (the `cgroup` scope); a run without a
+// row here measured its process, as every run before this version did.
+constexpr const char* kSchemaV3 = R"sql(
+CREATE TABLE run_scopes (
+  run_id TEXT PRIMARY KEY NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+  scope TEXT NOT NULL,
+  cgroup_dir TEXT NOT NULL
+) WITHOUT ROWID;
+)sql";
+
 constexpr std::array kMigrations = {
     Migration{"initial ledger schema", kSchemaV1},
     Migration{"reservation owners", kSchemaV2},
+    Migration{"run scopes", kSchemaV3},
 };
 
 std::string hex(std::int64_t value) {

@@ -156,6 +156,7 @@ class Store {
                                             const std::vector<std::string>& params,
                                             std::size_t limit);
   Status load_labels(RunInfo& info);
+  Status load_scope(RunInfo& info);  // the run_scopes row, if any (schema 3+)
   Status load_details(RunLedger& ledger);
   Result<std::vector<Verdict>> load_verdicts(const std::string& run_id,
                                              std::optional<std::int64_t> only_id);

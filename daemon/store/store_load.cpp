@@ -21,6 +21,21 @@ Status Store::load_labels(RunInfo& info) {
   }
 }
 
+Status Store::load_scope(RunInfo& info) {
+  if (schema_version_ < 3) return ok_status();  // a read-only older ledger: process scope only
+  auto q = db_->query("SELECT scope, cgroup_dir FROM run_scopes WHERE run_id = ?1",
+                      "loading the scope of run '" + info.run_id + "'");
+  if (!q) return q.error();
+  q->bind(1, info.run_id);
+  auto row = q->step();
+  if (!row) return row.error();
+  if (*row) {
+    info.scope = q->text(0);
+    info.cgroup_dir = q->text(1);
+  }
+  return ok_status();
+}
+
 Result<std::vector<Verdict>> Store::load_verdicts(const std::string& run_id,
                                                   std::optional<std::int64_t> only_id) {
   const std::string op = "loading the verdicts of run '" + run_id + "'";
@@ -70,6 +85,7 @@ Status Store::load_details(RunLedger& l) {
   const std::string& id = l.info.run_id;
   const std::string op = "loading run '" + id + "'";
   if (auto s = load_labels(l.info); !s) return s;
+  if (auto s = load_scope(l.info); !s) return s;
   {
     auto q = db_->query("SELECT * FROM marks WHERE run_id = ?1 ORDER BY seq", op);
     if (!q) return q.error();

@@ -142,6 +142,8 @@ Run Client::start_run(const RunOptions& options) {
   start.set_declared_rounds(options.declared_rounds);
   start.set_hosts(options.hosts);
   start.set_reservation_id(options.reservation_id);
+  start.set_scope(options.scope);
+  start.set_cgroup_path(options.cgroup_path);
   v1::RunStartReply reply = call(std::move(request)).run_start();
   if (reply.run_id().empty()) {
     throw ClientError(ClientError::Kind::kProtocol,

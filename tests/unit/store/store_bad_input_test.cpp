@@ -159,7 +159,7 @@ TEST(StoreBadInput, NewerSchemaIsRefused) {
   const auto db = dir.path() / "ramguard.db";
   raw_sql(db, "PRAGMA user_version = 99");
   EXPECT_ERROR(Store::open(dir.path()), db.string(), "schema version 99",
-               "newer than this ramguardd understands (2)");
+               "newer than this ramguardd understands (3)");
 }
 
 TEST(StoreBadInput, StateDirUnderARegularFile) {

@@ -66,6 +66,9 @@ struct RunOptions {
   std::uint32_t declared_rounds = 0;
   std::uint32_t hosts = 0;
   std::string reservation_id{};  // an admitted reservation this run claims
+  // "process" (default) or "cgroup": the PID's memory cgroup (or cgroup_path, root only).
+  std::string scope{};
+  std::string cgroup_path{};
 };
 
 // Optional facts attached to a mark (allocator statistics, a garbage-collector probe).

@@ -1,0 +1,226 @@
+#include "procfs/cgroup_memory.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "procfs/parse.hpp"
+#include "procfs/proc_fs.hpp"
+
+namespace ramguard {
+namespace {
+
+constexpr std::size_t kMaxCgroupStatBytes = 64 * 1024;
+constexpr std::size_t kCounterBufferBytes = 64;
+
+bool path_exists(const std::filesystem::path& p) {
+  std::error_code ec;
+  return std::filesystem::exists(p, ec);
+}
+
+bool is_memory_cgroup_dir(const std::filesystem::path& dir) {
+  return path_exists(dir / "memory.usage_in_bytes") || path_exists(dir / "memory.current");
+}
+
+// One number (v2 writes "max" only for limits, never for these counters).
+int read_counter(int fd, std::uint64_t& out, std::string& problem) {
+  char buf[kCounterBufferBytes];
+  ssize_t n;
+  do {
+    n = ::pread(fd, buf, sizeof buf, 0);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) return errno;
+  std::string_view text(buf, static_cast<std::size_t>(n));
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
+  auto value = parse_decimal_u64(text, "counter");
+  if (!value) {
+    problem = value.error().message;
+    return -1;
+  }
+  out = *value;
+  return 0;
+}
+
+UniqueFd open_file(const std::filesystem::path& p, int flags = O_RDONLY) {
+  return UniqueFd(::open(p.c_str(), flags | O_CLOEXEC));
+}
+
+}  // namespace
+
+Result<CgroupMemoryStat> parse_cgroup_memory_stat(std::string_view text, bool v2) {
+  CgroupMemoryStat s;
+  std::uint64_t cache = 0;
+  bool have_anon = false;
+  while (!text.empty()) {
+    const std::size_t eol = text.find('\n');
+    const std::string_view line = text.substr(0, eol);
+    text.remove_prefix(eol == std::string_view::npos ? text.size() : eol + 1);
+    const std::size_t space = line.find(' ');
+    if (space == std::string_view::npos) continue;
+    const std::string_view key = line.substr(0, space);
+    std::uint64_t* target = nullptr;
+    if (v2) {
+      if (key == "anon") target = &s.anon_bytes, have_anon = true;
+      if (key == "file") target = &cache;
+      if (key == "shmem") target = &s.shmem_bytes;
+    } else {
+      // total_* count the whole hierarchy below the cgroup, which is what its usage counts.
+      if (key == "total_rss") target = &s.anon_bytes, have_anon = true;
+      if (key == "total_cache") target = &cache;
+      if (key == "total_shmem") target = &s.shmem_bytes;
+      if (key == "total_swap") target = &s.swap_bytes;
+    }
+    if (target == nullptr) continue;
+    auto value = parse_decimal_u64(line.substr(space + 1), key);
+    if (!value) return value.error();
+    *target = *value;
+  }
+  if (!have_anon) {
+    return Error{std::string("memory.stat has no ") + (v2 ? "anon" : "total_rss") + " line"};
+  }
+  // Both versions count shmem inside the page cache; file_bytes is the rest.
+  s.file_bytes = cache >= s.shmem_bytes ? cache - s.shmem_bytes : 0;
+  return s;
+}
+
+Result<std::filesystem::path> find_memory_cgroup_dir(const std::filesystem::path& cgroup_root,
+                                                     const std::string& given) {
+  if (given.empty()) return Error{"no cgroup path given"};
+  if (given.find("/..") != std::string::npos || given.rfind("..", 0) == 0) {
+    return Error{"cgroup path '" + given + "' must not contain '..'"};
+  }
+  const std::filesystem::path as_given(given);
+  if (as_given.is_absolute() && is_memory_cgroup_dir(as_given)) return as_given;
+  const std::string rel = given.front() == '/' ? given.substr(1) : given;
+  for (const auto& dir :
+       {cgroup_root / "memory" / rel, cgroup_root / rel, cgroup_root / "unified" / rel}) {
+    if (is_memory_cgroup_dir(dir)) return dir;
+  }
+  if (path_exists(as_given) || path_exists(cgroup_root / "memory" / rel) ||
+      path_exists(cgroup_root / rel)) {
+    return Error{"cgroup '" + given +
+                 "' is not a memory cgroup (no memory.usage_in_bytes or memory.current)"};
+  }
+  return Error{"cgroup '" + given + "' does not exist (looked for it as a directory and under " +
+               cgroup_root.string() + ")"};
+}
+
+Result<std::filesystem::path> process_memory_cgroup_dir(const std::filesystem::path& proc_root,
+                                                        pid_t pid,
+                                                        const std::filesystem::path& cgroup_root) {
+  auto text = read_small_file(proc_root / std::to_string(pid) / "cgroup", kMaxCgroupStatBytes);
+  if (!text) return text.error();
+  auto cg = parse_memory_cgroup(*text);
+  if (!cg) return Error{"process " + std::to_string(pid) + ": " + cg.error().message};
+  auto dir = find_memory_cgroup_dir(cgroup_root, cg->path);
+  if (!dir) return Error{"process " + std::to_string(pid) + ": " + dir.error().message};
+  return dir;
+}
+
+Result<CgroupMemory> CgroupMemory::open(const std::filesystem::path& dir) {
+  CgroupMemory c;
+  c.dir_ = dir;
+  c.v2_ = !path_exists(dir / "memory.usage_in_bytes");
+  const auto usage = dir / (c.v2_ ? "memory.current" : "memory.usage_in_bytes");
+  c.usage_fd_ = open_file(usage);
+  if (!c.usage_fd_.valid()) {
+    const int err = errno;
+    if (err == ENOENT) {
+      return Error{dir.string() +
+                   " is not a memory cgroup (no memory.usage_in_bytes or "
+                   "memory.current)"};
+    }
+    return Error{"cannot open " + usage.string() + ": " + errno_text(err)};
+  }
+  c.stat_fd_ = open_file(dir / "memory.stat");
+  if (!c.stat_fd_.valid()) {
+    return Error{"cannot open " + (dir / "memory.stat").string() + ": " + errno_text(errno)};
+  }
+  // Read-write so the peak can be reset through the same file; read-only where not allowed.
+  const auto peak = dir / (c.v2_ ? "memory.peak" : "memory.max_usage_in_bytes");
+  c.peak_fd_ = open_file(peak, O_RDWR);
+  if (!c.peak_fd_.valid()) c.peak_fd_ = open_file(peak);
+  if (c.v2_) c.swap_fd_ = open_file(dir / "memory.swap.current");
+  if (auto first = c.read_periodic(Instant{}); !first) return first.error();
+  return c;
+}
+
+Error CgroupMemory::read_error(const char* file, int err) const {
+  if (err == ENOENT || err == ENODEV) {
+    return Error{"cgroup " + dir_.string() + " has been removed", ErrorKind::kNotFound};
+  }
+  return Error{"cannot read " + (dir_ / file).string() + ": " + errno_text(err)};
+}
+
+Result<MemoryReading> CgroupMemory::read_periodic(const Instant& at) {
+  MemoryReading r;
+  r.at = at;
+  r.source = ReadingSource::kPeriodic;
+  std::string problem;
+  if (const int err = read_counter(usage_fd_.get(), r.rss_bytes, problem); err != 0) {
+    if (err < 0) return Error{dir_.string() + ": usage: " + problem};
+    return read_error(v2_ ? "memory.current" : "memory.usage_in_bytes", err);
+  }
+  std::size_t len = 0;
+  if (stat_buf_.empty()) stat_buf_.resize(4096);
+  for (;;) {
+    const ssize_t n = ::pread(stat_fd_.get(), stat_buf_.data(), stat_buf_.size(), 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return read_error("memory.stat", errno);
+    len = static_cast<std::size_t>(n);
+    if (len < stat_buf_.size() || stat_buf_.size() > kMaxCgroupStatBytes) break;
+    stat_buf_.resize(stat_buf_.size() * 2);
+  }
+  auto stat = parse_cgroup_memory_stat(std::string_view(stat_buf_.data(), len), v2_);
+  if (!stat) return Error{dir_.string() + ": " + stat.error().message};
+  r.anon_bytes = stat->anon_bytes;
+  r.file_bytes = stat->file_bytes;
+  r.shmem_bytes = stat->shmem_bytes;
+  r.swap_bytes = stat->swap_bytes;
+  return r;
+}
+
+Result<MemoryReading> CgroupMemory::read_complete(const Instant& at) {
+  auto r = read_periodic(at);
+  if (!r) return r;
+  r->source = ReadingSource::kMark;
+  std::string problem;
+  if (swap_fd_.valid()) {
+    if (read_counter(swap_fd_.get(), r->swap_bytes, problem) != 0) r->swap_bytes = 0;
+  }
+  if (peak_fd_.valid()) {
+    if (const int err = read_counter(peak_fd_.get(), r->hwm_bytes, problem); err != 0) {
+      if (err < 0) return Error{dir_.string() + ": peak: " + problem};
+      return read_error(v2_ ? "memory.peak" : "memory.max_usage_in_bytes", err);
+    }
+  }
+  // Usage read a moment after the peak may be higher: the peak is never below a reading.
+  if (r->hwm_bytes < r->rss_bytes) r->hwm_bytes = r->rss_bytes;
+  return r;
+}
+
+Status CgroupMemory::reset_peak() {
+  if (!peak_fd_.valid()) {
+    return Error{dir_.string() + " has no " +
+                 (v2_ ? "memory.peak (Linux 5.19+)" : "memory.max_usage_in_bytes") +
+                 ": peaks are sampled"};
+  }
+  const char* value = v2_ ? "reset\n" : "0\n";
+  const std::size_t size = v2_ ? 6 : 2;
+  ssize_t n;
+  do {
+    n = ::pwrite(peak_fd_.get(), value, size, 0);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) {
+    return Error{"cannot reset the peak of " + dir_.string() + ": " + errno_text(errno) +
+                 (v2_ ? " (a per-file reset of memory.peak needs Linux 6.12+)" : "")};
+  }
+  return ok_status();
+}
+
+Result<std::uint64_t> CgroupMemory::oom_kills() const {
+  return read_oom_kill_count(dir_ / (v2_ ? "memory.events" : "memory.oom_control"));
+}
+
+}  // namespace ramguard

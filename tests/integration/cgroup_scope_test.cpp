@@ -1,0 +1,151 @@
+// The `cgroup` run scope against a real v1 memory cgroup, created and removed by the test: a
+// run on one process measures every process of its cgroup, and a spike in ANOTHER process of
+// the cgroup between samples shows at full size in the phase's exact peak (the cgroup's
+// max_usage_in_bytes, reset at every mark). Bad scopes and paths get errors naming them.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "harness.hpp"
+
+namespace ramguard::testing {
+namespace {
+
+constexpr std::uint64_t kMiB = 1ULL << 20;
+const std::filesystem::path kV1Memory = "/sys/fs/cgroup/memory";
+
+// A child memory cgroup of the v1 hierarchy, removed (after its processes) at the end.
+class TestCgroup {
+ public:
+  TestCgroup() : dir_(kV1Memory / ("ramguard-test-" + std::to_string(::getpid()))) {
+    std::filesystem::create_directory(dir_);
+  }
+  ~TestCgroup() {
+    std::error_code ec;
+    std::filesystem::remove(dir_, ec);  // rmdir: only once every process has left
+  }
+  void add(pid_t pid) const { std::ofstream(dir_ / "cgroup.procs") << pid << "\n"; }
+  const std::filesystem::path& dir() const { return dir_; }
+
+ private:
+  std::filesystem::path dir_;
+};
+
+v1::Reply start(const Daemon& d, pid_t pid, const std::string& scope,
+                const std::string& cgroup_path = "") {
+  v1::Request request;
+  auto& s = *request.mutable_run_start();
+  s.set_pid(static_cast<std::uint32_t>(pid));
+  s.set_job("cgroup-scope");
+  s.set_scope(scope);
+  s.set_cgroup_path(cgroup_path);
+  return d.call(request);
+}
+
+v1::Reply mark(const Daemon& d, const std::string& run, v1::MarkRequest::Kind kind,
+               const std::string& phase) {
+  v1::Request request;
+  auto& m = *request.mutable_mark();
+  m.set_run_id(run);
+  m.set_kind(kind);
+  m.set_phase(phase);
+  return d.call(request);
+}
+
+v1::RunStatus status(const Daemon& d, const std::string& run) {
+  v1::Request request;
+  request.mutable_status()->set_run_id(run);
+  const v1::Reply reply = d.call(request);
+  return reply.status().runs_size() == 1 ? reply.status().runs(0) : v1::RunStatus{};
+}
+
+TEST(CgroupScope, ARunMeasuresEveryProcessOfTheCgroupWithTheCgroupsExactPeak) {
+  if (!std::filesystem::exists(kV1Memory / "memory.max_usage_in_bytes")) {
+    GTEST_SKIP() << "this kernel has no v1 memory controller at " << kV1Memory;
+  }
+  TestCgroup cgroup;
+  auto d = Daemon::with_args({"--interval", "100ms"});
+  {
+    MemChild coordinator;  // the run's process: allocates nothing itself
+    MemChild worker;       // another process of the same cgroup
+    cgroup.add(coordinator.pid());
+    cgroup.add(worker.pid());
+
+    const v1::Reply started = start(*d, coordinator.pid(), "cgroup");
+    ASSERT_FALSE(started.has_error()) << started.error().message();
+    const std::string run = started.run_start().run_id();
+    EXPECT_TRUE(started.run_start().exact_peaks()) << "max_usage_in_bytes is resettable";
+    const v1::RunStatus first = status(*d, run);
+    EXPECT_EQ(first.scope(), "cgroup");
+    EXPECT_EQ(first.cgroup_dir(), cgroup.dir().string());
+
+    // A spike in the worker between samples: allocated, touched and freed inside the phase.
+    ASSERT_FALSE(mark(*d, run, v1::MarkRequest::PHASE_BEGIN, "aggregation").has_error());
+    worker.command("alloc spike " + std::to_string(256 * kMiB));
+    worker.command("free spike");
+    const v1::Reply ended = mark(*d, run, v1::MarkRequest::PHASE_END, "aggregation");
+    ASSERT_FALSE(ended.has_error()) << ended.error().message();
+    EXPECT_GE(ended.mark().phase_peak_bytes(), first.baseline().rss_bytes() + 250 * kMiB)
+        << "the cgroup's peak holds the worker's spike";
+    EXPECT_TRUE(ended.mark().peak_exact());
+
+    // Memory the worker keeps shows in the run's periodic readings.
+    worker.command("alloc kept " + std::to_string(128 * kMiB));
+    EXPECT_TRUE(eventually(
+        [&] {
+          return status(*d, run).last().rss_bytes() >= first.baseline().rss_bytes() + 120 * kMiB;
+        },
+        5s, 50ms))
+        << "last " << status(*d, run).last().rss_bytes() << " baseline "
+        << first.baseline().rss_bytes();
+    EXPECT_GE(status(*d, run).last().anon_bytes(), 120 * kMiB);
+
+    v1::Request end;
+    end.mutable_run_end()->set_run_id(run);
+    EXPECT_FALSE(d->call(end).has_error());
+    // The report says what was measured.
+    const auto report =
+        run_command({cli_path(), "--socket", d->socket_path().string(), "report", run});
+    EXPECT_NE(report.output.find("Scope:          cgroup " + cgroup.dir().string()),
+              std::string::npos)
+        << report.output;
+    coordinator.command("exit 0");
+    worker.command("exit 0");
+    coordinator.wait();
+    worker.wait();
+  }
+  EXPECT_NE(d->log_text().find("scope=cgroup"), std::string::npos) << d->log_text();
+}
+
+TEST(CgroupScope, BadScopesAndCgroupPathsAreRefusedNamingThem) {
+  auto d = Daemon::with_args({"--interval", "100ms"});
+  MemChild child;
+  const v1::Reply tree = start(*d, child.pid(), "tree");
+  ASSERT_TRUE(tree.has_error());
+  EXPECT_NE(tree.error().message().find("not implemented"), std::string::npos)
+      << tree.error().message();
+  const v1::Reply unknown = start(*d, child.pid(), "galaxy");
+  ASSERT_TRUE(unknown.has_error());
+  EXPECT_NE(unknown.error().message().find("'galaxy'"), std::string::npos);
+  const v1::Reply missing = start(*d, child.pid(), "cgroup", "/ramguard-no-such-cgroup");
+  ASSERT_TRUE(missing.has_error());
+  EXPECT_NE(missing.error().message().find("'/ramguard-no-such-cgroup' does not exist"),
+            std::string::npos)
+      << missing.error().message();
+  const v1::Reply not_memory = start(*d, child.pid(), "cgroup", "/proc");
+  ASSERT_TRUE(not_memory.has_error());
+  EXPECT_NE(not_memory.error().message().find("not a memory cgroup"), std::string::npos)
+      << not_memory.error().message();
+  const v1::Reply path_without_scope = start(*d, child.pid(), "process", "/x");
+  ASSERT_TRUE(path_without_scope.has_error());
+  EXPECT_NE(path_without_scope.error().message().find("set scope to cgroup"), std::string::npos);
+  // None of them left a run behind: a process-scope run on the same PID still starts.
+  const v1::Reply ok = start(*d, child.pid(), "");
+  EXPECT_FALSE(ok.has_error()) << ok.error().message();
+  child.command("exit 0");
+  child.wait();
+}
+
+}  // namespace
+}  // namespace ramguard::testing
