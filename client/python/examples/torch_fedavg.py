@@ -23,17 +23,20 @@ end the coordinator drops its last reference and the newest namespace (two copie
 --build final calls a plain function that takes the previous state as an argument: nothing
 outlives the round.
 
-Guarding (client/python/ramguard.py, found next to this script's parent folder or on
-PYTHONPATH): the Load is admitted (plan fedavg, the state dict's size in bytes, the hosts)
-before the hosts are claimed; the run is started with that admission, every phase is marked,
-every round ends with a round-end mark, and the last round end carries the gc probe (RSS just
-before and after gc.collect(), and what it collected), so the daemon can say whether what the
-run accumulated was held by reference cycles. After the run ends the script waits for the
-release verdict, then collects itself and prints what that freed. Every verdict is printed on
-one line as it arrives ("verdict KIND SEVERITY passed=...: summary"); the last line of stdout
-is a JSON summary (run id, admission, verdicts per round, release, peaks).
+Guarding (client/python/ramguard.py, imported from this script's parent folder): the Load is
+admitted (plan fedavg, the state dict's size in bytes, the hosts) before the hosts are claimed;
+the run is started with that admission; every phase is marked and every round ends with a
+round-end mark. The last round end carries the gc probe (RSS just before and after
+gc.collect(), and how many objects it collected), so the daemon can say whether what the run
+accumulated was held by reference cycles. After the run ends the script waits for the release
+verdict, then collects once more and prints what that freed. Each verdict is printed on one line
+as it arrives ("verdict KIND SEVERITY [passed] [round N]: summary"); the last line of stdout is
+a JSON summary (run id, admission, verdicts by round, boundaries, release, gc figures, phases).
 
-By hand, against a running daemon (`ramguardd --socket /tmp/rg.sock`):
+By hand, against a running daemon (`ramguardd --socket /tmp/rg.sock --config my.yaml`, where
+my.yaml scales the thresholds to a 0.35 GB model, e.g. growth.min_bytes and release.slack of
+200MB as tests/python/test_torch_fedavg.py does: the defaults, 512MB and 1GB, are for a 2.5 GB
+one):
 
     RAMGUARD_SOCKET=/tmp/rg.sock /usr/bin/python3 client/python/examples/torch_fedavg.py \\
         --build baseline --rounds 3 --hosts 2
@@ -387,8 +390,13 @@ def main(argv=None):
     else:
         client = ramguard.Client(args.socket, on_verdict=on_verdict)
         # Before any host is claimed: does this Load fit the budget?
-        admission = client.admit(args.job, model_bytes=model_bytes, plan="fedavg",
-                                 hosts=args.hosts)
+        try:
+            admission = client.admit(args.job, model_bytes=model_bytes, plan="fedavg",
+                                     hosts=args.hosts)
+        except ramguard.UnavailableError as e:
+            raise SystemExit(f"torch_fedavg: {e.message}; a Load nobody checked is not started "
+                             "(start ramguardd, set RAMGUARD_SOCKET or --socket, or pass "
+                             "--no-guard)")
         summary["admission"] = {k: admission.get(k) for k in (
             "admitted", "estimate_bytes", "budget_bytes", "baseline_bytes", "headroom_bytes",
             "estimate_source", "reason")}
@@ -474,7 +482,7 @@ def main(argv=None):
                                "rss_after_bytes": after}
     say(f"gc.collect() after the run collected {collected} objects: RSS {gb(before)} -> "
         f"{gb(after)}" + (f", {gb(before - after)} was held by reference cycles"
-                          if before - after > model_bytes // 4 else ""))
+                          if before - after >= max(model_bytes // 2, 16 * 1000**2) else ""))
     summary["seconds"] = round(time.monotonic() - started, 2)
     print(json.dumps(summary), flush=True)
     return status
