@@ -240,6 +240,21 @@ class TorchFedAvgAgainstTheRealDaemon(unittest.TestCase):
         after = summary["gc_after_run"]
         self.assertLess(after["rss_before_bytes"] - after["rss_after_bytes"], 50 * MB, after)
 
+        # -- side by side, as an operator would see them: `ramguard compare` ----------------
+        ids = [results[b][0]["run_id"] for b in ("baseline", "final")]
+        out = subprocess.run([os.environ["RAMGUARD_CLI"], "--socket", self.daemon.socket,
+                              "compare", *ids, "--format", "json"],
+                             capture_output=True, text=True, timeout=30)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        rows = {r["labels"]["build"]: r for r in json.loads(out.stdout)["rows"]}
+        self.assertEqual(sorted(rows), ["baseline", "final"])
+        # After completion the baseline still holds two copies more than the final build.
+        self.assertGreater(rows["baseline"]["after_completion_bytes"],
+                           rows["final"]["after_completion_bytes"] + 1.5 * VIT_B_16_BYTES, rows)
+        # The kept states add to the peak: round 3's aggregation runs on top of two of them.
+        self.assertGreater(rows["baseline"]["peak_bytes"],
+                           rows["final"]["peak_bytes"] + 1.5 * VIT_B_16_BYTES, rows)
+
 
 if __name__ == "__main__":
     unittest.main()
