@@ -102,35 +102,35 @@ class TorchFedAvgAgainstTheRealDaemon(unittest.TestCase):
                    LD_PRELOAD=self.jemalloc, MALLOC_CONF="dirty_decay_ms:0,muzzy_decay_ms:0")
         return env
 
-    def run_build(self, build):
-        checkpoints = os.path.join(self.workdir, f"checkpoints-{build}")
+    def run_build(self, build, model="vit_b_16", model_bytes=VIT_B_16_BYTES, extra=()):
+        checkpoints = os.path.join(self.workdir, f"checkpoints-{build}-{model}-{len(extra)}")
         argv = [sys.executable, self.example, "--build", build, "--rounds", "3", "--hosts", "2",
-                "--job", "torch-fedavg-test", "--checkpoint-dir", checkpoints,
+                "--model", model, "--job", "torch-fedavg-test", "--checkpoint-dir", checkpoints,
                 "--release-timeout-seconds", "30",
                 # Past the 500 ms settle window: each floor is the round's own, not the next
                 # phase's (or, after the last round, the teardown's).
-                "--pause-seconds", "0.75"]
+                "--pause-seconds", "0.75", *extra]
         started = time.monotonic()
         proc = subprocess.run(argv, capture_output=True, text=True, env=self.coordinator_env(),
                               timeout=300)
         seconds = time.monotonic() - started
-        sys.stderr.write(f"\n--- {build} build ({seconds:.1f} s) ---\n{proc.stdout}"
-                         f"{proc.stderr}")
+        sys.stderr.write(f"\n--- {build} build, {model} {' '.join(extra)} ({seconds:.1f} s) ---\n"
+                         f"{proc.stdout}{proc.stderr}")
         self.assertEqual(proc.returncode, 0, proc.stderr)
         lines = proc.stdout.strip().splitlines()
         summary = json.loads(lines[-1])
         self.assertEqual(summary["build"], build)
+        self.assertEqual(summary["model_bytes"], model_bytes)
         # The checkpoint is a real torch.save of the whole state (tensors + pickle framing).
         saved = sorted(os.listdir(checkpoints))
-        self.assertEqual(saved, ["vit_b_16-round3.pt"])
+        self.assertEqual(saved, [f"{model}-round3.pt"])
         size = os.path.getsize(os.path.join(checkpoints, saved[0]))
-        self.assertGreater(size, VIT_B_16_BYTES)
-        self.assertLess(size, VIT_B_16_BYTES + 1 * MB)
+        self.assertGreater(size, model_bytes)
+        self.assertLess(size, model_bytes + 1 * MB)
         return summary, lines[:-1]
 
     def check_common(self, build, summary, lines):
         """What both builds share: admission before the hosts, every phase and round marked."""
-        self.assertEqual(summary["model_bytes"], VIT_B_16_BYTES)
         admission = summary["admission"]
         self.assertTrue(admission["admitted"], admission)
         self.assertEqual(admission["estimate_source"], "plan:fedavg")
@@ -254,6 +254,22 @@ class TorchFedAvgAgainstTheRealDaemon(unittest.TestCase):
         # The kept states add to the peak: round 3's aggregation runs on top of two of them.
         self.assertGreater(rows["baseline"]["peak_bytes"],
                            rows["final"]["peak_bytes"] + 1.5 * VIT_B_16_BYTES, rows)
+
+    def test_host_updates_made_by_worker_processes_are_the_same(self):
+        """--workers: forked processes make the host updates and send them serialized; the
+        coordinator must compute exactly what it computes alone (a 0.56 MB ViT: quick)."""
+        tiny_bytes = 139_432 * 4
+        alone, _ = self.run_build("final", "vit_tiny", tiny_bytes)
+        pooled, lines = self.run_build("final", "vit_tiny", tiny_bytes, ("--workers", "2"))
+        self.assertTrue(any("updates made by 2 worker processes" in l for l in lines), lines)
+        crcs = [[p["crc32"] for p in s["phases"] if p["phase"] == "synchronization"]
+                for s in (alone, pooled)]
+        self.assertEqual(crcs[0], crcs[1])
+        self.assertEqual(len(set(crcs[0])), 3, crcs)
+        for summary in (alone, pooled):
+            self.assertTrue(summary["release"]["passed"], summary["release"])
+            run = self.daemon_report(summary["run_id"])
+            self.assertEqual(len(run["phases"]), 10, run["phases"])
 
 
 if __name__ == "__main__":
