@@ -401,7 +401,7 @@ def main(argv=None):
             "admitted", "estimate_bytes", "budget_bytes", "baseline_bytes", "headroom_bytes",
             "estimate_source", "reason")}
         say(f"admission ({args.model}, {gb(model_bytes)}, {args.hosts} hosts, plan fedavg): "
-            f"{'admitted' if admission else 'REFUSED'}: {admission.reason}")
+            f"{admission.reason}")  # the reason starts with "admitted" or "refused"
         if not admission:
             print(json.dumps(summary), flush=True)
             return 3
@@ -443,6 +443,8 @@ def main(argv=None):
                 time.sleep(args.pause_seconds)
     except BaseException as e:
         run.end(failure=f"{type(e).__name__}: {e}"[:200])
+        if owned_dir:
+            shutil.rmtree(checkpoint_dir, ignore_errors=True)
         raise
     end = run.end()
     coordinator.teardown()
