@@ -1,0 +1,276 @@
+"""A real PyTorch FedAvg coordinator (client/python/examples/torch_fedavg.py: torchvision's
+vit_b_16, 0.35 GB of fp32 state) guarded by the REAL ramguardd, both builds, 3 rounds, 2 hosts.
+
+The baseline build keeps each round's previous global state alive in a reference cycle (its
+aggregation function's globals hold the state and the function): the daemon must warn about
+growth by round 2, name reference cycles from the gc probe of the last round end, and fail the
+release after the run. The final build must get none of that: no growth warning, no cycles,
+release passed.
+
+Run by ctest with Debian's /usr/bin/python3 (the only interpreter that imports Debian's torch).
+Environment (tests/python/CMakeLists.txt): RAMGUARD_DAEMON, RAMGUARD_CLI, RAMGUARD_FEDAVG_EXAMPLE
+(the script), RAMGUARD_TEST_TMPDIR.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+from test_client_daemon import Daemon
+
+GB = 1000 ** 3
+MB = 1000 ** 2
+VIT_B_16_BYTES = 86_567_656 * 4  # torchvision vit_b_16: 86.6M fp32 parameters
+
+# Thresholds for a 0.35 GB model (the defaults are for a 2.5 GB one): the baseline's cycle
+# keeps one more model copy (0.35 GB) per round, so a 200 MB step warns at once, while the
+# final build's floors move by a few MB. After the run the baseline still holds two copies
+# (0.69 GB) in its last cycle; the final build returns to its baseline within a few MB, so a
+# 200 MB slack tells them apart. Short settle and grace keep the test quick.
+DAEMON_CONFIG = """\
+sampling:
+  interval: 250ms
+growth:
+  min_bytes: 200MB
+  warmup_rounds: 1
+  settle: 500ms
+release:
+  slack: 200MB
+  grace: 5s
+"""
+
+JEMALLOC_CANDIDATES = ("/usr/lib/x86_64-linux-gnu/libjemalloc.so.2",
+                       "/usr/lib/aarch64-linux-gnu/libjemalloc.so.2",
+                       "/usr/lib/libjemalloc.so.2")
+
+
+def find_jemalloc():
+    for path in JEMALLOC_CANDIDATES:
+        if os.path.exists(path):
+            return path
+    try:
+        out = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout
+    except OSError:
+        out = ""
+    for line in out.splitlines():
+        if "libjemalloc.so.2" in line and "=>" in line:
+            return line.split("=>")[-1].strip()
+    return None
+
+
+class TorchFedAvgAgainstTheRealDaemon(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        # Missing torch is a failure, not a skip: this test is the evidence that the guard
+        # works on a real PyTorch coordinator.
+        probe = subprocess.run([sys.executable, "-c", "import torch, torchvision"],
+                               capture_output=True, text=True)
+        if probe.returncode != 0:
+            raise AssertionError(
+                f"{sys.executable} cannot import torch and torchvision (install Debian's "
+                f"python3-torch and python3-torchvision):\n{probe.stderr.strip()}")
+        cls.jemalloc = find_jemalloc()
+        if cls.jemalloc is None:
+            raise AssertionError("libjemalloc.so.2 not found (install Debian's libjemalloc2): "
+                                 "the coordinator runs with it preloaded, see coordinator_env")
+        cls.example = os.environ["RAMGUARD_FEDAVG_EXAMPLE"]
+        base = os.environ.get("RAMGUARD_TEST_TMPDIR") or None
+        if base:
+            os.makedirs(base, exist_ok=True)
+        cls.workdir = tempfile.mkdtemp(prefix="rg-torch-", dir=base)
+        cls.daemon = Daemon(cls.workdir, DAEMON_CONFIG)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.daemon.stop()
+        shutil.rmtree(cls.workdir, ignore_errors=True)
+
+    def coordinator_env(self):
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("PYTHONPATH", "RAMGUARD_RUN", "LD_PRELOAD", "MALLOC_CONF")}
+        # glibc malloc keeps freed memory in its arenas (and raises its mmap threshold after
+        # the first large frees), so RSS would stay up in the final build too and read as
+        # growth or a failed release: that is the allocator's doing, a separate issue. jemalloc
+        # with decay 0 gives freed pages back at once, so RSS follows what the application
+        # holds and each build is judged on its own objects.
+        env.update(RAMGUARD_SOCKET=self.daemon.socket, PYTHONDONTWRITEBYTECODE="1",
+                   LD_PRELOAD=self.jemalloc, MALLOC_CONF="dirty_decay_ms:0,muzzy_decay_ms:0")
+        return env
+
+    def run_build(self, build, model="vit_b_16", model_bytes=VIT_B_16_BYTES, extra=()):
+        checkpoints = os.path.join(self.workdir, f"checkpoints-{build}-{model}-{len(extra)}")
+        argv = [sys.executable, self.example, "--build", build, "--rounds", "3", "--hosts", "2",
+                "--model", model, "--job", "torch-fedavg-test", "--checkpoint-dir", checkpoints,
+                "--release-timeout-seconds", "30",
+                # Past the 500 ms settle window: each floor is the round's own, not the next
+                # phase's (or, after the last round, the teardown's).
+                "--pause-seconds", "0.75", *extra]
+        started = time.monotonic()
+        proc = subprocess.run(argv, capture_output=True, text=True, env=self.coordinator_env(),
+                              timeout=300)
+        seconds = time.monotonic() - started
+        sys.stderr.write(f"\n--- {build} build, {model} {' '.join(extra)} ({seconds:.1f} s) ---\n"
+                         f"{proc.stdout}{proc.stderr}")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        lines = proc.stdout.strip().splitlines()
+        summary = json.loads(lines[-1])
+        self.assertEqual(summary["build"], build)
+        self.assertEqual(summary["model_bytes"], model_bytes)
+        # The checkpoint is a real torch.save of the whole state (tensors + pickle framing).
+        saved = sorted(os.listdir(checkpoints))
+        self.assertEqual(saved, [f"{model}-round3.pt"])
+        size = os.path.getsize(os.path.join(checkpoints, saved[0]))
+        self.assertGreater(size, model_bytes)
+        self.assertLess(size, model_bytes + 1 * MB)
+        return summary, lines[:-1]
+
+    def check_common(self, build, summary, lines):
+        """What both builds share: admission before the hosts, every phase and round marked."""
+        admission = summary["admission"]
+        self.assertTrue(admission["admitted"], admission)
+        self.assertEqual(admission["estimate_source"], "plan:fedavg")
+        # The fedavg plan: aggregation holds global + 2 host updates + result, plus overhead.
+        self.assertEqual(admission["estimate_bytes"], 4 * VIT_B_16_BYTES + 1_100_000_000)
+        admitted_at = next(i for i, l in enumerate(lines) if "admission (" in l)
+        claimed_at = next(i for i, l in enumerate(lines) if "claimed 2 hosts" in l)
+        self.assertLess(admitted_at, claimed_at, "admission comes before claiming hosts")
+        run = self.daemon_report(summary["run_id"])
+        self.assertEqual(run["labels"], {"build": build, "model": "vit_b_16"})
+        self.assertEqual(run["state"], "ended")
+        phases = [(p["phase"], p["round"]) for p in run["phases"]]
+        self.assertEqual(phases, [("load", 1)] + [(name, r) for r in (1, 2, 3) for name in
+                                                   ("aggregation", "synchronization", "save")])
+        self.assertEqual([b["round"] for b in run["boundaries"]], [1, 2, 3])
+        # The gc probe travels with the last round end only.
+        self.assertEqual(["gc" in b for b in run["boundaries"]], [False, False, True])
+        for p in summary["phases"]:
+            if p["phase"] == "synchronization":  # torch.save into io.BytesIO: the whole state
+                self.assertGreater(p["serialized_bytes"], VIT_B_16_BYTES)
+        # Aggregation holds the global state, two host updates and the result: >= 4 copies.
+        agg = [p for p in run["phases"] if p["phase"] == "aggregation"]
+        for p in agg:
+            self.assertGreater(p["peak_bytes"], run["baseline"]["rss_bytes"] + 3.5 * VIT_B_16_BYTES,
+                               p)
+        # Every verdict the daemon has is printed by the coordinator, one line each.
+        for v in run.get("verdicts", []):
+            self.assertTrue(any(l.startswith(f"verdict {v['kind']} ") and v["summary"] in l
+                                for l in lines), (v, lines))
+        self.assertEqual(len(summary["verdicts"]), len(run.get("verdicts", [])))
+        return run
+
+    def daemon_report(self, run_id):
+        import importlib.util
+        path = os.path.join(os.path.dirname(os.path.abspath(self.example)), "..", "ramguard.py")
+        spec = importlib.util.spec_from_file_location("ramguard_for_test", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        with module.Client(self.daemon.socket) as client:
+            return client.report(run_id)["run"]
+
+    def test_baseline_leaks_through_cycles_and_final_does_not(self):
+        started = time.monotonic()
+        results = {}
+        for build in ("baseline", "final"):
+            results[build] = self.run_build(build)
+        sys.stderr.write(f"\nboth builds: {time.monotonic() - started:.1f} s\n")
+
+        # -- baseline ---------------------------------------------------------------------
+        summary, lines = results["baseline"]
+        run = self.check_common("baseline", summary, lines)
+        verdicts = run["verdicts"]
+        floors = [b["floor_bytes"] for b in run["boundaries"]]
+        # One more model copy per round held by the cycle: rounds 1 -> 2 rise ~0.35 GB.
+        self.assertGreater(floors[1] - floors[0], 0.8 * VIT_B_16_BYTES, floors)
+        growth = [v for v in verdicts if v["kind"] == "growth_warning" and not v.get("cleared")]
+        self.assertTrue(growth, verdicts)
+        self.assertLessEqual(min(v["round"] for v in growth), 2, growth)
+        self.assertEqual(growth[0]["severity"], "WARNING")
+        # The last round end's gc probe: gc.collect() returned the earlier rounds' states
+        # (two copies: rounds 0 and 1), and the daemon names reference cycles.
+        probe = run["boundaries"][2]["gc"]
+        self.assertGreater(probe["rss_before_bytes"] - probe["rss_after_bytes"],
+                           1.5 * VIT_B_16_BYTES, probe)
+        self.assertGreaterEqual(probe["collected_objects"], 1)
+        cycles = [v for v in verdicts if v["kind"] == "growth_class" and v["round"] == 3]
+        self.assertEqual(len(cycles), 1, verdicts)
+        self.assertTrue(cycles[0]["summary"].startswith("reference_cycles"), cycles)
+        self.assertIn("memory held by reference cycles", cycles[0]["summary"])
+        # Release failed: the newest namespace (previous state and result) outlives the run.
+        release = summary["release"]
+        self.assertIsNotNone(release, "no release verdict")
+        self.assertFalse(release.get("passed", False), release)
+        self.assertIn(release["severity"], ("WARNING", "CRITICAL"), release)
+        self.assertTrue(release["summary"].startswith("Release failed"), release)
+        self.assertGreater(release["figures"]["held_bytes"], 1.5 * VIT_B_16_BYTES, release)
+        # ... and it is the cycle: the coordinator's own gc.collect() afterwards returns it.
+        after = summary["gc_after_run"]
+        self.assertGreater(after["rss_before_bytes"] - after["rss_after_bytes"],
+                           1.5 * VIT_B_16_BYTES, after)
+        self.assertTrue(any("was held by reference cycles" in l for l in lines), lines)
+        self.assertIn("growth_warning:warning", summary["verdict_kinds_by_round"]["2"])
+
+        # The fix changes what is kept, not what is computed: the same seeds give the same
+        # serialized states, round by round, in both builds.
+        crcs = {b: [p["crc32"] for p in results[b][0]["phases"] if p["phase"] == "synchronization"]
+                for b in results}
+        self.assertEqual(crcs["baseline"], crcs["final"])
+        self.assertEqual(len(set(crcs["final"])), 3, crcs)
+
+        # -- final ------------------------------------------------------------------------
+        summary, lines = results["final"]
+        run = self.check_common("final", summary, lines)
+        verdicts = run.get("verdicts", [])
+        floors = [b["floor_bytes"] for b in run["boundaries"]]
+        self.assertLess(max(floors) - min(floors), 100 * MB, floors)
+        self.assertFalse([v for v in verdicts if v["kind"] in ("growth_warning", "leak",
+                                                                "growth_class")], verdicts)
+        self.assertFalse([v for v in verdicts if v["severity"] in ("WARNING", "CRITICAL")],
+                         verdicts)
+        probe = run["boundaries"][2]["gc"]
+        self.assertLess(probe["rss_before_bytes"] - probe["rss_after_bytes"], 50 * MB, probe)
+        release = summary["release"]
+        self.assertIsNotNone(release, "no release verdict")
+        self.assertTrue(release["passed"], release)
+        self.assertTrue(release["summary"].startswith("Release passed"), release)
+        after = summary["gc_after_run"]
+        self.assertLess(after["rss_before_bytes"] - after["rss_after_bytes"], 50 * MB, after)
+
+        # -- side by side, as an operator would see them: `ramguard compare` ----------------
+        ids = [results[b][0]["run_id"] for b in ("baseline", "final")]
+        out = subprocess.run([os.environ["RAMGUARD_CLI"], "--socket", self.daemon.socket,
+                              "compare", *ids, "--format", "json"],
+                             capture_output=True, text=True, timeout=30)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        rows = {r["labels"]["build"]: r for r in json.loads(out.stdout)["rows"]}
+        self.assertEqual(sorted(rows), ["baseline", "final"])
+        # After completion the baseline still holds two copies more than the final build.
+        self.assertGreater(rows["baseline"]["after_completion_bytes"],
+                           rows["final"]["after_completion_bytes"] + 1.5 * VIT_B_16_BYTES, rows)
+        # The kept states add to the peak: round 3's aggregation runs on top of two of them.
+        self.assertGreater(rows["baseline"]["peak_bytes"],
+                           rows["final"]["peak_bytes"] + 1.5 * VIT_B_16_BYTES, rows)
+
+    def test_host_updates_made_by_worker_processes_are_the_same(self):
+        """--workers: forked processes make the host updates and send them serialized; the
+        coordinator must compute exactly what it computes alone (a 0.56 MB ViT: quick)."""
+        tiny_bytes = 139_432 * 4
+        alone, _ = self.run_build("final", "vit_tiny", tiny_bytes)
+        pooled, lines = self.run_build("final", "vit_tiny", tiny_bytes, ("--workers", "2"))
+        self.assertTrue(any("updates made by 2 worker processes" in l for l in lines), lines)
+        crcs = [[p["crc32"] for p in s["phases"] if p["phase"] == "synchronization"]
+                for s in (alone, pooled)]
+        self.assertEqual(crcs[0], crcs[1])
+        self.assertEqual(len(set(crcs[0])), 3, crcs)
+        for summary in (alone, pooled):
+            self.assertTrue(summary["release"]["passed"], summary["release"])
+            run = self.daemon_report(summary["run_id"])
+            self.assertEqual(len(run["phases"]), 10, run["phases"])
+
+
+if __name__ == "__main__":
+    unittest.main()
