@@ -50,6 +50,10 @@ Verdicts reach the coordinator in the replies of round_end() and end() (MarkResu
 RunEndResult.verdicts) and, as they arrive, through Client(on_verdict=callback); an exception in
 the callback is logged, never raised into the loop.
 
+Round ends and the run's end carry allocator_stats() (glibc mallinfo2 / jemalloc mallctl, a
+few microseconds) so that memory the C allocator keeps after free() is not taken for a leak;
+run.end(trim_probe=True) also measures what malloc_trim(0) gives back.
+
 Inside `ramguard exec -- python train.py`, `ramguard.current_run()` joins the run that the CLI
 started (from RAMGUARD_SOCKET and RAMGUARD_RUN).
 

@@ -1,5 +1,7 @@
 #include "control/dispatcher.hpp"
 
+#include <algorithm>
+
 #include "admission/calibration.hpp"
 #include "admission/estimator.hpp"
 #include "common/log.hpp"
@@ -94,7 +96,13 @@ Result<AllocatorFacts> allocator_facts(const v1::AllocatorStats& a) {
         "allocator keeps) " +
         bytes(a.retained_bytes()) + " is larger than resident_bytes " + bytes(a.resident_bytes())};
   }
-  if (a.allocator().size() > 32) return Error{"allocator stats: allocator name over 32 bytes"};
+  // The name goes into a verdict's summary: a short word, e.g. "glibc" or "jemalloc".
+  const bool word =
+      a.allocator().size() <= 32 &&
+      std::all_of(a.allocator().begin(), a.allocator().end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
+      });
+  if (!word) return Error{"allocator stats: allocator name must be [a-z0-9_.-]{0,32}"};
   return AllocatorFacts{a.allocated_bytes(), a.active_bytes(), a.resident_bytes(),
                         a.retained_bytes()};
 }

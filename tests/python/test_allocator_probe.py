@@ -175,6 +175,10 @@ class AllocatorFactsAtRunEnd(unittest.TestCase):
             self.client.call("run_end", {"run_id": run.run_id, "allocator": {
                 "retained_bytes": 3 * MB, "resident_bytes": 1 * MB}})
         self.assertIn("retained_bytes", str(refused.exception))
+        with self.assertRaises(self.rg.InvalidArgumentError) as refused:
+            self.client.call("run_end", {"run_id": run.run_id, "allocator": {
+                "allocator": "glibc\nRelease passed"}})  # it would go into a summary
+        self.assertIn("allocator name", str(refused.exception))
         # Refused, not ended: the run ends once the facts agree.
         ended = self.client.call("run_end", {"run_id": run.run_id, "allocator": {
             "allocated_bytes": 1 * MB, "retained_bytes": 1 * MB, "resident_bytes": 2 * MB,
