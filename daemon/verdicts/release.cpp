@@ -187,7 +187,8 @@ ReleaseAssessment assess_release(const ReleaseInput& in, const DetectorParams& p
       } else {
         summary = "Release failed: " + resident + ", holding " + above + ": " + split +
                   ". Live objects left after the run are a leak" +
-                  (a.allocator_free_bytes > 0
+                  // A remedy only for a part worth one (a fifth of what stays, or more).
+                  (a.allocator_free_bytes >= 0.2 * a.held_bytes
                        ? "; for the allocator's part, " + allocator_remedy(facts.allocator_name)
                        : std::string()) +
                   ".";
