@@ -153,7 +153,11 @@ ReleaseAssessment assess_release(const ReleaseInput& in, const DetectorParams& p
       // Free memory still resident: with a trim probe the allocator returned what it could.
       double free_bytes = 0;
       if (facts.allocator && !facts.trim) {
-        free_bytes = static_cast<double>(facts.allocator->retained_bytes);
+        // Free chunks count whether resident or not (pages an earlier malloc_trim returned
+        // still do): what is resident and not allocated bounds them.
+        const double allocated = static_cast<double>(facts.allocator->allocated_bytes);
+        free_bytes = std::min(static_cast<double>(facts.allocator->retained_bytes),
+                              std::max(0.0, static_cast<double>(a.last_bytes) - allocated));
       }
       a.allocator_free_bytes = std::clamp(free_bytes, 0.0, std::max(0.0, a.held_bytes));
       a.live_bytes = std::max(0.0, a.held_bytes - a.allocator_free_bytes);
