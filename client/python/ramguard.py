@@ -1040,16 +1040,24 @@ class Run:
                 # The end is worth one attempt even while backing off: it is the run's last word.
                 if not self._ready(force=True):
                     raise UnavailableError("UNAVAILABLE", "run end not delivered")
-                body = {"run_id": self.run_id, "failure": failure or None, **facts}
-                try:
-                    reply = self._call("run_end", body, force=True)
-                except (MalformedError, InvalidArgumentError):
-                    if not failure and not facts:
-                        raise
-                    # A daemon older than run_end's failure or facts: end the run all the same.
-                    logger.warning("ramguard: run %s: ramguardd did not take the failure %r or "
-                                   "the end's allocator facts", self.run_id, failure)
-                    reply = self._call("run_end", {"run_id": self.run_id}, force=True)
+                # A daemon older than run_end's facts or failure refuses them: end the run all
+                # the same, dropping the facts first, then the failure.
+                bodies = [{"run_id": self.run_id, "failure": failure or None, **facts}]
+                if facts:
+                    bodies.append({"run_id": self.run_id, "failure": failure or None})
+                if failure:
+                    bodies.append({"run_id": self.run_id})
+                for attempt, body in enumerate(bodies):
+                    try:
+                        reply = self._call("run_end", body, force=True)
+                        break
+                    except (MalformedError, InvalidArgumentError) as e:
+                        if attempt + 1 == len(bodies):
+                            raise
+                        logger.warning("ramguard: run %s: ramguardd did not take the end's %s "
+                                       "(%s); ending without", self.run_id,
+                                       "allocator facts" if attempt == 0 and facts else
+                                       f"failure {failure!r}", e.message)
                 result = RunEndResult.from_reply(reply)
             except RamguardError as e:
                 if self.client.strict:

@@ -425,6 +425,19 @@ class AllocatorProbeTest(ServerTestCase):
         self.assertLessEqual(int(facts["allocatedBytes"]), int(facts["residentBytes"]))
         self.assertNotIn("allocator", second)
 
+    def test_a_daemon_that_refuses_the_facts_still_gets_the_end_and_its_failure(self):
+        def older_daemon(request):
+            if "runEnd" in request and "allocator" in request["runEnd"]:
+                return reply_to(request, error={"code": "MALFORMED",
+                                                "message": "no field named allocator"})
+            return daemon_like(request)
+        self.server.handler = older_daemon
+        result = ramguard.Run(self.client, "r-1").end(failure="ValueError: bad shape")
+        self.assertTrue(result.delivered)
+        first, second = (r["runEnd"] for r in self.server.requests)
+        self.assertIn("allocator", first)
+        self.assertEqual(second, {"runId": "r-1", "failure": "ValueError: bad shape"})
+
     def test_end_sends_gc_allocator_and_trim_facts(self):
         ramguard.Run(self.client, "r-1").end(gc_probe=True, trim_probe=True)
         end = self.server.requests[0]["runEnd"]
