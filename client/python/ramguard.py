@@ -50,6 +50,10 @@ Verdicts reach the coordinator in the replies of round_end() and end() (MarkResu
 RunEndResult.verdicts) and, as they arrive, through Client(on_verdict=callback); an exception in
 the callback is logged, never raised into the loop.
 
+Round ends and the run's end carry allocator_stats() (glibc mallinfo2 / jemalloc mallctl, a
+few microseconds) so that memory the C allocator keeps after free() is not taken for a leak;
+run.end(trim_probe=True) also measures what malloc_trim(0) gives back.
+
 Inside `ramguard exec -- python train.py`, `ramguard.current_run()` joins the run that the CLI
 started (from RAMGUARD_SOCKET and RAMGUARD_RUN).
 
@@ -60,6 +64,7 @@ MarkResult, RunEndResult, Verdict, Reading), which also answer reply["field"] an
 queries return dicts with snake_case keys.
 """
 
+import ctypes
 import dataclasses
 import gc
 import itertools
@@ -279,6 +284,171 @@ def rss_bytes(statm_path: str = "/proc/self/statm") -> int:
     with open(statm_path, "rb") as f:
         fields = f.read().split()
     return int(fields[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+# --------------------------------------------------------------------------------------------
+# Allocator probes: what the C allocator holds, measured in this process (ctypes, no imports
+# beyond the standard library). Memory a program freed often stays in the allocator (glibc
+# keeps free chunks below the heap's top and in per-thread arenas): RSS does not fall, and
+# without these facts ramguardd could only blame the application.
+
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in (
+        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
+        "fordblks", "keepcost")]
+
+
+_MALLCTL_ARENAS_ALL = 4096  # jemalloc's MALLCTL_ARENAS_ALL: "arena.4096.purge" purges them all
+_allocator_cache: Dict[str, Any] = {}
+
+
+def _process_symbols() -> Any:
+    if "libc" not in _allocator_cache:
+        _allocator_cache["libc"] = ctypes.CDLL(None)  # every symbol the process has loaded
+    return _allocator_cache["libc"]
+
+
+def _mallctl() -> Any:
+    """jemalloc's mallctl when jemalloc is this process's malloc (LD_PRELOAD or linked)."""
+    try:
+        fn = _process_symbols().mallctl
+    except (AttributeError, OSError):
+        return None
+    fn.restype = ctypes.c_int
+    fn.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t),
+                   ctypes.c_void_p, ctypes.c_size_t]
+    return fn
+
+
+def _jemalloc_read(mallctl: Any, name: str) -> int:
+    value = ctypes.c_size_t(0)
+    size = ctypes.c_size_t(ctypes.sizeof(value))
+    rc = mallctl(name.encode(), ctypes.byref(value), ctypes.byref(size), None, 0)
+    if rc != 0:
+        raise OSError(rc, f"mallctl {name} failed: {os.strerror(rc)}")
+    return value.value
+
+
+def _jemalloc_stats(mallctl: Any) -> Dict[str, Any]:
+    epoch = ctypes.c_uint64(1)
+    size = ctypes.c_size_t(ctypes.sizeof(epoch))
+    # Statistics are a snapshot refreshed by writing the epoch.
+    rc = mallctl(b"epoch", ctypes.byref(epoch), ctypes.byref(size), ctypes.byref(epoch),
+                 ctypes.sizeof(epoch))
+    if rc != 0:
+        raise OSError(rc, f"mallctl epoch failed: {os.strerror(rc)} (jemalloc built without "
+                          "statistics?)")
+    allocated = _jemalloc_read(mallctl, "stats.allocated")
+    active = _jemalloc_read(mallctl, "stats.active")
+    resident = _jemalloc_read(mallctl, "stats.resident")
+    mapped = _jemalloc_read(mallctl, "stats.mapped")
+    retained = _jemalloc_read(mallctl, "stats.retained")
+    return {"allocator": "jemalloc", "available": True, "allocated_bytes": allocated,
+            "active_bytes": active, "free_bytes": max(0, resident - allocated),
+            "mmapped_bytes": mapped, "resident_bytes": resident,
+            "jemalloc_retained_bytes": retained}
+
+
+def _glibc_stats() -> Dict[str, Any]:
+    try:
+        mallinfo2 = _process_symbols().mallinfo2
+    except (AttributeError, OSError):
+        # musl, glibc before 2.33, or another malloc without it: mallinfo() wraps at 4 GiB.
+        return {"allocator": "unknown", "available": False,
+                "reason": "neither jemalloc's mallctl nor glibc's mallinfo2 is in this process "
+                          "(musl, glibc < 2.33 or another allocator)"}
+    mallinfo2.restype = _MallInfo2
+    mallinfo2.argtypes = []
+    m = mallinfo2()
+    return {"allocator": "glibc", "available": True,
+            "allocated_bytes": m.uordblks + m.hblkhd,   # chunks in use, heap and mmapped
+            "active_bytes": m.uordblks + m.hblkhd,
+            "free_bytes": m.fordblks,                   # free chunks kept, top included
+            "mmapped_bytes": m.hblkhd,
+            "resident_bytes": m.arena + m.hblkhd}       # what malloc has from the OS
+
+
+def _trim() -> Dict[str, Any]:
+    """RSS before and after asking the allocator to return its free memory to the OS."""
+    mallctl = _mallctl()
+    before = rss_bytes()
+    started = time.monotonic()
+    if mallctl is not None:
+        rc = mallctl(f"arena.{_MALLCTL_ARENAS_ALL}.purge".encode(), None, None, None, 0)
+        if rc != 0:
+            raise OSError(rc, f"mallctl arena.{_MALLCTL_ARENAS_ALL}.purge failed")
+        how = "jemalloc arena purge"
+    else:
+        try:
+            trim = _process_symbols().malloc_trim
+        except (AttributeError, OSError):
+            raise OSError("no malloc_trim or mallctl in this process") from None
+        trim.restype = ctypes.c_int
+        trim.argtypes = [ctypes.c_size_t]
+        trim(0)
+        how = "malloc_trim(0)"
+    duration = time.monotonic() - started
+    return {"rss_before_bytes": before, "rss_after_bytes": rss_bytes(),
+            "duration_seconds": duration, "how": how}
+
+
+def allocator_stats(trim: bool = False) -> Dict[str, Any]:
+    """What the C allocator of this process holds, in bytes: {"allocator": "glibc" | "jemalloc"
+    | "unknown", "available", "allocated_bytes" (live objects), "active_bytes", "free_bytes"
+    (freed memory the allocator keeps instead of returning it), "mmapped_bytes",
+    "resident_bytes" (what the allocator has from the OS), "duration_seconds"} plus
+    "tracemalloc_current_bytes"/"tracemalloc_peak_bytes" while tracemalloc traces. glibc:
+    mallinfo2(); jemalloc: mallctl stats (refreshed through "epoch").
+    trim=True adds "trim": RSS before and after malloc_trim(0) (glibc) or arena.<all>.purge
+    (jemalloc): memory the allocator gave back only when asked. This really returns it.
+    Never raises: a probe that cannot run says "available": False and why ("reason")."""
+    started = time.monotonic()
+    try:
+        mallctl = _mallctl()
+        stats = _jemalloc_stats(mallctl) if mallctl is not None else _glibc_stats()
+    except Exception as e:  # a guard must not break what it guards
+        stats = {"allocator": "unknown", "available": False, "reason": f"{type(e).__name__}: {e}"}
+    stats["duration_seconds"] = time.monotonic() - started
+    try:
+        import tracemalloc
+        if tracemalloc.is_tracing():
+            current, peak = tracemalloc.get_traced_memory()
+            stats["tracemalloc_current_bytes"] = current
+            stats["tracemalloc_peak_bytes"] = peak
+    except Exception:  # pragma: no cover - tracemalloc is part of CPython
+        pass
+    if trim:
+        try:
+            stats["trim"] = _trim()
+        except Exception as e:
+            stats["trim"] = {"available": False, "reason": f"{type(e).__name__}: {e}"}
+    return stats
+
+
+def _allocator_wire(stats: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+    """allocator_stats() as the protocol's AllocatorStats: allocated = live application bytes,
+    active = in use at the allocator's granularity, resident = bytes the allocator has from the
+    OS, retained = free bytes it keeps; None when the probe could not run."""
+    if not stats.get("available"):
+        return None
+    wire = {"allocated_bytes": int(stats["allocated_bytes"]),
+            "active_bytes": int(stats["active_bytes"]),
+            "resident_bytes": int(stats["resident_bytes"]),
+            "retained_bytes": int(stats["free_bytes"])}
+    if wire["allocated_bytes"] > wire["resident_bytes"] or \
+            wire["retained_bytes"] > wire["resident_bytes"]:
+        return None  # the daemon refuses figures that contradict themselves: send none
+    return wire
+
+
+def _gc_probe() -> Dict[str, Any]:
+    """RSS just before and just after gc.collect(): what only the cycle collector frees."""
+    before = rss_bytes()
+    started = time.monotonic()
+    collected = gc.collect()
+    duration = time.monotonic() - started
+    return {"rss_before_bytes": before, "rss_after_bytes": rss_bytes(),
+            "collected_objects": collected, "duration_seconds": duration}
 
 
 # --------------------------------------------------------------------------------------------
@@ -747,22 +917,22 @@ class Run:
         return reply
 
     def round_end(self, round_no: Optional[int] = None, gc_probe: bool = False,
-                  allocator: Optional[Dict[str, int]] = None, **legacy: Any) -> MarkResult:
+                  allocator: Union[bool, Dict[str, int], None] = True,
+                  **legacy: Any) -> MarkResult:
         """Mark the end of a round; the result's verdicts are those the round raised. With
         gc_probe=True, read this process's RSS just before and just after gc.collect() and send
         both: memory that only the collector frees is held by reference cycles, which a test
-        that calls the collector itself would hide."""
+        that calls the collector itself would hide. allocator=True (the default; it costs
+        microseconds) sends allocator_stats() after the gc probe, so a floor that grows while
+        the live bytes stay flat is named allocator retention, not a leak; a dict sends those
+        figures; False or None sends none."""
         round_no = legacy.pop("round", round_no)
         _no_legacy(legacy)
-        probe = None
-        if gc_probe:
-            before = rss_bytes()
-            started = time.monotonic()
-            collected = gc.collect()
-            duration = time.monotonic() - started
-            after = rss_bytes()
-            probe = {"rss_before_bytes": before, "rss_after_bytes": after,
-                     "collected_objects": collected, "duration_seconds": duration}
+        probe = _gc_probe() if gc_probe else None
+        if allocator is True:
+            allocator = _allocator_wire(allocator_stats())
+        elif allocator is False:
+            allocator = None
         return self.mark("round_end", round_no=round_no, allocator=allocator, gc=probe)
 
     # -- resynchronisation ------------------------------------------------------------------
@@ -838,11 +1008,31 @@ class Run:
 
     # -- end --------------------------------------------------------------------------------
 
-    def end(self, failure: Optional[str] = None) -> RunEndResult:
+    def end(self, failure: Optional[str] = None, allocator: bool = True,
+            trim_probe: bool = False, gc_probe: bool = False) -> RunEndResult:
         """End the run; the result carries the last reading, the peak and the verdicts the end
         raised. failure: why the run failed (e.g. "ValueError: bad shape"; one line, at most
         256 bytes): the run gets a critical "failed" verdict that says so. Not strict: never
-        raises for the daemon's sake (delivered=False)."""
+        raises for the daemon's sake (delivered=False).
+        The release verdict (RSS back to the baseline after the run) can tell the application's
+        memory from the allocator's with facts measured here, in this order: gc_probe=True
+        (RSS around gc.collect()), allocator=True (the default: allocator_stats(), live and
+        free bytes, microseconds),
+        trim_probe=True (RSS around malloc_trim(0) / jemalloc purge, which really returns the
+        allocator's free memory)."""
+        facts: Dict[str, Any] = {}
+        if gc_probe:
+            facts["gc"] = _gc_probe()
+        if allocator or trim_probe:
+            stats = allocator_stats(trim=trim_probe)
+            wire = _allocator_wire(stats) if allocator else None
+            if wire is not None:
+                wire["allocator"] = stats["allocator"]
+                facts["allocator"] = wire
+            trim = stats.get("trim")
+            if trim and trim.get("available", True):
+                facts["trim"] = {k: trim[k] for k in
+                                 ("rss_before_bytes", "rss_after_bytes", "duration_seconds")}
         with self._lock:
             if self.end_reply is not None:
                 return self.end_reply
@@ -850,16 +1040,24 @@ class Run:
                 # The end is worth one attempt even while backing off: it is the run's last word.
                 if not self._ready(force=True):
                     raise UnavailableError("UNAVAILABLE", "run end not delivered")
-                body = {"run_id": self.run_id, "failure": failure or None}
-                try:
-                    reply = self._call("run_end", body, force=True)
-                except (MalformedError, InvalidArgumentError):
-                    if not failure:
-                        raise
-                    # A daemon older than run_end's failure field: end the run all the same.
-                    logger.warning("ramguard: run %s: ramguardd did not take the failure %r",
-                                   self.run_id, failure)
-                    reply = self._call("run_end", {"run_id": self.run_id}, force=True)
+                # A daemon older than run_end's facts or failure refuses them: end the run all
+                # the same, dropping the facts first, then the failure.
+                bodies = [{"run_id": self.run_id, "failure": failure or None, **facts}]
+                if facts:
+                    bodies.append({"run_id": self.run_id, "failure": failure or None})
+                if failure:
+                    bodies.append({"run_id": self.run_id})
+                for attempt, body in enumerate(bodies):
+                    try:
+                        reply = self._call("run_end", body, force=True)
+                        break
+                    except (MalformedError, InvalidArgumentError) as e:
+                        if attempt + 1 == len(bodies):
+                            raise
+                        logger.warning("ramguard: run %s: ramguardd did not take the end's %s "
+                                       "(%s); ending without", self.run_id,
+                                       "allocator facts" if attempt == 0 and facts else
+                                       f"failure {failure!r}", e.message)
                 result = RunEndResult.from_reply(reply)
             except RamguardError as e:
                 if self.client.strict:

@@ -1,5 +1,7 @@
 #include "control/dispatcher.hpp"
 
+#include <algorithm>
+
 #include "admission/calibration.hpp"
 #include "admission/estimator.hpp"
 #include "common/log.hpp"
@@ -77,6 +79,32 @@ Status check_failure(const std::string& failure) {
     }
   }
   return ok_status();
+}
+
+// Statistics that contradict themselves would mislead every verdict that reads them; 0 means
+// "not reported", so only reported fields are compared.
+Result<AllocatorFacts> allocator_facts(const v1::AllocatorStats& a) {
+  const auto bytes = [](std::uint64_t v) { return std::to_string(v); };
+  if (a.resident_bytes() != 0 && a.allocated_bytes() > a.resident_bytes()) {
+    return Error{"allocator stats contradict themselves: allocated_bytes " +
+                 bytes(a.allocated_bytes()) + " is larger than resident_bytes " +
+                 bytes(a.resident_bytes())};
+  }
+  if (a.resident_bytes() != 0 && a.retained_bytes() > a.resident_bytes()) {
+    return Error{
+        "allocator stats contradict themselves: retained_bytes (free bytes the "
+        "allocator keeps) " +
+        bytes(a.retained_bytes()) + " is larger than resident_bytes " + bytes(a.resident_bytes())};
+  }
+  // The name goes into a verdict's summary: a short word, e.g. "glibc" or "jemalloc".
+  const bool word =
+      a.allocator().size() <= 32 &&
+      std::all_of(a.allocator().begin(), a.allocator().end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
+      });
+  if (!word) return Error{"allocator stats: allocator name must be [a-z0-9_.-]{0,32}"};
+  return AllocatorFacts{a.allocated_bytes(), a.active_bytes(), a.resident_bytes(),
+                        a.retained_bytes()};
 }
 
 }  // namespace
@@ -192,9 +220,9 @@ Status Dispatcher::mark(const v1::MarkRequest& in, const Caller& caller, v1::Mar
   input.phase = in.phase();
   input.round = in.round();
   if (in.has_allocator()) {
-    const auto& a = in.allocator();
-    input.allocator = AllocatorFacts{a.allocated_bytes(), a.active_bytes(), a.resident_bytes(),
-                                     a.retained_bytes()};
+    auto facts = allocator_facts(in.allocator());
+    if (!facts) return facts.error();
+    input.allocator = *facts;
   }
   if (in.has_gc()) {
     const auto& g = in.gc();
@@ -216,7 +244,26 @@ Status Dispatcher::mark(const v1::MarkRequest& in, const Caller& caller, v1::Mar
 Status Dispatcher::run_end(const v1::RunEndRequest& in, const Caller& caller,
                            v1::RunEndReply& out) {
   if (auto s = check_failure(in.failure()); !s) return s;
-  auto ended = registry_.end(in.run_id(), caller, in.failure());
+  std::optional<EndFacts> facts;
+  if (in.has_allocator() || in.has_gc() || in.has_trim()) {
+    facts.emplace();
+    if (in.has_allocator()) {
+      auto allocator = allocator_facts(in.allocator());
+      if (!allocator) return allocator.error();
+      facts->allocator = *allocator;
+      facts->allocator_name = in.allocator().allocator();
+    }
+    if (in.has_gc()) {
+      const auto& g = in.gc();
+      facts->gc = GcFacts{g.rss_before_bytes(), g.rss_after_bytes(), g.collected_objects(),
+                          g.duration_seconds()};
+    }
+    if (in.has_trim()) {
+      const auto& t = in.trim();
+      facts->trim = TrimFacts{t.rss_before_bytes(), t.rss_after_bytes(), t.duration_seconds()};
+    }
+  }
+  auto ended = registry_.end(in.run_id(), caller, in.failure(), std::move(facts));
   if (!ended) return ended.error();
   to_proto(ended->reading, *out.mutable_reading());
   out.set_peak_bytes(ended->peak_bytes);

@@ -44,6 +44,23 @@ struct GcFacts {
   double duration_seconds = 0;
 };
 
+// RSS before and after the allocator was asked to return its free memory (malloc_trim(0)).
+struct TrimFacts {
+  std::uint64_t rss_before_bytes = 0;
+  std::uint64_t rss_after_bytes = 0;
+  double duration_seconds = 0;
+};
+
+// What the coordinator measured in its own process at the run's end (gc probe first, then the
+// allocator's statistics, then the trim probe): the release verdict splits what stays resident
+// by them.
+struct EndFacts {
+  std::optional<AllocatorFacts> allocator;
+  std::string allocator_name;  // "glibc", "jemalloc" or empty
+  std::optional<GcFacts> gc;
+  std::optional<TrimFacts> trim;
+};
+
 struct MarkRecord {
   std::uint64_t seq = 0;  // 1, 2, ... within the run; the store's key
   MarkKind kind = MarkKind::kPhaseBegin;

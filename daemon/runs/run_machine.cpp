@@ -93,10 +93,15 @@ std::unique_ptr<RunMachine> RunMachine::resume(RunLedger ledger, const RunParams
 }
 
 EndOutcome RunMachine::end(const std::optional<MemoryReading>& reading, Instant now,
-                           const std::string& failure) {
+                           const std::string& failure, std::optional<EndFacts> facts) {
   EndOutcome out;
   if (!failure.empty()) emit(failed_verdict(ledger_, failure, now));
   append_end_mark(reading.value_or(ledger_.last));
+  if (facts) {  // the end mark keeps (and the store persists) the allocator and gc facts
+    ledger_.marks.back().allocator = facts->allocator;
+    ledger_.marks.back().gc = facts->gc;
+  }
+  end_facts_ = std::move(facts);
   finish(RunState::kEnded, now);
   if (reading) {
     samples_.add(*reading);

@@ -77,8 +77,9 @@ class RunMachine {
   Result<MemoryReading> take_reading(TargetProbe& probe, bool reset);
   // The run's end, with the end reading when it could be taken.
   // failure: set when the coordinator ends the run because it failed (a "failed" verdict).
+  // facts: the coordinator's allocator statistics and probes at its end (for the release).
   EndOutcome end(const std::optional<MemoryReading>& reading, Instant now,
-                 const std::string& failure = {});
+                 const std::string& failure = {}, std::optional<EndFacts> facts = std::nullopt);
   // The process is gone: `ended` when the run ends with it and it exited cleanly, else `exited`.
   void process_exited(const ExitInfo& info, Instant now);
   // Recovery found the process gone: the run ends `lost`.
@@ -157,6 +158,7 @@ class RunMachine {
   std::set<std::pair<std::size_t, std::uint64_t>> gaps_reported_;
   std::optional<std::size_t> settling_;  // the boundary whose settle window is open
   std::optional<Instant> exited_at_;
+  std::optional<EndFacts> end_facts_;  // kept in memory only: a restart loses the trim probe
   bool release_decided_ = false;
   std::uint32_t ticks_ = 0;
   std::optional<std::uint64_t> pending_min_rss_, pending_max_rss_;  // since the last flush

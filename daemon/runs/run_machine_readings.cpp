@@ -122,6 +122,7 @@ void RunMachine::check_release(Instant now) {
   input.now = now;
   input.exited = exited_at_;
   input.model_bytes = ledger_.info.model_bytes;
+  input.facts = end_facts_;
   const ReleaseAssessment release = assess_release(input, detectors());
   if (release.state == ReleaseState::kPending) return;
   release_decided_ = true;

@@ -254,7 +254,7 @@ Result<MarkOutcome> RunRegistry::mark(const MarkInput& input, const Caller& call
 }
 
 Result<EndOutcome> RunRegistry::end(const std::string& run_id, const Caller& caller,
-                                    const std::string& failure) {
+                                    const std::string& failure, std::optional<EndFacts> facts) {
   auto found = find_for_change(run_id, caller, "end");
   if (!found) return found.error();
   Entry& entry = **found;
@@ -270,7 +270,8 @@ Result<EndOutcome> RunRegistry::end(const std::string& run_id, const Caller& cal
         ErrorKind::kFailedPrecondition};
   }
   const Instant now = reading ? reading->at : clock_.now();
-  auto out = run.end(reading ? std::optional<MemoryReading>(*reading) : std::nullopt, now, failure);
+  auto out = run.end(reading ? std::optional<MemoryReading>(*reading) : std::nullopt, now, failure,
+                     std::move(facts));
   const std::uint64_t released = admission_.release_run(run_id);
   log::info("run.reservation_released", {{"run", run_id}, {"bytes", released}});
   sync_reservations();

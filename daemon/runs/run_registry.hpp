@@ -65,7 +65,8 @@ class RunRegistry {
   Result<const RunLedger*> start(const StartRunInput& input, const Caller& caller);
   Result<MarkOutcome> mark(const MarkInput& input, const Caller& caller);
   Result<EndOutcome> end(const std::string& run_id, const Caller& caller,
-                         const std::string& failure = {});
+                         const std::string& failure = {},
+                         std::optional<EndFacts> facts = std::nullopt);
 
   // Restart recovery: resumes active runs whose process (same PID and start time) is alive,
   // ends the others `lost`, restores reservations. Call once, before serving requests.

@@ -4,11 +4,19 @@
 // release_slack_bytes, or the process exited (its memory went back to the system); it fails
 // when the grace period expires first, with the bytes (and model copies) still held above the
 // baseline in the last reading inside the grace period. Until then it is pending.
+//
+// With the coordinator's end facts (EndFacts: allocator statistics, gc and trim probes) a
+// failure is split into live objects, reference cycles and free memory the allocator keeps.
+// When nearly all of what stays (>= 80 %) is the allocator's free memory, the application does
+// not leak: the verdict says so at info severity and names the remedy (jemalloc, glibc
+// tunables, malloc_trim). Live bytes left are still a leak (warning).
 
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 
+#include "model/ledger.hpp"
 #include "model/reading.hpp"
 #include "model/verdict.hpp"
 #include "verdicts/params.hpp"
@@ -25,16 +33,27 @@ struct ReleaseInput {
   Instant now;                               // the time of this evaluation
   std::optional<Instant> exited;             // when the process exited, if it did
   std::uint64_t model_bytes = 0;
+  std::optional<EndFacts> facts;  // measured by the coordinator at the run's end
 };
 
 struct ReleaseAssessment {
   ReleaseState state = ReleaseState::kPending;
-  double seconds_taken = 0;        // passed: end -> first reading within slack (or exit)
-  std::uint64_t limit_bytes = 0;   // baseline + slack
-  std::uint64_t last_bytes = 0;    // latest reading considered
-  double held_bytes = 0;           // failed: last reading - baseline
-  std::optional<Verdict> verdict;  // set once passed or failed
+  double seconds_taken = 0;       // passed: end -> first reading within slack (or exit)
+  std::uint64_t limit_bytes = 0;  // baseline + slack
+  std::uint64_t last_bytes = 0;   // latest reading considered
+  double held_bytes = 0;          // failed: last reading - baseline
+  // Failed with end facts: the split of held_bytes (live + allocator_free = held).
+  double live_bytes = 0;
+  double allocator_free_bytes = 0;
+  bool allocator_retention = false;  // nearly all of held is the allocator's free memory
+  std::optional<Verdict> verdict;    // set once passed or failed
 };
+
+// Share of what stays resident that must be the allocator's free memory to call it retention.
+inline constexpr double kAllocatorRetentionShare = 0.8;
+
+// What fits the allocator that kept the memory ("glibc", "jemalloc" or unknown).
+std::string allocator_remedy(const std::string& allocator_name);
 
 ReleaseAssessment assess_release(const ReleaseInput& input, const DetectorParams& params);
 

@@ -305,7 +305,13 @@ class ContextManagerTest(ServerTestCase):
         self.assertEqual(marks[4]["allocator"], {"allocatedBytes": "5000000000"})
         self.assertEqual(load.peak_bytes, 29400000000)
         self.assertEqual(run.end_reply["peak_bytes"], 29400000000)
-        self.assertEqual(self.server.requests[-1]["runEnd"], {"runId": "r-1"})
+        end = self.server.requests[-1]["runEnd"]
+        self.assertEqual(end["runId"], "r-1")
+        # The end carries this process's allocator facts by default (glibc here: mallinfo2).
+        self.assertEqual(end["allocator"]["allocator"], "glibc")
+        self.assertLessEqual(int(end["allocator"]["allocatedBytes"]),
+                             int(end["allocator"]["residentBytes"]))
+        self.assertNotIn("trim", end)
 
     def test_exception_ends_phase_and_run_and_propagates(self):
         with self.assertRaises(KeyError):
@@ -374,6 +380,72 @@ class GcProbeTest(ServerTestCase):
             f.flush()
             self.assertEqual(ramguard.rss_bytes(f.name), 250 * os.sysconf("SC_PAGE_SIZE"))
         self.assertGreater(ramguard.rss_bytes(), 0)
+
+
+class AllocatorProbeTest(ServerTestCase):
+    def test_glibc_stats_follow_a_live_allocation(self):
+        before = ramguard.allocator_stats()
+        self.assertEqual(before["allocator"], "glibc")  # this test runs under glibc malloc
+        self.assertTrue(before["available"])
+        blocks = [bytearray(64 * 1024) for _ in range(256)]  # 16 MiB through malloc
+        during = ramguard.allocator_stats()
+        self.assertGreaterEqual(during["allocated_bytes"] - before["allocated_bytes"],
+                                15 * 1024 * 1024)
+        self.assertLessEqual(during["allocated_bytes"], during["resident_bytes"])
+        self.assertLessEqual(during["free_bytes"], during["resident_bytes"])
+        self.assertLess(during["duration_seconds"], 0.05)
+        del blocks
+
+    def test_trim_probe_reads_rss_around_malloc_trim(self):
+        stats = ramguard.allocator_stats(trim=True)
+        trim = stats["trim"]
+        self.assertEqual(trim["how"], "malloc_trim(0)")
+        self.assertGreater(trim["rss_before_bytes"], 0)
+        self.assertGreater(trim["rss_after_bytes"], 0)
+        self.assertGreaterEqual(trim["duration_seconds"], 0.0)
+
+    def test_missing_allocator_symbols_say_unavailable_and_never_raise(self):
+        with mock.patch.object(ramguard, "_process_symbols", return_value=object()):
+            stats = ramguard.allocator_stats(trim=True)
+            self.assertEqual(stats["allocator"], "unknown")
+            self.assertFalse(stats["available"])
+            self.assertIn("mallinfo2", stats["reason"])
+            self.assertFalse(stats["trim"]["available"])
+            ramguard.Run(self.client, "r-1").round_end()
+        self.assertNotIn("allocator", self.server.requests[0]["mark"])  # nothing to send
+
+    def test_round_end_sends_the_probe_by_default_and_not_when_told(self):
+        run = ramguard.Run(self.client, "r-1")
+        run.round_end()
+        run.round_end(allocator=False)
+        first, second = (r["mark"] for r in self.server.requests)
+        facts = first["allocator"]
+        self.assertEqual(set(facts), {"allocatedBytes", "activeBytes", "residentBytes",
+                                      "retainedBytes"})
+        self.assertLessEqual(int(facts["allocatedBytes"]), int(facts["residentBytes"]))
+        self.assertNotIn("allocator", second)
+
+    def test_a_daemon_that_refuses_the_facts_still_gets_the_end_and_its_failure(self):
+        def older_daemon(request):
+            if "runEnd" in request and "allocator" in request["runEnd"]:
+                return reply_to(request, error={"code": "MALFORMED",
+                                                "message": "no field named allocator"})
+            return daemon_like(request)
+        self.server.handler = older_daemon
+        result = ramguard.Run(self.client, "r-1").end(failure="ValueError: bad shape")
+        self.assertTrue(result.delivered)
+        first, second = (r["runEnd"] for r in self.server.requests)
+        self.assertIn("allocator", first)
+        self.assertEqual(second, {"runId": "r-1", "failure": "ValueError: bad shape"})
+
+    def test_end_sends_gc_allocator_and_trim_facts(self):
+        ramguard.Run(self.client, "r-1").end(gc_probe=True, trim_probe=True)
+        end = self.server.requests[0]["runEnd"]
+        self.assertEqual(end["allocator"]["allocator"], "glibc")
+        self.assertEqual(set(end["gc"]), {"rssBeforeBytes", "rssAfterBytes",
+                                          "collectedObjects", "durationSeconds"})
+        self.assertEqual(set(end["trim"]), {"rssBeforeBytes", "rssAfterBytes",
+                                            "durationSeconds"})
 
 
 class EnvironmentTest(ServerTestCase):

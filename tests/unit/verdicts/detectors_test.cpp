@@ -83,7 +83,7 @@ TEST(Release, BaselineBuildFailsHoldingAbout25GB) {
     r.rss_bytes = 26'000'000'000;
     after.push_back(r);
   }
-  ReleaseInput in{baseline, end, after, at_seconds(110), std::nullopt, 2'500'000'000};
+  ReleaseInput in{baseline, end, after, at_seconds(110), std::nullopt, 2'500'000'000, std::nullopt};
   auto a = assess_release(in, p);
   EXPECT_EQ(a.state, ReleaseState::kPending);
   EXPECT_FALSE(a.verdict);
@@ -113,8 +113,8 @@ TEST(Release, FinalBuildPassesWithTheTimeTaken) {
   before_end.at = at_seconds(40);
   before_end.rss_bytes = 100;  // before the end mark: ignored
   after.insert(after.begin(), before_end);
-  const auto a =
-      assess_release({baseline, at_seconds(50), after, at_seconds(55), std::nullopt, 0}, p);
+  const auto a = assess_release(
+      {baseline, at_seconds(50), after, at_seconds(55), std::nullopt, 0, std::nullopt}, p);
   ASSERT_EQ(a.state, ReleaseState::kPassed);
   EXPECT_DOUBLE_EQ(a.seconds_taken, 3.0);
   EXPECT_TRUE(a.verdict->passed);
@@ -126,10 +126,12 @@ TEST(Release, ProcessExitPassesAndNoReadingsFailAtGrace) {
   DetectorParams p;
   MemoryReading baseline;
   baseline.rss_bytes = 1'000'000'000;
-  auto a = assess_release({baseline, at_seconds(10), {}, at_seconds(12), at_seconds(11), 0}, p);
+  auto a = assess_release(
+      {baseline, at_seconds(10), {}, at_seconds(12), at_seconds(11), 0, std::nullopt}, p);
   EXPECT_EQ(a.state, ReleaseState::kPassed);
   EXPECT_DOUBLE_EQ(a.seconds_taken, 1.0);
-  a = assess_release({baseline, at_seconds(10), {}, at_seconds(50), std::nullopt, 0}, p);
+  a = assess_release({baseline, at_seconds(10), {}, at_seconds(50), std::nullopt, 0, std::nullopt},
+                     p);
   EXPECT_EQ(a.state, ReleaseState::kFailed);
   EXPECT_NE(a.verdict->summary.find("no reading"), std::string::npos);
 }
