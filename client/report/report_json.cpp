@@ -107,6 +107,15 @@ std::string report_json(const v1::ReportReply& reply) {
         .field("floor_bytes", static_cast<std::uint64_t>(b.floor_bytes()));
     w.key("reading");
     reading(w, b.reading());
+    if (b.has_allocator()) {
+      w.key("allocator")
+          .begin_object()
+          .field("allocator", b.allocator().allocator())
+          .field("live_bytes", static_cast<std::uint64_t>(b.allocator().allocated_bytes()))
+          .field("free_bytes", static_cast<std::uint64_t>(b.allocator().retained_bytes()))
+          .field("resident_bytes", static_cast<std::uint64_t>(b.allocator().resident_bytes()))
+          .end_object();
+    }
     w.end_object();
   }
   w.end_array();

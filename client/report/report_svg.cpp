@@ -184,9 +184,16 @@ void rss_series(Chart& c, const v1::ReportReply& reply) {
 void round_boundaries(Chart& c) {
   for (const v1::BoundaryReading& b : c.run.boundaries()) {
     const double px = c.x_at_ms(b.reading().at_unix_ms());
-    const std::string title = "end of round " + std::to_string(b.round()) + ": RSS " +
-                              c.bytes(static_cast<double>(b.reading().rss_bytes())) + ", floor " +
-                              c.bytes(static_cast<double>(b.floor_bytes()));
+    std::string title = "end of round " + std::to_string(b.round()) + ": RSS " +
+                        c.bytes(static_cast<double>(b.reading().rss_bytes())) + ", floor " +
+                        c.bytes(static_cast<double>(b.floor_bytes()));
+    if (b.has_allocator()) {
+      title += "; the application holds " +
+               c.bytes(static_cast<double>(b.allocator().allocated_bytes())) + ", " +
+               (b.allocator().allocator().empty() ? std::string("the allocator")
+                                                  : b.allocator().allocator()) +
+               " keeps " + c.bytes(static_cast<double>(b.allocator().retained_bytes())) + " free";
+    }
     c.out += "<g class=\"round\"><title>" + escape_xml(title) + "</title>";
     c.out += "<line x1=\"" + num(px) + "\" y1=\"" + num(kTop) + "\" x2=\"" + num(px) + "\" y2=\"" +
              num(kBottom) + "\" stroke=\"#666\" stroke-dasharray=\"3 3\"/>";

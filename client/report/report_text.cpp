@@ -69,6 +69,13 @@ void boundaries_section(const v1::RunStatus& run, const RenderOptions& o, std::s
   t.add_column("file", Align::kRight);
   t.add_column("shmem", Align::kRight);
   t.add_column("swap", Align::kRight);
+  // Allocator facts from the client: what the application holds, what the allocator keeps.
+  bool allocator = false;
+  for (const v1::BoundaryReading& b : run.boundaries()) allocator |= b.has_allocator();
+  if (allocator) {
+    t.add_column("app holds", Align::kRight);
+    t.add_column("alloc keeps free", Align::kRight);
+  }
   const v1::BoundaryReading* prev = nullptr;
   for (const v1::BoundaryReading& b : run.boundaries()) {
     const v1::Reading& r = b.reading();
@@ -77,15 +84,22 @@ void boundaries_section(const v1::RunStatus& run, const RenderOptions& o, std::s
                                    : signed_bytes(static_cast<double>(b.floor_bytes()) -
                                                       static_cast<double>(prev->floor_bytes()),
                                                   o);
-    t.add_row({std::to_string(b.round()), bytes(r.rss_bytes(), o), bytes(b.floor_bytes(), o),
-               change, bytes(r.anon_bytes(), o), bytes(r.file_bytes(), o),
-               bytes(r.shmem_bytes(), o), bytes(r.swap_bytes(), o)});
+    std::vector<std::string> row{std::to_string(b.round()), bytes(r.rss_bytes(), o),
+                                 bytes(b.floor_bytes(), o), change,
+                                 bytes(r.anon_bytes(), o),  bytes(r.file_bytes(), o),
+                                 bytes(r.shmem_bytes(), o), bytes(r.swap_bytes(), o)};
+    if (allocator) {
+      row.push_back(b.has_allocator() ? bytes(b.allocator().allocated_bytes(), o) : "-");
+      row.push_back(b.has_allocator() ? bytes(b.allocator().retained_bytes(), o) : "-");
+    }
+    t.add_row(std::move(row));
     prev = &b;
   }
   out +=
       "\nRound boundaries (floor: settled reading after the round-end mark; file-backed "
-      "memory is page cache, not growth)\n" +
-      t.text("  ");
+      "memory is page cache, not growth" +
+      std::string(allocator ? "; free memory the allocator keeps is not growth either" : "") +
+      ")\n" + t.text("  ");
 }
 
 void gaps_section(const v1::RunStatus& run, std::string& out) {

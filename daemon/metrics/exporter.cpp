@@ -288,6 +288,14 @@ void MetricsExporter::observe_boundary(const TargetRef& target, std::uint32_t ro
   targets_->metric(t, families_->boundary_floor_bytes).Set(bytes(floor_bytes));
 }
 
+void MetricsExporter::observe_allocator(const TargetRef& target, std::uint64_t live_bytes,
+                                        std::uint64_t free_bytes) {
+  std::lock_guard lock(mutex_);
+  TargetState& t = state_of(target);
+  targets_->metric(t, families_->boundary_allocator_live_bytes).Set(bytes(live_bytes));
+  targets_->metric(t, families_->boundary_allocator_free_bytes).Set(bytes(free_bytes));
+}
+
 void MetricsExporter::observe_gap(const TargetRef& target, std::string_view from_to,
                                   double seconds) {
   std::lock_guard lock(mutex_);

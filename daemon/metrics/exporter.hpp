@@ -83,6 +83,9 @@ class MetricsExporter {
 
   void observe_phase(const TargetRef& target, std::string_view phase, std::uint64_t peak_bytes,
                      double duration_seconds);
+  // Allocator facts a client sent with a round end: live and kept-free bytes.
+  void observe_allocator(const TargetRef& target, std::uint64_t live_bytes,
+                         std::uint64_t free_bytes);
   void observe_boundary(const TargetRef& target, std::uint32_t round, std::uint64_t rss_bytes,
                         std::uint64_t floor_bytes);
   // `from_to` names the configured interval, e.g. "aggregation.end->synchronization.begin".

@@ -75,6 +75,14 @@ MetricFamilies::MetricFamilies(prometheus::Registry& r)
           gauge(r, "ramguard_boundary_rss_bytes", "Resident memory at the last round-end mark")),
       boundary_floor_bytes(gauge(r, "ramguard_boundary_floor_bytes",
                                  "Settled floor of resident memory after the last round end")),
+      boundary_allocator_live_bytes(
+          gauge(r, "ramguard_boundary_allocator_live_bytes",
+                "Bytes the application holds in the C allocator at the last round end "
+                "(allocator facts from the client)")),
+      boundary_allocator_free_bytes(
+          gauge(r, "ramguard_boundary_allocator_free_bytes",
+                "Freed bytes the C allocator keeps instead of returning them, at the last round "
+                "end (allocator facts from the client)")),
       boundary_round(gauge(r, "ramguard_boundary_round",
                            "Number of the round whose boundary was last recorded")),
       phase_gap_seconds(gauge(r, "ramguard_phase_gap_seconds",

@@ -45,6 +45,8 @@ struct MetricFamilies {
   prometheus::Family<prometheus::Gauge>& phase_duration_seconds;  // + phase
   prometheus::Family<prometheus::Gauge>& boundary_rss_bytes;
   prometheus::Family<prometheus::Gauge>& boundary_floor_bytes;
+  prometheus::Family<prometheus::Gauge>& boundary_allocator_live_bytes;
+  prometheus::Family<prometheus::Gauge>& boundary_allocator_free_bytes;
   prometheus::Family<prometheus::Gauge>& boundary_round;
   prometheus::Family<prometheus::Gauge>& phase_gap_seconds;  // + gap
 

@@ -25,6 +25,10 @@ Status RunMetrics::marked(const RunLedger& ledger, const MarkRecord& /*mark*/,
   if (boundary != nullptr) {
     exporter_.observe_boundary(target_ref(ledger), boundary->round, boundary->reading.rss_bytes,
                                boundary->reading.rss_bytes);
+    if (boundary->allocator) {
+      exporter_.observe_allocator(target_ref(ledger), boundary->allocator->allocated_bytes,
+                                  boundary->allocator->retained_bytes);
+    }
   }
   return ok_status();
 }

@@ -19,6 +19,10 @@ FloorPoint floor_point(const BoundaryRecord& boundary) {
   p.rss_bytes = boundary.settled && boundary.floor_bytes > 0 ? boundary.floor_bytes : r.rss_bytes;
   p.file_bytes = std::min(r.file_bytes, p.rss_bytes);
   p.growth_bytes = p.rss_bytes - p.file_bytes + r.swap_bytes;
+  if (boundary.allocator) {
+    p.allocator_free_bytes = std::min(boundary.allocator->retained_bytes, p.growth_bytes);
+    p.growth_bytes -= p.allocator_free_bytes;
+  }
   return p;
 }
 
@@ -150,6 +154,13 @@ std::string window_text(std::uint32_t from, std::uint32_t to) {
   return "rounds " + std::to_string(from) + "-" + std::to_string(to);
 }
 
+// The judged growth leaves out what the allocator keeps free; the text says so.
+std::string allocator_note(const FloorPoint& last) {
+  if (last.allocator_free_bytes == 0) return "";
+  return " (not counting " + format_bytes(static_cast<double>(last.allocator_free_bytes)) +
+         " the allocator keeps free)";
+}
+
 // previous: the floor before the last; window_first: the first floor of the fit window.
 void describe(GrowthAssessment& a, const FloorPoint& last, const FloorPoint& previous,
               const FloorPoint& window_first, const FloorPoint& reference, const GrowthContext& ctx,
@@ -168,6 +179,10 @@ void describe(GrowthAssessment& a, const FloorPoint& last, const FloorPoint& pre
       {"budget_bytes", static_cast<double>(p.budget_bytes)},
       {"since_round", static_cast<double>(a.since_round)},
   };
+  // With allocator facts the judged floor leaves out the free memory the allocator keeps.
+  if (last.allocator_free_bytes > 0) {
+    figures["allocator_free_bytes"] = static_cast<double>(last.allocator_free_bytes);
+  }
   add_copies_figure(figures, "copies_per_round", a.slope_bytes_per_round, ctx.model_bytes);
   add_copies_figure(figures, "step_copies", a.step_bytes, ctx.model_bytes);
   if (a.projected_round > 0) figures["projected_round"] = a.projected_round;
@@ -205,12 +220,12 @@ void describe(GrowthAssessment& a, const FloorPoint& last, const FloorPoint& pre
                   " to " + now + " in round " + std::to_string(last.round) + " (+" +
                   format_bytes(a.step_bytes) + copies_clause(a.step_bytes, ctx.model_bytes) +
                   "), above the " + format_bytes(static_cast<double>(p.growth_min_bytes)) +
-                  " per-round threshold" + projection + ".";
+                  " per-round threshold" + projection + allocator_note(last) + ".";
       } else {
         summary = "Growth continues since round " + std::to_string(a.since_round) + ": floor " +
                   format_bytes(static_cast<double>(reference.rss_bytes)) + " at round " +
                   std::to_string(reference.round) + ", now " + now + ", " + per_round + projection +
-                  ".";
+                  allocator_note(last) + ".";
       }
       a.verdicts.push_back(make_verdict(verdict_kind::kGrowthWarning, Severity::kWarning, false,
                                         last.round, "", summary, figures, last.at));

@@ -53,7 +53,10 @@ struct FloorPoint {
   std::uint32_t round = 0;
   std::uint64_t rss_bytes = 0;     // settled RSS floor
   std::uint64_t file_bytes = 0;    // file-backed part (periodic readings: file + shmem)
-  std::uint64_t growth_bytes = 0;  // the judged signal: anon + shmem + swap
+  std::uint64_t growth_bytes = 0;  // the judged signal: anon + shmem + swap, less ...
+  // ... the free memory the C allocator keeps (allocator facts sent with the round end):
+  // memory the application freed is not the application's growth.
+  std::uint64_t allocator_free_bytes = 0;
   Instant at;
 };
 

@@ -27,20 +27,21 @@ GB = 1000 ** 3
 MB = 1000 ** 2
 VIT_B_16_BYTES = 86_567_656 * 4  # torchvision vit_b_16: 86.6M fp32 parameters
 
-# Thresholds for a 0.35 GB model (the defaults are for a 2.5 GB one): the baseline's cycle
-# keeps one more model copy (0.35 GB) per round, so a 200 MB step warns at once, while the
-# final build's floors move by a few MB. After the run the baseline still holds two copies
-# (0.69 GB) in its last cycle; the final build returns to its baseline within a few MB, so a
-# 200 MB slack tells them apart. Short settle and grace keep the test quick.
+# Thresholds in model copies, so they fit whatever model the run declares (the byte defaults
+# are for a 2.5 GB one): the baseline's cycle keeps one more model copy (0.35 GB) per round, so
+# a 0.6-copy step (0.21 GB) warns at once, while the final build's floors move by a few MB.
+# After the run the baseline still holds two copies (0.69 GB) in its last cycle; the final
+# build returns to its baseline within a few MB, so a 0.6-copy slack tells them apart. Short
+# settle and grace keep the test quick.
 DAEMON_CONFIG = """\
 sampling:
   interval: 250ms
 growth:
-  min_bytes: 200MB
+  min_model_copies: 0.6
   warmup_rounds: 1
   settle: 500ms
 release:
-  slack: 200MB
+  slack_model_copies: 0.6
   grace: 5s
 """
 
@@ -90,9 +91,12 @@ class TorchFedAvgAgainstTheRealDaemon(unittest.TestCase):
         cls.daemon.stop()
         shutil.rmtree(cls.workdir, ignore_errors=True)
 
-    def coordinator_env(self):
+    def coordinator_env(self, allocator="jemalloc"):
         env = {k: v for k, v in os.environ.items()
                if k not in ("PYTHONPATH", "RAMGUARD_RUN", "LD_PRELOAD", "MALLOC_CONF")}
+        if allocator == "glibc":  # the default a user gets: no preload, glibc's own malloc
+            env.update(RAMGUARD_SOCKET=self.daemon.socket, PYTHONDONTWRITEBYTECODE="1")
+            return env
         # glibc malloc keeps freed memory in its arenas (and raises its mmap threshold after
         # the first large frees), so RSS would stay up in the final build too and read as
         # growth or a failed release: that is the allocator's doing, a separate issue. jemalloc
@@ -102,8 +106,10 @@ class TorchFedAvgAgainstTheRealDaemon(unittest.TestCase):
                    LD_PRELOAD=self.jemalloc, MALLOC_CONF="dirty_decay_ms:0,muzzy_decay_ms:0")
         return env
 
-    def run_build(self, build, model="vit_b_16", model_bytes=VIT_B_16_BYTES, extra=()):
-        checkpoints = os.path.join(self.workdir, f"checkpoints-{build}-{model}-{len(extra)}")
+    def run_build(self, build, model="vit_b_16", model_bytes=VIT_B_16_BYTES, extra=(),
+                  allocator="jemalloc"):
+        checkpoints = os.path.join(self.workdir,
+                                   f"checkpoints-{build}-{model}-{len(extra)}-{allocator}")
         argv = [sys.executable, self.example, "--build", build, "--rounds", "3", "--hosts", "2",
                 "--model", model, "--job", "torch-fedavg-test", "--checkpoint-dir", checkpoints,
                 "--release-timeout-seconds", "30",
@@ -111,8 +117,8 @@ class TorchFedAvgAgainstTheRealDaemon(unittest.TestCase):
                 # phase's (or, after the last round, the teardown's).
                 "--pause-seconds", "0.75", *extra]
         started = time.monotonic()
-        proc = subprocess.run(argv, capture_output=True, text=True, env=self.coordinator_env(),
-                              timeout=300)
+        proc = subprocess.run(argv, capture_output=True, text=True,
+                              env=self.coordinator_env(allocator), timeout=300)
         seconds = time.monotonic() - started
         sys.stderr.write(f"\n--- {build} build, {model} {' '.join(extra)} ({seconds:.1f} s) ---\n"
                          f"{proc.stdout}{proc.stderr}")
@@ -129,7 +135,7 @@ class TorchFedAvgAgainstTheRealDaemon(unittest.TestCase):
         self.assertLess(size, model_bytes + 1 * MB)
         return summary, lines[:-1]
 
-    def check_common(self, build, summary, lines):
+    def check_common(self, build, summary, lines, allocator="jemalloc"):
         """What both builds share: admission before the hosts, every phase and round marked."""
         admission = summary["admission"]
         self.assertTrue(admission["admitted"], admission)
@@ -140,7 +146,8 @@ class TorchFedAvgAgainstTheRealDaemon(unittest.TestCase):
         claimed_at = next(i for i, l in enumerate(lines) if "claimed 2 hosts" in l)
         self.assertLess(admitted_at, claimed_at, "admission comes before claiming hosts")
         run = self.daemon_report(summary["run_id"])
-        self.assertEqual(run["labels"], {"build": build, "model": "vit_b_16"})
+        self.assertEqual(run["labels"], {"build": build, "model": "vit_b_16",
+                                         "allocator": allocator})
         self.assertEqual(run["state"], "ended")
         phases = [(p["phase"], p["round"]) for p in run["phases"]]
         self.assertEqual(phases, [("load", 1)] + [(name, r) for r in (1, 2, 3) for name in
@@ -254,6 +261,42 @@ class TorchFedAvgAgainstTheRealDaemon(unittest.TestCase):
         # The kept states add to the peak: round 3's aggregation runs on top of two of them.
         self.assertGreater(rows["baseline"]["peak_bytes"],
                            rows["final"]["peak_bytes"] + 1.5 * VIT_B_16_BYTES, rows)
+
+        # -- the final build under glibc's malloc, the default a user gets -----------------
+        # glibc keeps the freed tensors' memory, so RSS floors climb by model copies while the
+        # application holds the same. With the allocator facts the client sends at every round
+        # end and at the end, that must not be called the application's growth or a leak.
+        glibc, lines = self.run_build("final", allocator="glibc")
+        run = self.check_common("final", glibc, lines, allocator="glibc")
+        verdicts = run.get("verdicts", [])
+        self.assertTrue(all("allocator" in b for b in run["boundaries"]), run["boundaries"])
+        self.assertFalse([v for v in verdicts if v["kind"] == "leak"], verdicts)
+        self.assertFalse([v for v in verdicts if v["kind"] == "growth_warning"
+                          and not v.get("cleared")], verdicts)
+        classes = [v for v in verdicts if v["kind"] == "growth_class"]
+        for v in classes:
+            self.assertTrue(v["summary"].startswith("allocator_retention"), v)
+        release = glibc["release"]
+        self.assertIsNotNone(release, "no release verdict")
+        if not release["passed"]:  # what is left is glibc's, and the remedy is named
+            self.assertTrue(release["summary"].startswith("Release kept by the allocator"),
+                            release)
+            self.assertIn("--allocator jemalloc", release["summary"])
+        # `ramguard compare` puts the two allocators side by side (the allocator label).
+        ids = [glibc["run_id"], results["final"][0]["run_id"]]
+        out = subprocess.run([os.environ["RAMGUARD_CLI"], "--socket", self.daemon.socket,
+                              "compare", *ids, "--format", "json"],
+                             capture_output=True, text=True, timeout=30)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        rows = {r["labels"]["allocator"]: r for r in json.loads(out.stdout)["rows"]}
+        self.assertEqual(sorted(rows), ["glibc", "jemalloc"])
+        # Measured: glibc's floors end 3 model copies above jemalloc's (1.67 vs 0.61 GB).
+        self.assertGreater(rows["glibc"]["last_floor_bytes"],
+                           rows["jemalloc"]["last_floor_bytes"] + 0.25 * VIT_B_16_BYTES, rows)
+        text = subprocess.run([os.environ["RAMGUARD_CLI"], "--socket", self.daemon.socket,
+                               "compare", *ids], capture_output=True, text=True, timeout=30)
+        sys.stderr.write("\n" + text.stdout)
+        self.assertIn("allocator=glibc", text.stdout)
 
     def test_host_updates_made_by_worker_processes_are_the_same(self):
         """--workers: forked processes make the host updates and send them serialized; the

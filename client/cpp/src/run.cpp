@@ -33,9 +33,14 @@ v1::MarkReply Run::mark(v1::MarkRequest::Kind kind, const std::string& phase, st
   return client_->call(std::move(request)).mark();
 }
 
-v1::RunEndReply Run::end() {
+v1::RunEndReply Run::end(const RunEndFacts& facts) {
   v1::Request request;
-  request.mutable_run_end()->set_run_id(run_id_);
+  v1::RunEndRequest& end = *request.mutable_run_end();
+  end.set_run_id(run_id_);
+  end.set_failure(facts.failure);
+  if (facts.allocator) *end.mutable_allocator() = *facts.allocator;
+  if (facts.gc) *end.mutable_gc() = *facts.gc;
+  if (facts.trim) *end.mutable_trim() = *facts.trim;
   return client_->call(std::move(request)).run_end();
 }
 

@@ -355,6 +355,9 @@ def parse_args(argv):
     parser.add_argument("--pause-seconds", type=float, default=0.0,
                         help="sleep this long after each round end (lets the floor settle)")
     parser.add_argument("--no-guard", action="store_true", help="run without ramguardd")
+    parser.add_argument("--scope", choices=("process", "cgroup"), default="process",
+                        help="what the run measures: this process, or its memory cgroup "
+                             "(with --workers, the workers too)")
     args = parser.parse_args(argv)
     for name in ("rounds", "hosts"):
         if getattr(args, name) < 1:
@@ -405,9 +408,14 @@ def main(argv=None):
         if not admission:
             print(json.dumps(summary), flush=True)
             return 3
-        run = client.start_run(args.job, labels={"build": args.build, "model": args.model},
+        # The C allocator in use is a label, so `ramguard compare` puts glibc and jemalloc
+        # runs of the same build side by side.
+        allocator = ramguard.allocator_stats().get("allocator", "unknown")
+        run = client.start_run(args.job, labels={"build": args.build, "model": args.model,
+                                                 "allocator": allocator},
                                admission=admission, model_bytes=model_bytes,
-                               declared_rounds=args.rounds, hosts=args.hosts)
+                               declared_rounds=args.rounds, hosts=args.hosts,
+                               scope=None if args.scope == "process" else args.scope)
         say(f"run {run.run_id} started on pid {os.getpid()}, baseline "
             f"{gb(run.baseline.rss_bytes)}")
     summary["run_id"] = run.run_id
@@ -446,8 +454,10 @@ def main(argv=None):
         if owned_dir:
             shutil.rmtree(checkpoint_dir, ignore_errors=True)
         raise
-    end = run.end()
+    # References dropped first: the allocator facts sent with the end then tell what the
+    # application still holds (a reference cycle) from what the allocator keeps after free().
     coordinator.teardown()
+    end = run.end(allocator=True)
     held_after = ramguard.rss_bytes()
     say(f"run ended, peak {gb(end.peak_bytes)}; references dropped, holds {gb(held_after)}")
     summary.update(phases=coordinator.phases, round_marks=round_marks,

@@ -121,6 +121,28 @@ TEST(ClientRun, MarksCarryKindPhaseRoundAndClientFacts) {
   EXPECT_FALSE(sent.has_allocator());
   EXPECT_EQ(run.end().peak_bytes(), 9'600'000'000u);
   EXPECT_EQ(server.requests().at(1).run_end().run_id(), "r-1");
+  EXPECT_FALSE(server.requests().at(1).run_end().has_allocator());
+}
+
+TEST(ClientRun, TheEndCarriesTheFailureAndTheAllocatorGcAndTrimFacts) {
+  FakeServer server(daemon_like);
+  Client client(server.path());
+  ramguard::Run run(client, "r-1");
+  v1::AllocatorStats stats;
+  stats.set_allocator("glibc");
+  stats.set_allocated_bytes(300'000'000);
+  stats.set_resident_bytes(1'300'000'000);
+  stats.set_retained_bytes(1'000'000'000);
+  v1::TrimProbe trim;
+  trim.set_rss_before_bytes(1'400'000'000);
+  trim.set_rss_after_bytes(400'000'000);
+  run.end(RunEndFacts{.failure = "ValueError: bad shape", .allocator = stats, .trim = trim});
+  const v1::RunEndRequest sent = server.requests().at(0).run_end();
+  EXPECT_EQ(sent.failure(), "ValueError: bad shape");
+  EXPECT_EQ(sent.allocator().allocator(), "glibc");
+  EXPECT_EQ(sent.allocator().retained_bytes(), 1'000'000'000u);
+  EXPECT_EQ(sent.trim().rss_after_bytes(), 400'000'000u);
+  EXPECT_FALSE(sent.has_gc());
 }
 
 TEST(PhaseGuard, MarksBeginOnConstructionAndEndOnDestruction) {

@@ -24,6 +24,11 @@ TEST(ReportJson, EveryDesignBuildValidatesAgainstTheSchema) {
     files += " " + write_temp("report-" + build.name + ".json", report_json(design_report(build)));
   }
   files += " " + write_temp("report-empty.json", report_json(v1::ReportReply{}));
+  v1::ReportReply with_allocator = design_report(design_build(1));
+  auto* facts = with_allocator.mutable_run()->mutable_boundaries(0)->mutable_allocator();
+  facts->set_allocator("jemalloc");
+  facts->set_allocated_bytes(1);
+  files += " " + write_temp("report-allocator.json", report_json(with_allocator));
   EXPECT_EQ(run_python_check("check_report_json.py", kSchema + files), 0);
 }
 

@@ -65,6 +65,29 @@ TEST(ReportText, SampledPeakIsSaidSo) {
   EXPECT_THAT(text, HasSubstr("sampled\n"));
 }
 
+// Allocator facts at round ends: the boundaries table says what the application holds and
+// what the allocator keeps free; the JSON carries them (schema-checked) and the SVG's titles.
+TEST(ReportText, AllocatorFactsAtRoundEndsShowAsTwoColumns) {
+  v1::ReportReply reply = design_report(design_build(3));
+  v1::AllocatorStats* a = reply.mutable_run()->mutable_boundaries(1)->mutable_allocator();
+  a->set_allocator("glibc");
+  a->set_allocated_bytes(4'200'000'000);
+  a->set_retained_bytes(1'300'000'000);
+  a->set_resident_bytes(5'500'000'000);
+  const std::string text = report_text(reply, {});
+  EXPECT_THAT(text, HasSubstr("app holds"));
+  EXPECT_THAT(text, HasSubstr("alloc keeps free"));
+  EXPECT_THAT(text, HasSubstr("4.20 GB"));
+  EXPECT_THAT(text, HasSubstr("1.30 GB"));
+  EXPECT_THAT(text, HasSubstr("free memory the allocator keeps is not growth either"));
+  EXPECT_THAT(report_text(design_report(design_build(3)), {}), Not(HasSubstr("app holds")));
+  EXPECT_THAT(report_svg(reply, {}),
+              HasSubstr("the application holds 4.20 GB, glibc keeps 1.30 GB free"));
+  const std::string json = report_json(reply);
+  EXPECT_THAT(json, HasSubstr("\"allocator\":{\"allocator\":\"glibc\",\"live_bytes\":4200000000,"
+                              "\"free_bytes\":1300000000,\"resident_bytes\":5500000000}"));
+}
+
 TEST(ReportText, EmptyReplyRendersWithoutCrashing) {
   const std::string text = report_text(v1::ReportReply{}, {});
   EXPECT_THAT(text, HasSubstr("Phases: none marked"));

@@ -309,3 +309,48 @@ TEST(GrowthTracker, LongRunKeepsTheReferenceAndJudgesTheLateLeakAndPlateau) {
 
 }  // namespace
 }  // namespace ramguard
+
+namespace ramguard {
+namespace {
+
+// Boundaries whose RSS floor climbs 1 GB per round, with allocator facts: what the application
+// holds (allocated) and what the allocator keeps free (retained).
+std::vector<FloorPoint> floors_with_allocator(bool live_objects_grow) {
+  std::vector<FloorPoint> out;
+  for (std::uint32_t round = 1; round <= 4; ++round) {
+    BoundaryRecord b;
+    b.round = round;
+    b.reading.rss_bytes = test::bytes(1.0 + round, kGB);
+    b.reading.anon_bytes = b.reading.rss_bytes;
+    b.reading.at = test::at_seconds(60.0 * round);
+    const std::uint64_t live =
+        live_objects_grow ? b.reading.rss_bytes - 100'000'000 : 1'500'000'000;
+    b.allocator = AllocatorFacts{live, live, b.reading.rss_bytes, b.reading.rss_bytes - live};
+    out.push_back(floor_point(b));
+  }
+  return out;
+}
+
+TEST(GrowthAllocatorFacts, FreeMemoryTheAllocatorKeepsIsNotTheApplicationsGrowth) {
+  DetectorParams p;
+  const auto retained = replay(floors_with_allocator(false), {}, p);
+  for (const auto& e : retained.emitted) {
+    EXPECT_EQ(count_kind(e, verdict_kind::kGrowthWarning, false), 0u);
+    EXPECT_EQ(count_kind(e, verdict_kind::kLeak, false), 0u);
+  }
+  EXPECT_EQ(floors_with_allocator(false)[3].allocator_free_bytes, 3'500'000'000u);
+
+  // The same RSS with live objects growing is the application's: warned, then a leak, and the
+  // text says what was left out.
+  const auto live = replay(floors_with_allocator(true), {}, p);
+  EXPECT_EQ(count_kind(live.emitted[1], verdict_kind::kGrowthWarning, false), 1u);
+  EXPECT_EQ(live.states.back().state, GrowthState::kLeak);
+  const Verdict& warning = live.emitted[1][0];
+  EXPECT_NE(warning.summary.find("not counting 0.10 GB the allocator keeps free"),
+            std::string::npos)
+      << warning.summary;
+  EXPECT_DOUBLE_EQ(warning.figures.at("allocator_free_bytes"), 100'000'000.0);
+}
+
+}  // namespace
+}  // namespace ramguard

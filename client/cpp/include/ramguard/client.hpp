@@ -77,6 +77,15 @@ struct MarkFacts {
   std::optional<v1::GcProbe> gc{};
 };
 
+// Facts of the coordinator at its run's end, for the release verdict's split of what stays
+// resident (ramguard/allocator_probe.hpp measures the allocator's part).
+struct RunEndFacts {
+  std::string failure{};  // set when the run failed: it gets a critical "failed" verdict
+  std::optional<v1::AllocatorStats> allocator{};
+  std::optional<v1::GcProbe> gc{};
+  std::optional<v1::TrimProbe> trim{};
+};
+
 class Run;
 
 class Client {
@@ -158,7 +167,7 @@ class Run {
   v1::MarkReply round_end(std::uint32_t round = 0, const MarkFacts& facts = {}) {
     return mark(v1::MarkRequest::ROUND_END, {}, round, facts);
   }
-  v1::RunEndReply end();
+  v1::RunEndReply end(const RunEndFacts& facts = {});
 
   // RAII phase: auto g = run.phase("aggregation");
   [[nodiscard]] PhaseGuard phase(std::string name) { return PhaseGuard(*this, std::move(name)); }
