@@ -187,11 +187,11 @@ std::string text_option(const Scanned& s, std::string_view name) {
 std::string scope_option(const Scanned& s) {
   std::string scope = text_option(s, "scope");
   if (scope.empty() && s.has("cgroup")) scope = "cgroup";
-  if (!scope.empty() && scope != "process" && scope != "cgroup") {
-    throw UsageError{"--scope '" + scope + "' is not known; use process or cgroup"};
+  if (!scope.empty() && scope != "process" && scope != "tree" && scope != "cgroup") {
+    throw UsageError{"--scope '" + scope + "' is not known; use process, tree or cgroup"};
   }
-  if (scope == "process" && s.has("cgroup")) {
-    throw UsageError{"--cgroup needs --scope cgroup, not process"};
+  if (scope != "cgroup" && !scope.empty() && s.has("cgroup")) {
+    throw UsageError{"--cgroup needs --scope cgroup, not " + scope};
   }
   return scope;
 }

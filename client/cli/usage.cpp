@@ -54,10 +54,11 @@ const std::map<std::string, std::string>& topics() {
        "usage: ramguard start [--pid PID] [--job NAME] [--label KEY=VALUE]... [--model-bytes "
        "SIZE]\n"
        "                      [--rounds N] [--hosts N] [--reservation ID]\n"
-       "                      [--scope process|cgroup] [--cgroup PATH]\n"
+       "                      [--scope process|tree|cgroup] [--cgroup PATH]\n"
        "Prints the run id. --pid defaults to this command's own PID as the daemon sees it;\n"
-       "give the coordinator's PID. --scope cgroup measures the PID's memory cgroup (every\n"
-       "process in it, exact peak); --cgroup PATH names another one (root only).\n"},
+       "give the coordinator's PID. --scope tree measures the PID and its descendants (peak:\n"
+       "the sum of their high-water marks, an upper bound); --scope cgroup the PID's memory\n"
+       "cgroup (every process in it, exact peak); --cgroup PATH names another one (root only).\n"},
       {"mark", "usage: ramguard mark RUN begin|end PHASE [--round N]\n"},
       {"round-end", "usage: ramguard round-end RUN [--round N]\n"},
       {"end", "usage: ramguard end RUN\n"},
@@ -67,7 +68,7 @@ const std::map<std::string, std::string>& topics() {
        "usage: ramguard exec [--job NAME] [--estimate SIZE | --plan NAME --model-bytes SIZE]\n"
        "                     [--hosts N] [--use-calibrated] [--label KEY=VALUE]... [--rounds N]\n"
        "                     [--allocator jemalloc|glibc-tuned|glibc]\n"
-       "                     [--scope process|cgroup] [--cgroup PATH] -- CMD ARGS...\n"
+       "                     [--scope process|tree|cgroup] [--cgroup PATH] -- CMD ARGS...\n"
        "Admits (when an estimate is given; exit 3 without running CMD if refused), starts CMD\n"
        "with RAMGUARD_SOCKET and RAMGUARD_RUN set, runs it under a run claiming the reservation,\n"
        "ends the run when CMD exits and exits with CMD's status (128+N if killed by signal N).\n"

@@ -1307,8 +1307,10 @@ class Client:
                   cgroup: Optional[str] = None) -> Run:
         """Start a run on `pid` (default: this process). Pass the Admission (or its
         reservation_id) to claim the admitted reservation. Returns a Run (a context manager).
-        scope="cgroup" measures the process's memory cgroup (every process in it, with the
-        cgroup's exact peak); cgroup= names another cgroup (root only).
+        scope="tree" measures the process and its descendants (workers, a multiprocessing
+        pool; the peak is the sum of their high-water marks, an upper bound); scope="cgroup"
+        the process's memory cgroup (every process in it, with the cgroup's exact peak);
+        cgroup= names another cgroup (root only).
         Not strict and the daemon unreachable: the Run starts when the daemon answers again.
         A refusal (e.g. PERMISSION_DENIED) raises in both modes: it is a mistake to fix."""
         if admission is not None and reservation_id is None:

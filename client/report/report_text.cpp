@@ -173,6 +173,11 @@ std::string report_text(const v1::ReportReply& reply, const RenderOptions& o) {
   out += field("State", run.state());
   out += field("PID", std::to_string(run.pid()));
   // A cgroup run measures every process of the cgroup; its usage counts page cache too.
+  if (run.scope() == "tree") {
+    out += field("Scope",
+                 "tree: the process and its descendants (RSS summed per process; the "
+                 "peak is the sum of their high-water marks, an upper bound)");
+  }
   if (run.scope() == "cgroup") {
     out += field("Scope", "cgroup " + run.cgroup_dir() +
                               " (every process in it; usage includes page cache)");

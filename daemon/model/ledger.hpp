@@ -124,8 +124,8 @@ struct RunInfo {
   std::uint64_t estimate_bytes = 0;  // from the claimed reservation, 0 if none
   std::string plan;
   std::string reservation_id;
-  // What the run measures: "process" (the PID) or "cgroup" (the memory cgroup at cgroup_dir,
-  // every process in it; the PID's exit still ends the run).
+  // What the run measures: "process" (the PID), "tree" (the PID and its descendants) or
+  // "cgroup" (the memory cgroup at cgroup_dir, every process in it). The PID's exit ends it.
   std::string scope = "process";
   std::string cgroup_dir;
 };

@@ -16,6 +16,9 @@ Status RunRegistry::connect(Entry& entry, const TargetId& target) {
   if (!key) return key.error();
   entry.key = *key;
   const RunInfo& info = entry.machine->ledger().info;
+  if (info.scope == "tree") {
+    if (auto set = sampler_.set_tree(*key); !set) return set;
+  }
   if (info.scope == "cgroup") {
     auto cgroup = CgroupMemory::open(info.cgroup_dir);
     if (!cgroup) {

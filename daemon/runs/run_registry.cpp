@@ -130,9 +130,9 @@ Result<std::string> RunRegistry::attach_cgroup(TargetKey key, pid_t pid,
 }
 
 Result<const RunLedger*> RunRegistry::start(const StartRunInput& input, const Caller& caller) {
-  if (input.scope != "" && input.scope != "process" && input.scope != "cgroup") {
-    return Error{"scope '" + input.scope + "' is not known; use process or cgroup" +
-                     (input.scope == "tree" ? " (tree is not implemented in this version)" : ""),
+  if (input.scope != "" && input.scope != "process" && input.scope != "tree" &&
+      input.scope != "cgroup") {
+    return Error{"scope '" + input.scope + "' is not known; use process, tree or cgroup",
                  ErrorKind::kInvalidArgument};
   }
   if (active_runs() >= params_.max_runs) {
@@ -159,6 +159,9 @@ Result<const RunLedger*> RunRegistry::start(const StartRunInput& input, const Ca
                       ErrorKind::kPermissionDenied});
   }
   std::string cgroup_dir;
+  if (input.scope == "tree") {
+    if (auto tree = sampler_.set_tree(*key); !tree) return drop(tree.error());
+  }
   if (input.scope == "cgroup") {
     auto attached = attach_cgroup(*key, pid, input.cgroup_path, caller);
     if (!attached) return drop(attached.error());
@@ -183,7 +186,7 @@ Result<const RunLedger*> RunRegistry::start(const StartRunInput& input, const Ca
   info.model_bytes = input.model_bytes;
   info.declared_rounds = input.declared_rounds;
   info.hosts = input.hosts;
-  info.scope = cgroup_dir.empty() ? "process" : "cgroup";
+  info.scope = input.scope.empty() ? "process" : input.scope;
   info.cgroup_dir = cgroup_dir;
   if (!input.reservation_id.empty()) {
     // Checked before the baseline is taken, claimed only once the run exists: a failed start

@@ -65,6 +65,12 @@ void Sampler::tick() {
 }
 
 Result<MemoryReading> Sampler::read_target(Target& target, const Instant& at, bool complete) {
+  if (target.tree) {
+    auto root = complete ? target.handle.read_complete(at) : target.handle.read_periodic(at);
+    if (!root) return root;  // the root's exit ends the run
+    target.tree->refresh();
+    return target.tree->add_descendants(*root, at, complete);
+  }
   if (!target.cgroup) {
     return complete ? target.handle.read_complete(at) : target.handle.read_periodic(at);
   }
@@ -77,8 +83,8 @@ Result<TargetKey> Sampler::add(pid_t pid, ReadingSink sink) {
   auto handle = procfs_.open(pid);
   if (!handle) return handle.error();
   const TargetKey key = next_key_++;
-  targets_.emplace(
-      key, std::make_shared<Target>(Target{std::move(*handle), std::move(sink), std::nullopt}));
+  targets_.emplace(key, std::make_shared<Target>(Target{std::move(*handle), std::move(sink),
+                                                        std::nullopt, std::nullopt}));
   return key;
 }
 
@@ -86,6 +92,14 @@ Status Sampler::set_cgroup(TargetKey key, CgroupMemory cgroup) {
   auto it = targets_.find(key);
   if (it == targets_.end()) return unknown(key);
   it->second->cgroup.emplace(std::move(cgroup));
+  return ok_status();
+}
+
+Status Sampler::set_tree(TargetKey key) {
+  auto it = targets_.find(key);
+  if (it == targets_.end()) return unknown(key);
+  it->second->tree.emplace(procfs_, it->second->handle.pid());
+  it->second->tree->refresh();
   return ok_status();
 }
 
@@ -124,7 +138,12 @@ Status Sampler::reset_hwm(TargetKey key) {
   auto it = targets_.find(key);
   if (it == targets_.end()) return unknown(key);
   if (it->second->cgroup) return it->second->cgroup->reset_peak();
-  return it->second->handle.reset_hwm();
+  Status root = it->second->handle.reset_hwm();
+  if (it->second->tree) {
+    Status descendants = it->second->tree->reset_hwm();
+    if (root.ok()) return descendants;
+  }
+  return root;
 }
 
 Result<bool> Sampler::is_same_process(TargetKey key) const {

@@ -22,6 +22,7 @@
 #include "model/reading.hpp"
 #include "procfs/cgroup_memory.hpp"
 #include "procfs/proc_fs.hpp"
+#include "procfs/process_tree.hpp"
 
 namespace ramguard {
 
@@ -50,6 +51,8 @@ class Sampler {
   // The `cgroup` scope: from now on the target's readings, peaks and resets are its memory
   // cgroup's; the process still decides whether the target lives (its exit ends the run).
   Status set_cgroup(TargetKey key, CgroupMemory cgroup);
+  // The `tree` scope: the process and its descendants (procfs/process_tree.hpp).
+  Status set_tree(TargetKey key);
   std::optional<std::filesystem::path> cgroup_dir(TargetKey key) const;
 
   // On demand: complete = status (full split, swap, HWM; for marks), else statm.
@@ -72,6 +75,7 @@ class Sampler {
     ProcessHandle handle;
     ReadingSink sink;
     std::optional<CgroupMemory> cgroup;  // set: the target is this cgroup (run scope cgroup)
+    std::optional<ProcessTree> tree;     // set: the process and its descendants (scope tree)
   };
   static Result<MemoryReading> read_target(Target& target, const Instant& at, bool complete);
   void schedule();

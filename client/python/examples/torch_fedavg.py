@@ -355,8 +355,9 @@ def parse_args(argv):
     parser.add_argument("--pause-seconds", type=float, default=0.0,
                         help="sleep this long after each round end (lets the floor settle)")
     parser.add_argument("--no-guard", action="store_true", help="run without ramguardd")
-    parser.add_argument("--scope", choices=("process", "cgroup"), default="process",
-                        help="what the run measures: this process, or its memory cgroup "
+    parser.add_argument("--scope", choices=("process", "tree", "cgroup"), default="process",
+                        help="what the run measures: this process, it and its descendants, "
+                             "or its memory cgroup "
                              "(with --workers, the workers too)")
     args = parser.parse_args(argv)
     for name in ("rounds", "hosts"):

@@ -66,7 +66,8 @@ struct RunOptions {
   std::uint32_t declared_rounds = 0;
   std::uint32_t hosts = 0;
   std::string reservation_id{};  // an admitted reservation this run claims
-  // "process" (default) or "cgroup": the PID's memory cgroup (or cgroup_path, root only).
+  // "process" (default), "tree" (the PID and its descendants) or "cgroup" (the PID's memory
+  // cgroup, or cgroup_path: root only).
   std::string scope{};
   std::string cgroup_path{};
 };

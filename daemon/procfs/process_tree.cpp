@@ -1,0 +1,88 @@
+#include "procfs/process_tree.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <deque>
+#include <set>
+#include <string>
+
+namespace ramguard {
+namespace {
+
+constexpr std::size_t kMaxChildrenFileBytes = 64 * 1024;
+
+void parse_pids(std::string_view text, std::vector<pid_t>& out) {
+  while (!text.empty()) {
+    const std::size_t space = text.find_first_of(" \n");
+    const std::string_view word = text.substr(0, space);
+    pid_t pid = 0;
+    const auto [end, ec] = std::from_chars(word.data(), word.data() + word.size(), pid);
+    if (ec == std::errc() && end == word.data() + word.size() && pid > 0) out.push_back(pid);
+    if (space == std::string_view::npos) break;
+    text.remove_prefix(space + 1);
+  }
+}
+
+}  // namespace
+
+std::vector<pid_t> read_children(const std::filesystem::path& proc_root, pid_t pid) {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  std::filesystem::directory_iterator tasks(proc_root / std::to_string(pid) / "task", ec);
+  if (ec) return out;  // gone, or no task directory (a fixture): no children
+  for (const auto& task : tasks) {
+    auto text = read_small_file(task.path() / "children", kMaxChildrenFileBytes);
+    if (text) parse_pids(*text, out);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void ProcessTree::refresh() {
+  std::set<pid_t> seen;
+  std::deque<pid_t> pending{root_};
+  while (!pending.empty()) {
+    const pid_t parent = pending.front();
+    pending.pop_front();
+    for (const pid_t child : read_children(procfs_->root(), parent)) {
+      if (child == root_ || !seen.insert(child).second) continue;
+      if (!members_.contains(child)) {
+        auto handle = procfs_->open(child);
+        if (!handle) continue;  // exited meanwhile, or a zombie: nothing to sum
+        members_.emplace(child, std::move(*handle));
+      }
+      pending.push_back(child);
+    }
+  }
+  // Orphans re-parented away from the tree (their parent exited) are no longer its members.
+  std::erase_if(members_, [&](const auto& member) { return !seen.contains(member.first); });
+}
+
+MemoryReading ProcessTree::add_descendants(MemoryReading root, const Instant& at, bool complete) {
+  gone_.clear();
+  for (auto& [pid, handle] : members_) {
+    auto r = complete ? handle.read_complete(at) : handle.read_periodic(at);
+    if (!r) {
+      gone_.push_back(pid);
+      continue;
+    }
+    root.rss_bytes += r->rss_bytes;
+    root.anon_bytes += r->anon_bytes;
+    root.file_bytes += r->file_bytes;
+    root.shmem_bytes += r->shmem_bytes;
+    root.swap_bytes += r->swap_bytes;
+    root.hwm_bytes += r->hwm_bytes;
+  }
+  for (const pid_t pid : gone_) members_.erase(pid);
+  return root;
+}
+
+Status ProcessTree::reset_hwm() {
+  Status first = ok_status();
+  for (auto& [pid, handle] : members_) {
+    if (Status s = handle.reset_hwm(); !s && first.ok()) first = s;
+  }
+  return first;
+}
+
+}  // namespace ramguard

@@ -1,0 +1,49 @@
+#pragma once
+// The `tree` run scope: a process and all its descendants, followed as they start and exit.
+// Descendants are found through every known member's /proc/PID/task/TID/children (a bounded
+// rescan of the tree itself, never of all of /proc), each kept open as a ProcessHandle, so a
+// periodic reading is one statm pread per member and a reused PID is never summed by mistake.
+//
+// What the figures mean: RSS is summed per process (shared pages, e.g. after fork, count once
+// per process that maps them). A tree's peak is the sum of its members' high-water marks, an
+// upper bound: the members may have peaked at different moments. A child that starts and
+// exits between two readings is not seen at all.
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <map>
+#include <vector>
+
+#include "common/result.hpp"
+#include "model/reading.hpp"
+#include "procfs/proc_fs.hpp"
+
+namespace ramguard {
+
+// The PIDs listed in ROOT/PID/task/*/children (children of every thread of PID).
+std::vector<pid_t> read_children(const std::filesystem::path& proc_root, pid_t pid);
+
+class ProcessTree {
+ public:
+  ProcessTree(const ProcFs& procfs, pid_t root) : procfs_(&procfs), root_(root) {}
+
+  // Opens descendants that appeared since the last call; members that exited are dropped
+  // when they fail to read.
+  void refresh();
+  // `root` (the root's own reading) plus every descendant's, read the same way (complete:
+  // status, with high-water marks; else statm).
+  MemoryReading add_descendants(MemoryReading root, const Instant& at, bool complete);
+  // Every descendant's high-water mark restarts (the root's is its handle's). The first
+  // failure is returned; the others are still reset.
+  Status reset_hwm();
+  std::size_t descendants() const { return members_.size(); }
+
+ private:
+  const ProcFs* procfs_;
+  pid_t root_;
+  std::map<pid_t, ProcessHandle> members_;
+  std::vector<pid_t> gone_;  // reused every reading: no allocation in steady state
+};
+
+}  // namespace ramguard

@@ -1,0 +1,110 @@
+// The `tree` run scope on real processes: a run on this test process with scope tree measures
+// its children (memchild) and grandchildren (a python3 child that starts its own), a spike in
+// a child between samples shows in the phase peak (the sum of the members' high-water marks),
+// and a grandchild re-parented away when its parent dies stops counting.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.hpp"
+
+extern char** environ;
+
+namespace ramguard::testing {
+namespace {
+
+constexpr std::uint64_t kMiB = 1ULL << 20;
+
+v1::Reply request_start(const Daemon& d, const std::string& scope) {
+  v1::Request request;
+  auto& s = *request.mutable_run_start();
+  s.set_pid(static_cast<std::uint32_t>(::getpid()));
+  s.set_job("tree-scope");
+  s.set_scope(scope);
+  return d.call(request);
+}
+
+v1::Reply mark(const Daemon& d, const std::string& run, v1::MarkRequest::Kind kind) {
+  v1::Request request;
+  auto& m = *request.mutable_mark();
+  m.set_run_id(run);
+  m.set_kind(kind);
+  m.set_phase("aggregation");
+  return d.call(request);
+}
+
+std::uint64_t last_rss(const Daemon& d, const std::string& run) {
+  v1::Request request;
+  request.mutable_status()->set_run_id(run);
+  const v1::Reply reply = d.call(request);
+  return reply.status().runs_size() == 1 ? reply.status().runs(0).last().rss_bytes() : 0;
+}
+
+// python3 in its own process group, whose child (our grandchild) holds 160 MiB until killed.
+pid_t spawn_parent_of_a_grandchild() {
+  const char* script =
+      "import subprocess, sys, time\n"
+      "code = 'b = bytearray(160 << 20)\\nb[::4096] = b\"\\\\x01\" * (len(b) // 4096)\\n"
+      "import time\\nwhile True: time.sleep(1)'\n"
+      "subprocess.Popen([sys.executable, '-c', code])\n"
+      "while True: time.sleep(1)\n";
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
+  const char* argv[] = {"python3", "-c", script, nullptr};
+  pid_t pid = -1;
+  const int rc =
+      ::posix_spawnp(&pid, "python3", nullptr, &attr, const_cast<char* const*>(argv), environ);
+  posix_spawnattr_destroy(&attr);
+  return rc == 0 ? pid : -1;
+}
+
+TEST(TreeScope, ARunMeasuresChildrenAndGrandchildrenAndTheirPeaks) {
+  auto d = Daemon::with_args({"--interval", "100ms"});
+  MemChild child;
+  const v1::Reply started = request_start(*d, "tree");
+  ASSERT_FALSE(started.has_error()) << started.error().message();
+  const std::string run = started.run_start().run_id();
+  const std::uint64_t baseline = started.run_start().baseline().rss_bytes();
+
+  // What a child keeps shows in the run's periodic readings.
+  child.command("alloc kept " + std::to_string(128 * kMiB));
+  EXPECT_TRUE(eventually([&] { return last_rss(*d, run) >= baseline + 120 * kMiB; }, 5s, 50ms))
+      << "last " << last_rss(*d, run) << " baseline " << baseline;
+
+  // A spike in the child between samples: its high-water mark holds it.
+  ASSERT_FALSE(mark(*d, run, v1::MarkRequest::PHASE_BEGIN).has_error());
+  child.command("alloc spike " + std::to_string(256 * kMiB));
+  child.command("free spike");
+  const v1::Reply ended = mark(*d, run, v1::MarkRequest::PHASE_END);
+  ASSERT_FALSE(ended.has_error()) << ended.error().message();
+  EXPECT_GE(ended.mark().phase_peak_bytes(), baseline + (128 + 250) * kMiB);
+
+  // A grandchild counts; once its parent dies it is re-parented away and no longer does.
+  const std::uint64_t before = last_rss(*d, run);
+  const pid_t parent = spawn_parent_of_a_grandchild();
+  ASSERT_GT(parent, 0);
+  EXPECT_TRUE(eventually([&] { return last_rss(*d, run) >= before + 150 * kMiB; }, 20s, 100ms))
+      << "last " << last_rss(*d, run) << " before " << before;
+  ::kill(parent, SIGKILL);
+  int status = 0;
+  ::waitpid(parent, &status, 0);
+  EXPECT_TRUE(eventually([&] { return last_rss(*d, run) < before + 100 * kMiB; }, 5s, 100ms))
+      << "last " << last_rss(*d, run) << " before " << before;
+  ::kill(-parent, SIGKILL);  // the orphaned grandchild, in the same process group
+
+  v1::Request status_request;
+  status_request.mutable_status()->set_run_id(run);
+  EXPECT_EQ(d->call(status_request).status().runs(0).scope(), "tree");
+  v1::Request end;
+  end.mutable_run_end()->set_run_id(run);
+  EXPECT_FALSE(d->call(end).has_error());
+  child.command("exit 0");
+  child.wait();
+}
+
+}  // namespace
+}  // namespace ramguard::testing

@@ -1,0 +1,64 @@
+// The tree scope's reader on a fixture /proc declared here: descendants found through
+// task/*/children (several threads, grandchildren), summed per process, dropped when they exit
+// or are re-parented away. Real processes: tests/integration/tree_scope_test.cpp.
+#include "procfs/process_tree.hpp"
+
+#include <gtest/gtest.h>
+
+#include "unit/procfs/fake_proc.hpp"
+
+namespace ramguard {
+namespace {
+
+void children(testing::FakeProcTree& proc, pid_t pid, pid_t tid, const std::string& list) {
+  std::filesystem::create_directories(proc.dir(pid) / "task" / std::to_string(tid));
+  proc.write(pid, "task/" + std::to_string(tid) + "/children", list);
+}
+
+testing::FakeProcess process_with_rss_pages(std::uint64_t pages) {
+  testing::FakeProcess p;
+  p.resident_pages = pages;
+  p.size_pages = pages * 2;  // 0 pages: an exited process
+  p.shared_pages = 0;
+  return p;
+}
+
+TEST(ReadChildren, ListsTheChildrenOfEveryThread) {
+  testing::FakeProcTree proc;
+  proc.add(10, process_with_rss_pages(1));
+  children(proc, 10, 10, "11 12 ");
+  children(proc, 10, 13, "14\n");  // a child forked by another thread
+  EXPECT_EQ(read_children(proc.root(), 10), (std::vector<pid_t>{11, 12, 14}));
+  EXPECT_TRUE(read_children(proc.root(), 99).empty());  // gone: no children, no error
+}
+
+TEST(ProcessTree, SumsDescendantsAndFollowsThemAsTheyStartAndExit) {
+  testing::FakeProcTree proc;
+  ProcFs fs(proc.root(), 4096);
+  proc.add(10, process_with_rss_pages(100));  // the root: its own reading comes from its handle
+  proc.add(11, process_with_rss_pages(1000));
+  proc.add(12, process_with_rss_pages(2000));  // a grandchild, through 11
+  children(proc, 10, 10, "11");
+  children(proc, 11, 11, "12");
+  ProcessTree tree(fs, 10);
+  tree.refresh();
+  EXPECT_EQ(tree.descendants(), 2u);
+  MemoryReading root;
+  root.rss_bytes = 100 * 4096;
+  EXPECT_EQ(tree.add_descendants(root, Instant{}, false).rss_bytes, 3100u * 4096);
+
+  // A new child appears; the grandchild's parent exits and it is re-parented away.
+  proc.add(13, process_with_rss_pages(500));
+  children(proc, 10, 10, "13");
+  tree.refresh();
+  EXPECT_EQ(tree.descendants(), 1u);
+  EXPECT_EQ(tree.add_descendants(root, Instant{}, false).rss_bytes, 600u * 4096);
+
+  // A member that has exited (a zombie's statm is all zeros) is dropped at the next reading.
+  proc.update(13, process_with_rss_pages(0));
+  EXPECT_EQ(tree.add_descendants(root, Instant{}, false).rss_bytes, 100u * 4096);
+  EXPECT_EQ(tree.descendants(), 0u);
+}
+
+}  // namespace
+}  // namespace ramguard
