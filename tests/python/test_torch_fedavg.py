@@ -318,6 +318,23 @@ class TorchFedAvgAgainstTheRealDaemon(unittest.TestCase):
             run = self.daemon_report(summary["run_id"])
             self.assertEqual(len(run["phases"]), 10, run["phases"])
 
+    def test_a_tree_scope_run_holds_the_workers_memory(self):
+        """--workers 2 makes the host updates in forked processes: a run with the tree scope
+        measures them with the coordinator, one with the process scope does not."""
+        process, _ = self.run_build("final", extra=("--workers", "2"))
+        tree, lines = self.run_build("final", extra=("--workers", "2", "--scope", "tree"))
+        self.assertTrue(any("updates made by 2 worker processes" in l for l in lines), lines)
+        self.assertEqual(self.daemon_report(tree["run_id"])["scope"], "tree")
+        self.assertEqual(self.daemon_report(process["run_id"]).get("scope", "process"),
+                         "process")
+        # Each worker reads the whole forked state (its RSS counts those pages) and builds an
+        # update: the tree's peak is at least a model copy above the coordinator's alone.
+        self.assertGreater(tree["peak_bytes"], process["peak_bytes"] + VIT_B_16_BYTES,
+                           (tree["peak_bytes"], process["peak_bytes"]))
+        crcs = [[p["crc32"] for p in s["phases"] if p["phase"] == "synchronization"]
+                for s in (process, tree)]
+        self.assertEqual(crcs[0], crcs[1])
+
 
 if __name__ == "__main__":
     unittest.main()
