@@ -35,6 +35,7 @@ SOCK=$TMP/ramguard.sock
 LOG=$TMP/ramguardd.log
 DAEMON_PID=""
 FOLLOW_PID=""
+TORCH_DAEMON_PID=""
 
 cleanup() {
   local status=$?
@@ -45,6 +46,10 @@ cleanup() {
   if [ -n "$DAEMON_PID" ] && kill -0 "$DAEMON_PID" 2>/dev/null; then
     kill -TERM "$DAEMON_PID" 2>/dev/null || true
     wait "$DAEMON_PID" 2>/dev/null || true
+  fi
+  if [ -n "$TORCH_DAEMON_PID" ] && kill -0 "$TORCH_DAEMON_PID" 2>/dev/null; then
+    kill -TERM "$TORCH_DAEMON_PID" 2>/dev/null || true
+    wait "$TORCH_DAEMON_PID" 2>/dev/null || true
   fi
   if [ -n "$FOLLOW_PID" ]; then
     kill -TERM "$FOLLOW_PID" 2>/dev/null || true
@@ -127,6 +132,38 @@ for build in baseline final; do
   say "ramguard report $run --svg $OUT/$build.svg"
   say "  $build build: chart $OUT/$build.svg, report $OUT/$build.txt (and .json)"
 done
+
+# A real PyTorch FedAvg coordinator (client/python/examples/torch_fedavg.py), when Debian's
+# python3-torch and python3-torchvision are installed: the same configuration judges it
+# unchanged, because its thresholds are in model copies; only the budget is the default
+# 16 GB (the replay's 1.6 GB would refuse this Load, as it should). jemalloc is preloaded so
+# RSS follows what the coordinator holds (under glibc the floors are judged with the
+# allocator facts the client sends; tests/python/test_torch_fedavg.py shows both).
+JEMALLOC=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
+[ -e "$JEMALLOC" ] || JEMALLOC=$(ldconfig -p 2>/dev/null | sed -n 's/.*libjemalloc\.so\.2 .*=> //p' | head -n 1)
+if "$PYTHON" -c 'import torch, torchvision' 2>/dev/null && [ -n "$JEMALLOC" ]; then
+  section "a real PyTorch FedAvg coordinator: torchvision ViT-B/16, 0.35 GB per model copy"
+  TORCH_SOCK=$TMP/torch.sock
+  "$DAEMON" --config "$CONFIG" --budget 16GB --socket "$TORCH_SOCK" \
+    --state-dir "$TMP/torch-state" 2>"$TMP/torch.log" &
+  TORCH_DAEMON_PID=$!
+  for _ in $(seq 200); do
+    [ -S "$TORCH_SOCK" ] && break
+    sleep 0.05
+  done
+  say "ramguardd pid $TORCH_DAEMON_PID (budget 16 GB, the same thresholds in model copies)"
+  for build in baseline final; do
+    say "-- $build build"
+    RAMGUARD_SOCKET=$TORCH_SOCK LD_PRELOAD=$JEMALLOC MALLOC_CONF=dirty_decay_ms:0,muzzy_decay_ms:0 \
+      "$PYTHON" -u "$ROOT/client/python/examples/torch_fedavg.py" --build "$build" \
+      --rounds 3 --hosts 2 --pause-seconds 0.75 --release-timeout-seconds 30 | grep -v '^{'
+  done
+  kill -TERM "$TORCH_DAEMON_PID"
+  wait "$TORCH_DAEMON_PID" || true
+  TORCH_DAEMON_PID=""
+else
+  section "a real PyTorch FedAvg coordinator: skipped (install python3-torch, python3-torchvision and libjemalloc2)"
+fi
 
 kill -TERM "$DAEMON_PID"
 DAEMON_STATUS=0
