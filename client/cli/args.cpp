@@ -40,7 +40,8 @@ const std::vector<OptionSpec> kAdmitOptions{{"job", true},
                                             {"plan", true},
                                             {"hosts", true},
                                             {"pid", true},
-                                            {"use-calibrated", false}};
+                                            {"use-calibrated", false},
+                                            {"scope", true}};
 
 std::vector<OptionSpec> exec_options() {
   std::vector<OptionSpec> options = kAdmitOptions;
@@ -48,7 +49,6 @@ std::vector<OptionSpec> exec_options() {
   options.push_back({"label", true, true});
   options.push_back({"rounds", true});
   options.push_back({"allocator", true});
-  options.push_back({"scope", true});
   options.push_back({"cgroup", true});
   return options;
 }
@@ -256,6 +256,7 @@ AdmitArgs admit_args(const Scanned& s, bool require_source) {
   a.hosts = u32_option(s, "hosts");
   a.pid = u32_option(s, "pid");
   a.use_calibrated = s.has("use-calibrated");
+  a.scope = scope_option(s);
 
   const bool has_params = s.has("params") || s.has("bytes-per-param");
   const bool has_model = s.has("model-bytes") || has_params;

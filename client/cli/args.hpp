@@ -41,6 +41,7 @@ struct AdmitArgs {
   std::uint32_t hosts = 0;
   std::uint32_t pid = 0;
   bool use_calibrated = false;
+  std::string scope;  // the baseline of the coming run: process, tree or cgroup
 };
 struct StartArgs {
   std::uint32_t pid = 0;

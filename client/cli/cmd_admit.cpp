@@ -15,7 +15,8 @@ AdmitOptions to_admit_options(const AdmitArgs& a) {
                       .plan = a.plan,
                       .hosts = a.hosts,
                       .pid = a.pid,
-                      .use_calibrated = a.use_calibrated};
+                      .use_calibrated = a.use_calibrated,
+                      .scope = a.scope};
 }
 
 int cmd_admit(const GlobalOptions& g, const AdmitArgs& a, std::ostream& out) {

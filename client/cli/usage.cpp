@@ -47,7 +47,7 @@ const std::map<std::string, std::string>& topics() {
       {"admit",
        "usage: ramguard admit [--job NAME] (--estimate SIZE | --plan NAME (--model-bytes SIZE |\n"
        "                      --params N --bytes-per-param B) | --use-calibrated)\n"
-       "                      [--hosts N] [--pid PID]\n"
+       "                      [--hosts N] [--pid PID] [--scope process|tree|cgroup]\n"
        "Prints every term of baseline + reserved + estimate <= budget - margin.\n"
        "Exit 0 when admitted (prints the reservation id), 3 when refused.\n"},
       {"start",

@@ -1274,14 +1274,17 @@ class Client:
               model_bytes: Union[int, str, None] = None, parameter_count: Optional[int] = None,
               bytes_per_parameter: Optional[float] = None, plan: Optional[str] = None,
               hosts: Optional[int] = None, use_calibrated: bool = False,
-              pid: Optional[int] = None, admit_when_unavailable: bool = False) -> Admission:
+              pid: Optional[int] = None, admit_when_unavailable: bool = False,
+              scope: Optional[str] = None) -> Admission:
         """Ask whether a Load fits the budget before claiming GPU hosts. Give estimate_bytes, or a
         model (model_bytes, or parameter_count x bytes_per_parameter) and a plan name. Sizes may
         be ints or strings like "2.5GB". Returns an Admission; a refusal raises nothing.
 
         When the daemon cannot be reached the caller decides: by default UnavailableError is
         raised (nothing was checked, so nothing is admitted); with admit_when_unavailable=True
-        an Admission with admitted=True and available=False is returned, and a warning logged."""
+        an Admission with admitted=True and available=False is returned, and a warning logged.
+        scope ("tree", "cgroup"): the baseline is that of the run this Load will be, the
+        process with its descendants or its memory cgroup, as in start_run(scope=...)."""
         model = None
         if model_bytes is not None or parameter_count is not None:
             model = {"model_bytes": _size_or_none(model_bytes),
@@ -1289,7 +1292,7 @@ class Client:
                      "bytes_per_parameter": bytes_per_parameter}
         body = {"job": job, "estimate_bytes": _size_or_none(estimate_bytes), "model": model,
                 "plan": plan, "hosts": hosts, "pid": pid,
-                "use_calibrated": True if use_calibrated else None}
+                "use_calibrated": True if use_calibrated else None, "scope": scope}
         try:
             return _pick(Admission, self.call("admit", body))
         except UnavailableError as e:

@@ -10,6 +10,8 @@
 #include "control/queries.hpp"
 #include "control/visibility.hpp"
 #include "metrics/exporter.hpp"
+#include "procfs/cgroup_memory.hpp"
+#include "procfs/process_tree.hpp"
 #include "store/store.hpp"
 
 namespace ramguard::control {
@@ -321,6 +323,24 @@ Status Dispatcher::admit(const v1::AdmitRequest& in, const Caller& caller, v1::A
     auto reading = handle->read_periodic(Instant{});
     if (!reading) return Error{reading.error().message, ErrorKind::kUnavailable};
     baseline_bytes = reading->rss_bytes;
+    // The run's scope decides what its baseline is: the process, its tree, or its cgroup.
+    if (in.scope() == "tree") {
+      ProcessTree tree(procfs_, pid);
+      tree.refresh();
+      baseline_bytes = tree.add_descendants(*reading, Instant{}, false).rss_bytes;
+    } else if (in.scope() == "cgroup") {
+      const RunParams& params = registry_.params();
+      auto dir = process_memory_cgroup_dir(params.proc_root, pid, params.cgroup_root);
+      if (!dir) return Error{dir.error().message, ErrorKind::kInvalidArgument};
+      auto cgroup = CgroupMemory::open(*dir);
+      if (!cgroup) return Error{cgroup.error().message, ErrorKind::kInvalidArgument};
+      auto usage = cgroup->read_periodic(Instant{});
+      if (!usage) return Error{usage.error().message, ErrorKind::kUnavailable};
+      baseline_bytes = usage->rss_bytes;
+    } else if (!in.scope().empty() && in.scope() != "process") {
+      return Error{"scope '" + in.scope().substr(0, 16) +
+                   "' is not known; use process, tree or cgroup"};
+    }
   }
   AdmitInput input{in.job(), choice->bytes, choice->source, baseline_bytes, owner_uid};
   const Decision d = admission_.admit(input);

@@ -90,8 +90,17 @@ TEST(CgroupScope, ARunMeasuresEveryProcessOfTheCgroupWithTheCgroupsExactPeak) {
         << "the cgroup's peak holds the worker's spike";
     EXPECT_TRUE(ended.mark().peak_exact());
 
-    // Memory the worker keeps shows in the run's periodic readings.
+    // Memory the worker keeps shows in the run's periodic readings, and in the baseline an
+    // admission for a cgroup-scope run takes.
     worker.command("alloc kept " + std::to_string(128 * kMiB));
+    v1::Request admit;
+    admit.mutable_admit()->set_job("cgroup-scope");
+    admit.mutable_admit()->set_estimate_bytes(1);
+    admit.mutable_admit()->set_pid(static_cast<std::uint32_t>(coordinator.pid()));
+    admit.mutable_admit()->set_scope("cgroup");
+    const v1::Reply admitted = d->call(admit);
+    ASSERT_FALSE(admitted.has_error()) << admitted.error().message();
+    EXPECT_GE(admitted.admit().baseline_bytes(), first.baseline().rss_bytes() + 120 * kMiB);
     EXPECT_TRUE(eventually(
         [&] {
           return status(*d, run).last().rss_bytes() >= first.baseline().rss_bytes() + 120 * kMiB;

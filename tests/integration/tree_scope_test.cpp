@@ -75,6 +75,20 @@ TEST(TreeScope, ARunMeasuresChildrenAndGrandchildrenAndTheirPeaks) {
   EXPECT_TRUE(eventually([&] { return last_rss(*d, run) >= baseline + 120 * kMiB; }, 5s, 50ms))
       << "last " << last_rss(*d, run) << " baseline " << baseline;
 
+  // Admission for a tree-scope run takes the tree's baseline, the child's memory included.
+  const auto admit = [&](const std::string& scope) {
+    v1::Request request;
+    auto& a = *request.mutable_admit();
+    a.set_job("tree-scope");
+    a.set_estimate_bytes(1);
+    a.set_pid(static_cast<std::uint32_t>(::getpid()));
+    a.set_scope(scope);
+    const v1::Reply reply = d->call(request);
+    EXPECT_FALSE(reply.has_error()) << reply.error().message();
+    return reply.admit().baseline_bytes();
+  };
+  EXPECT_GE(admit("tree"), admit("process") + 120 * kMiB);
+
   // A spike in the child between samples: its high-water mark holds it.
   ASSERT_FALSE(mark(*d, run, v1::MarkRequest::PHASE_BEGIN).has_error());
   child.command("alloc spike " + std::to_string(256 * kMiB));

@@ -123,6 +123,7 @@ v1::AdmitReply Client::admit(const AdmitOptions& options) {
   admit.set_hosts(options.hosts);
   admit.set_pid(options.pid);
   admit.set_use_calibrated(options.use_calibrated);
+  admit.set_scope(options.scope);
   return call(std::move(request)).admit();
 }
 

@@ -396,7 +396,8 @@ def main(argv=None):
         # Before any host is claimed: does this Load fit the budget?
         try:
             admission = client.admit(args.job, model_bytes=model_bytes, plan="fedavg",
-                                     hosts=args.hosts)
+                                     hosts=args.hosts,
+                                     scope=None if args.scope == "process" else args.scope)
         except ramguard.UnavailableError as e:
             raise SystemExit(f"torch_fedavg: {e.message}; a Load nobody checked is not started "
                              "(start ramguardd, set RAMGUARD_SOCKET or --socket, or pass "

@@ -56,6 +56,7 @@ struct AdmitOptions {
   std::uint32_t hosts = 0;
   std::uint32_t pid = 0;  // whose RSS is the baseline; 0: the caller
   bool use_calibrated = false;
+  std::string scope{};  // the coming run's scope: its baseline is the tree's or the cgroup's
 };
 
 struct RunOptions {
