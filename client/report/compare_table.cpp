@@ -1,5 +1,6 @@
 // Runs side by side: peak RAM, RSS between rounds, RSS after completion, plus verdicts, worst
 // phase gap and estimate ratio; as text, markdown, CSV or JSON.
+#include "common/verdict_rank.hpp"
 #include "report/format.hpp"
 #include "report/json_writer.hpp"
 #include "report/render.hpp"
@@ -20,7 +21,8 @@ std::string verdicts_cell(const v1::CompareRow& row) {
     }
     if (!out.empty()) out += ", ";
     out += v.kind() + "(" +
-           (v.kind() == "release" ? (v.passed() ? "pass" : "fail") : severity_name(v.severity())) +
+           (v.kind() == "release" ? release_outcome(v.passed(), severity_name(v.severity()))
+                                  : severity_name(v.severity())) +
            ")";
   }
   if (out.empty()) out = row.worst_verdict().empty() ? "none" : row.worst_verdict();

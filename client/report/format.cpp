@@ -264,7 +264,10 @@ const v1::Verdict* worst_verdict(const google::protobuf::RepeatedPtrField<v1::Ve
 std::string verdict_label(const v1::Verdict* verdict) {
   if (verdict == nullptr) return "-";
   std::string out = std::string(severity_name(verdict->severity())) + " " + verdict->kind();
-  if (verdict->kind() == "release") out += verdict->passed() ? " (pass)" : " (fail)";
+  if (verdict->kind() == "release") {
+    out += std::string(" (") +
+           release_outcome(verdict->passed(), severity_name(verdict->severity())) + ")";
+  }
   if (verdict->cleared()) out += " (cleared)";
   return out;
 }

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/verdict_rank.hpp"
 #include "report/format.hpp"
 #include "report/render.hpp"
 #include "report/run_facts.hpp"
@@ -154,7 +155,11 @@ void verdicts_section(const v1::RunStatus& run, std::string& out) {
   t.add_column("phase");
   t.add_column("summary");
   for (const v1::Verdict& v : run.verdicts()) {
-    const std::string result = v.cleared() ? "cleared" : v.passed() ? "pass" : "fail";
+    const std::string result = v.cleared() ? "cleared"
+                               : v.kind() == "release"
+                                   ? release_outcome(v.passed(), severity_name(v.severity()))
+                               : v.passed() ? "pass"
+                                            : "fail";
     t.add_row({severity_name(v.severity()), v.kind(), result,
                v.round() ? std::to_string(v.round()) : "-", v.phase().empty() ? "-" : v.phase(),
                v.summary()});

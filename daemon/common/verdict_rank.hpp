@@ -29,6 +29,14 @@ struct VerdictFacts {
 // 0 for kinds the order does not know.
 int verdict_kind_weight(std::string_view kind);
 
+// A release verdict's outcome as metrics, reports and compare tables name it: "pass", "fail",
+// or "allocator" for a release that did not pass at info severity, where what stays resident
+// is free memory the C allocator keeps, not the application's (not alerted on).
+inline const char* release_outcome(bool passed, std::string_view severity) {
+  if (passed) return "pass";
+  return severity == "info" ? "allocator" : "fail";
+}
+
 // Keys 1 to 4 as one number: higher is worse.
 std::int64_t verdict_rank(const VerdictFacts& v);
 

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "common/log.hpp"
+#include "common/verdict_rank.hpp"
 #include "metrics/families.hpp"
 #include "metrics/job_series.hpp"
 #include "metrics/listen_address.hpp"
@@ -322,9 +323,10 @@ void MetricsExporter::observe_verdict(const TargetRef& target, const Verdict& ve
   TargetState& t = state_of(target);
   const std::string kind = targets_->bounded_value(t, "kind", verdict.kind);
   // A release either passed or failed: say so, as reports do, rather than a severity.
-  const std::string severity = verdict.kind == verdict_kind::kRelease
-                                   ? (verdict.passed ? "pass" : "fail")
-                                   : severity_name(verdict.severity);
+  const std::string severity =
+      verdict.kind == verdict_kind::kRelease
+          ? release_outcome(verdict.passed, severity_name(verdict.severity))
+          : severity_name(verdict.severity);
   targets_->metric(t, families_->verdicts_total, {{"kind", kind}, {"severity", severity}})
       .Increment();
   const auto& kinds = warning_kinds();

@@ -313,6 +313,17 @@ TEST(MetricsExporter, AFailedReleaseIsCountedAsFailAndWarningsEndWithTheRun) {
       2);
   // Event kinds are counted, never held: a dead or ended run holds nothing.
   EXPECT_FALSE(sample(s, "ramguard_verdict_active", of(kJ, {{"kind", "release"}})));
+  // What stays is free memory the allocator keeps (info, not passed): not a failure, so
+  // RamguardReleaseFailed does not fire for it.
+  Verdict kept = release;
+  kept.severity = Severity::kInfo;
+  exporter->observe_verdict(kJ, kept);
+  s = testkit::parse_samples(scrape(*exporter));
+  EXPECT_EQ(sample(s, "ramguard_verdicts_total",
+                   of(kJ, {{"kind", "release"}, {"severity", "allocator"}})),
+            1);
+  EXPECT_EQ(
+      sample(s, "ramguard_verdicts_total", of(kJ, {{"kind", "release"}, {"severity", "fail"}})), 1);
 }
 
 TEST(MetricsExporter, AnAddressInUseIsAClearError) {
