@@ -289,6 +289,12 @@ void MetricsExporter::observe_boundary(const TargetRef& target, std::uint32_t ro
   targets_->metric(t, families_->boundary_floor_bytes).Set(bytes(floor_bytes));
 }
 
+void MetricsExporter::observe_scope(const TargetRef& target, std::string_view scope) {
+  std::lock_guard lock(mutex_);
+  TargetState& t = state_of(target);
+  targets_->metric(t, families_->target_scope_info, {{"scope", std::string(scope)}}).Set(1);
+}
+
 void MetricsExporter::observe_allocator(const TargetRef& target, std::uint64_t live_bytes,
                                         std::uint64_t free_bytes) {
   std::lock_guard lock(mutex_);

@@ -83,6 +83,8 @@ class MetricsExporter {
 
   void observe_phase(const TargetRef& target, std::string_view phase, std::uint64_t peak_bytes,
                      double duration_seconds);
+  // What a run measures: its process, its process tree, or its memory cgroup.
+  void observe_scope(const TargetRef& target, std::string_view scope);
   // Allocator facts a client sent with a round end: live and kept-free bytes.
   void observe_allocator(const TargetRef& target, std::uint64_t live_bytes,
                          std::uint64_t free_bytes);

@@ -75,6 +75,8 @@ MetricFamilies::MetricFamilies(prometheus::Registry& r)
           gauge(r, "ramguard_boundary_rss_bytes", "Resident memory at the last round-end mark")),
       boundary_floor_bytes(gauge(r, "ramguard_boundary_floor_bytes",
                                  "Settled floor of resident memory after the last round end")),
+      target_scope_info(gauge(r, "ramguard_target_scope_info",
+                              "1, labelled with what the run measures: process, tree or cgroup")),
       boundary_allocator_live_bytes(
           gauge(r, "ramguard_boundary_allocator_live_bytes",
                 "Bytes the application holds in the C allocator at the last round end "

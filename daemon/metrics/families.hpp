@@ -45,6 +45,7 @@ struct MetricFamilies {
   prometheus::Family<prometheus::Gauge>& phase_duration_seconds;  // + phase
   prometheus::Family<prometheus::Gauge>& boundary_rss_bytes;
   prometheus::Family<prometheus::Gauge>& boundary_floor_bytes;
+  prometheus::Family<prometheus::Gauge>& target_scope_info;
   prometheus::Family<prometheus::Gauge>& boundary_allocator_live_bytes;
   prometheus::Family<prometheus::Gauge>& boundary_allocator_free_bytes;
   prometheus::Family<prometheus::Gauge>& boundary_round;

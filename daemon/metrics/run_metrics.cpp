@@ -33,6 +33,11 @@ Status RunMetrics::marked(const RunLedger& ledger, const MarkRecord& /*mark*/,
   return ok_status();
 }
 
+Status RunMetrics::run_started(const RunLedger& ledger) {
+  exporter_.observe_scope(target_ref(ledger), ledger.info.scope);
+  return ok_status();
+}
+
 Status RunMetrics::boundary_settled(const RunLedger& ledger, const BoundaryRecord& boundary) {
   exporter_.observe_boundary(target_ref(ledger), boundary.round, boundary.reading.rss_bytes,
                              boundary.floor_bytes);

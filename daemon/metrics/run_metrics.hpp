@@ -17,6 +17,7 @@ class RunMetrics final : public RunObserver {
   void target_retired(const TargetRef& target, Instant now) override;
   Status marked(const RunLedger& ledger, const MarkRecord& mark, const PhaseRecord* phase,
                 const BoundaryRecord* boundary) override;
+  Status run_started(const RunLedger& ledger) override;
   Status boundary_settled(const RunLedger& ledger, const BoundaryRecord& boundary) override;
   Status verdict(const RunLedger& ledger, const Verdict& verdict) override;
   void phase_gap(const RunLedger& ledger, std::string_view rule, double seconds) override;

@@ -79,6 +79,9 @@ TEST(CgroupScope, ARunMeasuresEveryProcessOfTheCgroupWithTheCgroupsExactPeak) {
     const v1::RunStatus first = status(*d, run);
     EXPECT_EQ(first.scope(), "cgroup");
     EXPECT_EQ(first.cgroup_dir(), cgroup.dir().string());
+    const std::string scrape = d->scrape_metrics();
+    EXPECT_NE(scrape.find("ramguard_target_scope_info{"), std::string::npos) << scrape;
+    EXPECT_NE(scrape.find("scope=\"cgroup\""), std::string::npos) << scrape;
 
     // A spike in the worker between samples: allocated, touched and freed inside the phase.
     ASSERT_FALSE(mark(*d, run, v1::MarkRequest::PHASE_BEGIN, "aggregation").has_error());

@@ -81,6 +81,7 @@ TEST(MetricsExporter, ScrapeShowsObservedValuesUnderConventionalNames) {
   EXPECT_EQ(sample(s, "ramguard_boundary_floor_bytes", of(vit)), 6.4e9);
   EXPECT_EQ(sample(s, "ramguard_boundary_allocator_live_bytes", of(vit)), 5e9);
   EXPECT_EQ(sample(s, "ramguard_boundary_allocator_free_bytes", of(vit)), 1.3e9);
+  EXPECT_EQ(sample(s, "ramguard_target_scope_info", of(vit, {{"scope", "cgroup"}})), 1);
   EXPECT_EQ(sample(s, "ramguard_phase_gap_seconds",
                    of(vit, {{"gap", "aggregation.end->synchronization.begin"}})),
             5.0);

@@ -131,6 +131,7 @@ void populate(MetricsExporter& exporter) {
   exporter.observe_phase(vit_run(), "synchronization", 7'000'000'000, 5.0);
   exporter.observe_boundary(vit_run(), 3, 6'500'000'000, 6'400'000'000);
   exporter.observe_allocator(vit_run(), 5'000'000'000, 1'300'000'000);
+  exporter.observe_scope(vit_run(), "cgroup");
   exporter.observe_gap(vit_run(), "aggregation.end->synchronization.begin", 5.0);
   exporter.observe_admission("vit-h", true, 3'400'000'000);
   exporter.observe_admission("vit-h", false, -1'200'000'000);
