@@ -47,6 +47,12 @@ log::Level to_log_level(LogLevel level) {
   return log::Level::kInfo;
 }
 
+// What a watched PID is watched as: its process (""), its tree or its memory cgroup.
+std::string watch_scope(const Config& config, pid_t pid) {
+  const auto it = config.watch_scopes.find(pid);
+  return it == config.watch_scopes.end() ? std::string() : it->second;
+}
+
 double seconds(std::chrono::nanoseconds d) {
   return std::chrono::duration<double>(d).count();
 }
@@ -148,7 +154,7 @@ int run_daemon(Config config, const CommandLine& flags) {
     }
   }
   for (pid_t pid : config.watch) {
-    if (auto s = watches.add(pid); !s) {
+    if (auto s = watches.add(pid, watch_scope(config, pid)); !s) {
       log::error("watch.failed", {{"pid", pid}, {"reason", s.error().message}});
     }
   }
@@ -226,7 +232,7 @@ int run_daemon(Config config, const CommandLine& flags) {
           for (pid_t pid : config.watch) {
             if (std::find(previous.watch.begin(), previous.watch.end(), pid) ==
                 previous.watch.end()) {
-              if (auto s = watches.add(pid); !s) {
+              if (auto s = watches.add(pid, watch_scope(config, pid)); !s) {
                 log::error("watch.failed", {{"pid", pid}, {"reason", s.error().message}});
               }
             }

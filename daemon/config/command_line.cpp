@@ -45,7 +45,11 @@ const std::vector<Flag>& flags() {
       {"--check-config",
        with<std::string>(non_empty,
                          [](CommandLine& c, std::string v) { c.check_config_path = v; })},
-      {"--watch", with<pid_t>(parse_pid, [](CommandLine& c, pid_t v) { c.watch.push_back(v); })},
+      {"--watch", with<WatchItem>(parse_watch_item,
+                                  [](CommandLine& c, WatchItem v) {
+                                    c.watch.push_back(v.pid);
+                                    if (!v.scope.empty()) c.watch_scopes[v.pid] = v.scope;
+                                  })},
       {"--interval", with<std::chrono::nanoseconds>(
                          [](std::string_view v) {
                            return parse_duration_in(v, limits::kMinInterval, limits::kMaxInterval);
@@ -128,6 +132,7 @@ Config apply_overrides(Config config, const CommandLine& flags) {
       config.watch.push_back(pid);
     }
   }
+  for (const auto& [pid, scope] : flags.watch_scopes) config.watch_scopes[pid] = scope;
   return config;
 }
 
@@ -141,7 +146,8 @@ on embedded defaults (budget 16GB, interval 2s, metrics on 127.0.0.1:9797).
 Flags (--flag VALUE or --flag=VALUE; flags win over the configuration file):
   --config FILE          YAML configuration (see deploy/ramguard.example.yaml)
   --check-config FILE    validate FILE, print every problem, exit 0 if valid, 1 if not
-  --watch PID            watch this process from startup (repeatable)
+  --watch PID            watch this process from startup (repeatable); tree:PID watches
+                         it and its descendants, cgroup:PID its memory cgroup
   --interval DURATION    sampling interval, 10ms to 1h (default 2s)
   --metrics HOST:PORT    Prometheus listener (default 127.0.0.1:9797; port 0 picks one)
   --socket PATH          control socket (default: $RAMGUARD_SOCKET, else

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,7 +19,8 @@ namespace ramguard {
 struct CommandLine {
   std::optional<std::string> config_path;        // --config FILE
   std::optional<std::string> check_config_path;  // --check-config FILE: validate and exit
-  std::vector<pid_t> watch;                      // --watch PID (repeatable)
+  std::vector<pid_t> watch;                      // --watch [tree:|cgroup:]PID (repeatable)
+  std::map<pid_t, std::string> watch_scopes;     // the tree: / cgroup: ones
   std::optional<std::chrono::nanoseconds> interval;
   std::optional<Endpoint> metrics;
   std::optional<std::string> socket;

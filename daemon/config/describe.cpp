@@ -68,7 +68,10 @@ std::string describe_config(const Config& c) {
   if (!c.watch.empty()) {
     out += "\nwatching PIDs:";
     for (std::size_t i = 0; i < c.watch.size(); ++i) {
-      out += std::string(i ? ", " : " ") + std::to_string(c.watch[i]);
+      const auto scope = c.watch_scopes.find(c.watch[i]);
+      out += std::string(i ? ", " : " ") +
+             (scope == c.watch_scopes.end() ? "" : scope->second + ":") +
+             std::to_string(c.watch[i]);
     }
   }
   return out;

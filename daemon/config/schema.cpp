@@ -196,10 +196,13 @@ void read_config(YamlWalk& walk, const YAML::Node& root, Config& c) {
   };
   auto watch = [&walk, &c](const YAML::Node& n, const std::string& p) {
     c.watch.clear();
+    c.watch_scopes.clear();
     walk.items(n, p, [&](const YAML::Node& item, const std::string& ip) {
-      pid_t pid = 0;
-      walk.value(item, ip, "a PID", pid, parse_pid);
-      if (pid > 0) c.watch.push_back(pid);
+      WatchItem w;
+      walk.value(item, ip, "a PID, tree:PID or cgroup:PID", w, parse_watch_item);
+      if (w.pid <= 0) return;
+      c.watch.push_back(w.pid);
+      if (!w.scope.empty()) c.watch_scopes[w.pid] = w.scope;
     });
   };
   auto log = [&walk, &c](const YAML::Node& n, const std::string& p) {

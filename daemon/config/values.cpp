@@ -199,6 +199,24 @@ Result<pid_t> parse_pid(std::string_view text) {
   return static_cast<pid_t>(*pid);
 }
 
+Result<WatchItem> parse_watch_item(std::string_view text) {
+  WatchItem item;
+  const std::size_t colon = text.find(':');
+  if (colon != std::string_view::npos) {
+    item.scope = std::string(text.substr(0, colon));
+    if (item.scope != "tree" && item.scope != "cgroup" && item.scope != "process") {
+      return Error{"unknown scope " + quoted(text.substr(0, colon)) + " in " + quoted(text) +
+                   "; expected PID, tree:PID or cgroup:PID"};
+    }
+    if (item.scope == "process") item.scope.clear();
+    text.remove_prefix(colon + 1);
+  }
+  auto pid = parse_pid(text);
+  if (!pid.ok()) return pid.error();
+  item.pid = *pid;
+  return item;
+}
+
 Result<std::uint64_t> parse_count(std::string_view text, std::uint64_t min, std::uint64_t max) {
   std::uint64_t value = 0;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);

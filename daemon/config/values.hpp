@@ -43,6 +43,13 @@ Result<PlanCopies> parse_plan_copies(std::string_view text);
 
 // A process ID: a positive integer up to the kernel's PID limit.
 Result<pid_t> parse_pid(std::string_view text);
+// A watched target: "PID" (the process), "tree:PID" (it and its descendants) or "cgroup:PID"
+// (its memory cgroup), the run scopes.
+struct WatchItem {
+  pid_t pid = 0;
+  std::string scope;  // "" (process), "tree" or "cgroup"
+};
+Result<WatchItem> parse_watch_item(std::string_view text);
 
 // A whole non-negative number (digits only) within [min, max].
 Result<std::uint64_t> parse_count(std::string_view text, std::uint64_t min, std::uint64_t max);

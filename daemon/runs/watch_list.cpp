@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/log.hpp"
+#include "procfs/cgroup_memory.hpp"
 
 namespace ramguard {
 
@@ -18,19 +19,35 @@ WatchList::~WatchList() {
   }
 }
 
+Status WatchList::set_scope(TargetKey key, pid_t pid, const std::string& scope) {
+  if (scope.empty() || scope == "process") return ok_status();
+  if (scope == "tree") return sampler_.set_tree(key);
+  if (scope != "cgroup")
+    return Error{"unknown scope '" + scope + "' for PID " + std::to_string(pid)};
+  auto dir = process_memory_cgroup_dir(proc_root_, pid, cgroup_root_);
+  if (!dir) return dir.error();
+  auto cgroup = CgroupMemory::open(*dir);
+  if (!cgroup) return cgroup.error();
+  return sampler_.set_cgroup(key, std::move(*cgroup));
+}
+
 std::optional<std::uint64_t> WatchList::peak_bytes(pid_t pid) const {
   auto it = targets_.find(pid);
   if (it == targets_.end()) return std::nullopt;
   return it->second.peak_bytes;
 }
 
-Status WatchList::add(pid_t pid) {
+Status WatchList::add(pid_t pid, const std::string& scope) {
   if (targets_.count(pid) != 0) return Error{"PID " + std::to_string(pid) + " is already watched"};
   auto key = sampler_.add(
       pid, [this, pid, alive = alive_](const TargetId&, const Result<MemoryReading>& r) {
         if (*alive) on_reading(pid, r);
       });
   if (!key) return key.error();
+  if (auto scoped = set_scope(*key, pid, scope); !scoped) {
+    sampler_.remove(*key);
+    return scoped;
+  }
   TargetObserver& observer = observer_ != nullptr ? *observer_ : null_observer_;
   Target target;
   target.pid = pid;
@@ -50,6 +67,7 @@ Status WatchList::add(pid_t pid) {
                           target.exact ? "" : "hwm_reset_denied");
     log::info("watch.start", {{"pid", pid},
                               {"job", target.job},
+                              {"scope", scope.empty() ? std::string("process") : scope},
                               {"rss_bytes", first->rss_bytes},
                               {"exact_peak", target.exact}});
   }

@@ -27,7 +27,8 @@ class WatchList {
 
   void set_observer(TargetObserver* observer) { observer_ = observer; }
   void set_peak_refresh_ticks(std::uint32_t ticks) { peak_refresh_ticks_ = ticks; }
-  Status add(pid_t pid);
+  // scope: "" (the process), "tree" (it and its descendants) or "cgroup" (its memory cgroup).
+  Status add(pid_t pid, const std::string& scope = {});
   std::size_t size() const { return targets_.size(); }
   bool watching(pid_t pid) const { return targets_.count(pid) != 0; }
   std::optional<std::uint64_t> peak_bytes(pid_t pid) const;
@@ -46,6 +47,7 @@ class WatchList {
     std::uint64_t rss_bytes = 0;  // the last reading's
     ExitWatcher::WatchId exit_watch = 0;
   };
+  Status set_scope(TargetKey key, pid_t pid, const std::string& scope);
   void on_reading(pid_t pid, const Result<MemoryReading>& reading);
   void maybe_log_summary();
   void on_exit(pid_t pid, const ExitInfo& info);
@@ -55,6 +57,8 @@ class WatchList {
   const Clock& clock_;
   std::uint32_t peak_refresh_ticks_;
   TargetObserver* observer_ = nullptr;
+  std::filesystem::path proc_root_ = "/proc";  // where the cgroup scope finds the PID's cgroup
+  std::filesystem::path cgroup_root_ = "/sys/fs/cgroup";
   TargetObserver null_observer_;
   std::map<pid_t, Target> targets_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

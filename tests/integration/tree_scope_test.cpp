@@ -8,6 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
+
 #include "harness.hpp"
 
 extern char** environ;
@@ -116,6 +118,26 @@ TEST(TreeScope, ARunMeasuresChildrenAndGrandchildrenAndTheirPeaks) {
   v1::Request end;
   end.mutable_run_end()->set_run_id(run);
   EXPECT_FALSE(d->call(end).has_error());
+  child.command("exit 0");
+  child.wait();
+}
+
+// --watch tree:PID: a watched tree's series count its children's memory.
+TEST(TreeScope, AWatchedTreeCountsItsChildren) {
+  MemChild child;
+  const std::string pid = std::to_string(::getpid());
+  auto d = Daemon::with_args({"--interval", "100ms", "--watch", "tree:" + pid});
+  const std::string series =
+      "ramguard_target_rss_bytes{ramguard_job=\"pid-" + pid + "\",run_id=\"pid-" + pid + "\"}";
+  EXPECT_FALSE(d->wait_for_log("event=watch.start pid=" + pid, 5s).empty()) << d->log_text();
+  EXPECT_NE(d->log_text().find("scope=tree"), std::string::npos) << d->log_text();
+  const double before = metric_value(d->scrape_metrics(), series);
+  ASSERT_FALSE(std::isnan(before)) << d->scrape_metrics();
+  child.command("alloc kept " + std::to_string(128 * kMiB));
+  EXPECT_TRUE(
+      eventually([&] { return metric_value(d->scrape_metrics(), series) >= before + 120.0 * kMiB; },
+                 5s, 100ms))
+      << "before " << before << " now " << metric_value(d->scrape_metrics(), series);
   child.command("exit 0");
   child.wait();
 }

@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "config/describe.hpp"
 #include "config/load.hpp"
 
 namespace ramguard {
@@ -123,6 +124,20 @@ TEST(CommandLine, FlagsWinOverTheFile) {
   EXPECT_EQ(c.metrics.listen, (Endpoint{"127.0.0.1", 1000}));
   EXPECT_EQ(c.log_level, LogLevel::kError);
   EXPECT_EQ(c.watch, (std::vector<pid_t>{7, 8, 9}));  // merged, no duplicates
+}
+
+TEST(CommandLine, WatchTakesAScopeInTheFlagAndTheFile) {
+  auto file = parse_config_yaml("watch: [7, \"tree:8\"]\n", "f.yaml");
+  ASSERT_TRUE(file.ok()) << file.error().message;
+  auto flags = parse({"--watch", "cgroup:9"});
+  ASSERT_TRUE(flags.ok());
+  const Config c = apply_overrides(*file, *flags);
+  EXPECT_EQ(c.watch, (std::vector<pid_t>{7, 8, 9}));
+  EXPECT_EQ(c.watch_scopes, (std::map<pid_t, std::string>{{8, "tree"}, {9, "cgroup"}}));
+  EXPECT_THAT(describe_config(c), HasSubstr("watching PIDs: 7, tree:8, cgroup:9"));
+  auto bad = parse_config_yaml("watch: [\"pool:8\"]\n", "f.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.error().message, HasSubstr("unknown scope 'pool'"));
 }
 
 TEST(CommandLine, FlagThatBreaksACrossKeyRuleIsCaughtByValidate) {

@@ -70,6 +70,20 @@ TEST(Values, PhaseEdges) {
   }
 }
 
+TEST(Values, WatchItemsNameAPidAndAScope) {
+  EXPECT_EQ(parse_watch_item("42")->pid, 42);
+  EXPECT_EQ(parse_watch_item("42")->scope, "");
+  EXPECT_EQ(parse_watch_item("tree:42")->scope, "tree");
+  EXPECT_EQ(parse_watch_item("cgroup:7")->pid, 7);
+  EXPECT_EQ(parse_watch_item("process:7")->scope, "");
+  auto unknown = parse_watch_item("galaxy:7");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().message.find("unknown scope 'galaxy'"), std::string::npos)
+      << unknown.error().message;
+  EXPECT_FALSE(parse_watch_item("tree:").ok());
+  EXPECT_FALSE(parse_watch_item("tree:-1").ok());
+}
+
 TEST(Values, PidsCountsBoolsLevels) {
   EXPECT_EQ(*parse_pid("1"), 1);
   EXPECT_EQ(*parse_pid("4194304"), 4194304);
