@@ -15,8 +15,9 @@ void reading(JsonWriter& w, const v1::Reading& r) {
       .field("file_bytes", static_cast<std::uint64_t>(r.file_bytes()))
       .field("shmem_bytes", static_cast<std::uint64_t>(r.shmem_bytes()))
       .field("swap_bytes", static_cast<std::uint64_t>(r.swap_bytes()))
-      .field("hwm_bytes", static_cast<std::uint64_t>(r.hwm_bytes()))
-      .end_object();
+      .field("hwm_bytes", static_cast<std::uint64_t>(r.hwm_bytes()));
+  if (r.pss_bytes() > 0) w.field("pss_bytes", static_cast<std::uint64_t>(r.pss_bytes()));
+  w.end_object();
 }
 
 void verdict(JsonWriter& w, const v1::Verdict& v) {

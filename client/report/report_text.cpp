@@ -72,7 +72,12 @@ void boundaries_section(const v1::RunStatus& run, const RenderOptions& o, std::s
   t.add_column("swap", Align::kRight);
   // Allocator facts from the client: what the application holds, what the allocator keeps.
   bool allocator = false;
-  for (const v1::BoundaryReading& b : run.boundaries()) allocator |= b.has_allocator();
+  bool pss = false;  // tree-scope runs: shared pages counted once
+  for (const v1::BoundaryReading& b : run.boundaries()) {
+    allocator |= b.has_allocator();
+    pss |= b.reading().pss_bytes() > 0;
+  }
+  if (pss) t.add_column("tree PSS", Align::kRight);
   if (allocator) {
     t.add_column("app holds", Align::kRight);
     t.add_column("alloc keeps free", Align::kRight);
@@ -89,6 +94,7 @@ void boundaries_section(const v1::RunStatus& run, const RenderOptions& o, std::s
                                  bytes(b.floor_bytes(), o), change,
                                  bytes(r.anon_bytes(), o),  bytes(r.file_bytes(), o),
                                  bytes(r.shmem_bytes(), o), bytes(r.swap_bytes(), o)};
+    if (pss) row.push_back(r.pss_bytes() > 0 ? bytes(r.pss_bytes(), o) : "-");
     if (allocator) {
       row.push_back(b.has_allocator() ? bytes(b.allocator().allocated_bytes(), o) : "-");
       row.push_back(b.has_allocator() ? bytes(b.allocator().retained_bytes(), o) : "-");

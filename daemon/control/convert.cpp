@@ -15,6 +15,7 @@ void to_proto(const MemoryReading& reading, v1::Reading& out) {
   out.set_shmem_bytes(reading.shmem_bytes);
   out.set_swap_bytes(reading.swap_bytes);
   out.set_hwm_bytes(reading.hwm_bytes);
+  out.set_pss_bytes(reading.pss_bytes);
 }
 
 static v1::Severity severity_to_proto(Severity s) {

@@ -38,6 +38,9 @@ struct MemoryReading {
   std::uint64_t shmem_bytes = 0;
   std::uint64_t swap_bytes = 0;  // mark readings only
   std::uint64_t hwm_bytes = 0;   // kernel high-water mark since the last reset; mark readings only
+  // Proportional set size, shared pages split among their processes: tree-scope marks only
+  // (0: not measured).
+  std::uint64_t pss_bytes = 0;
 };
 
 }  // namespace ramguard

@@ -112,6 +112,18 @@ Result<StatmPages> parse_statm(std::string_view text) {
   return StatmPages{v[0], v[1], v[2], v[3], v[5]};
 }
 
+Result<std::uint64_t> parse_smaps_rollup_pss(std::string_view text) {
+  if (text.size() > kMaxStatusBytes) return too_big("smaps_rollup", text.size(), kMaxStatusBytes);
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    const std::size_t eol = rest.find('\n');
+    const std::string_view line = rest.substr(0, eol);
+    rest.remove_prefix(eol == std::string_view::npos ? rest.size() : eol + 1);
+    if (line.starts_with("Pss:")) return parse_kb_value(line.substr(4), "Pss");
+  }
+  return Error{"smaps_rollup has no Pss line"};
+}
+
 Result<StatusFields> parse_status(std::string_view text) {
   if (text.size() > kMaxStatusBytes) return too_big("status", text.size(), kMaxStatusBytes);
   StatusFields out;

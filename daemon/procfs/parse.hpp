@@ -54,6 +54,9 @@ Result<StatmPages> parse_statm(std::string_view text);
 // and reporting that is better than reading it as zero.
 Result<StatusFields> parse_status(std::string_view text);
 Result<StatFields> parse_stat(std::string_view text);
+// The "Pss:" line of /proc/PID/smaps_rollup, in bytes: resident pages with shared ones split
+// among the processes that map them (the tree scope's figure without double counting).
+Result<std::uint64_t> parse_smaps_rollup_pss(std::string_view text);
 
 // A decimal unsigned integer, the whole of `text`: no sign, no spaces, no overflow.
 Result<std::uint64_t> parse_decimal_u64(std::string_view text, std::string_view what);

@@ -119,6 +119,19 @@ Result<MemoryReading> ProcessHandle::read_complete(const Instant& at) {
   return r;
 }
 
+Result<std::uint64_t> ProcessHandle::read_pss() const {
+  UniqueFd fd(::openat(dir_fd_.get(), "smaps_rollup", O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return read_error("smaps_rollup", errno);
+  std::vector<char> buf(1024);
+  std::size_t len = 0;
+  if (const int err = pread_whole(fd.get(), buf, kMaxStatusBytes, len); err != 0) {
+    return read_error("smaps_rollup", err);
+  }
+  auto pss = parse_smaps_rollup_pss(std::string_view(buf.data(), len));
+  if (!pss) return Error{"process " + std::to_string(id_.pid) + ": " + pss.error().message};
+  return pss;
+}
+
 Status ProcessHandle::reset_hwm() {
   const std::string prefix = "cannot reset high-water mark of PID " + std::to_string(id_.pid);
   if (!clear_refs_fd_.valid()) {

@@ -35,6 +35,9 @@ class ProcessHandle {
   // Writes "5" to clear_refs so VmHWM restarts from the current RSS. Fails (degraded, not fatal)
   // where the kernel or permissions do not allow it.
   Status reset_hwm();
+  // PSS from smaps_rollup (the kernel walks every mapping: tens of microseconds to milliseconds
+  // for a large process), for marks of the tree scope only, never the periodic path.
+  Result<std::uint64_t> read_pss() const;
   // Re-reads ROOT/PID/stat by path: false when the PID is gone or now names another process.
   Result<bool> is_same_process() const;
 

@@ -32,7 +32,8 @@ class ProcessTree {
   // when they fail to read.
   void refresh();
   // `root` (the root's own reading) plus every descendant's, read the same way (complete:
-  // status, with high-water marks; else statm).
+  // status, with high-water marks; else statm). A complete reading whose root carries its PSS
+  // gets the tree's PSS: the exact figure, shared pages counted once in all.
   MemoryReading add_descendants(MemoryReading root, const Instant& at, bool complete);
   // Every descendant's high-water mark restarts (the root's is its handle's). The first
   // failure is returned; the others are still reset.

@@ -68,6 +68,9 @@ Result<MemoryReading> Sampler::read_target(Target& target, const Instant& at, bo
   if (target.tree) {
     auto root = complete ? target.handle.read_complete(at) : target.handle.read_periodic(at);
     if (!root) return root;  // the root's exit ends the run
+    if (complete) {
+      if (auto pss = target.handle.read_pss()) root->pss_bytes = *pss;
+    }
     target.tree->refresh();
     return target.tree->add_descendants(*root, at, complete);
   }

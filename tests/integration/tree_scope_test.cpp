@@ -98,6 +98,9 @@ TEST(TreeScope, ARunMeasuresChildrenAndGrandchildrenAndTheirPeaks) {
   const v1::Reply ended = mark(*d, run, v1::MarkRequest::PHASE_END);
   ASSERT_FALSE(ended.has_error()) << ended.error().message();
   EXPECT_GE(ended.mark().phase_peak_bytes(), baseline + (128 + 250) * kMiB);
+  // At marks the tree's PSS counts shared pages once: positive and no more than the RSS sum.
+  EXPECT_GT(ended.mark().reading().pss_bytes(), 120 * kMiB);
+  EXPECT_LE(ended.mark().reading().pss_bytes(), ended.mark().reading().rss_bytes());
 
   // A grandchild counts; once its parent dies it is re-parented away and no longer does.
   const std::uint64_t before = last_rss(*d, run);

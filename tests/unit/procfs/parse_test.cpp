@@ -195,3 +195,20 @@ TEST(ParseDecimal, Limits) {
 
 }  // namespace
 }  // namespace ramguard
+
+namespace ramguard {
+namespace {
+
+TEST(ParseSmapsRollup, ReadsPssInBytesAndNamesAMissingLine) {
+  const char* text =
+      "55d0c0000000-7ffd2f5fe000 ---p 00000000 00:00 0                          [rollup]\n"
+      "Rss:              123456 kB\nPss:               98765 kB\nPss_Anon:          90000 kB\n";
+  EXPECT_EQ(*parse_smaps_rollup_pss(text), 98765u * 1024);
+  auto missing = parse_smaps_rollup_pss("Rss: 1 kB\n");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("no Pss line"), std::string::npos);
+  EXPECT_FALSE(parse_smaps_rollup_pss("Pss: many kB\n").ok());
+}
+
+}  // namespace
+}  // namespace ramguard

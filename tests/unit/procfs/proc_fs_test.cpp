@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdio>
+
 #include "unit/procfs/fake_proc.hpp"
 #include "unit/procfs/test_child.hpp"
 
@@ -246,6 +249,29 @@ TEST(ProcFsReal, SelfIdentityIsStable) {
   ASSERT_TRUE(a.ok()) << a.error().message;
   EXPECT_EQ(*a, *b);
   EXPECT_GT(a->start_time_ticks, 0u);
+}
+
+}  // namespace
+}  // namespace ramguard
+
+namespace ramguard {
+namespace {
+
+// The real smaps_rollup of this process: PSS is positive and at most RSS; its cost is printed
+// (a figure for the README, not an assertion).
+TEST(ProcFsReal, ReadsItsOwnPssFromSmapsRollup) {
+  ProcFs fs;
+  auto self = fs.open(::getpid());
+  ASSERT_TRUE(self.ok()) << self.error().message;
+  const auto started = std::chrono::steady_clock::now();
+  auto pss = self->read_pss();
+  const double us =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - started).count();
+  ASSERT_TRUE(pss.ok()) << pss.error().message;
+  EXPECT_GT(*pss, 0u);
+  EXPECT_LE(*pss, self->read_periodic(Instant{})->rss_bytes + (1u << 20));
+  std::printf("smaps_rollup: %.1f us for PSS %llu bytes\n", us,
+              static_cast<unsigned long long>(*pss));
 }
 
 }  // namespace
