@@ -12,7 +12,8 @@ struct Weight {
 
 // Verdict kinds as written in the ledger and on the wire, worst first. A process that died
 // ends the run; budget and leak threaten the host; the rest are warnings about a run that goes on.
-constexpr std::array<Weight, 13> kKinds{{{"failed", 13},
+constexpr std::array<Weight, 14> kKinds{{{"oom_kill", 14},
+                                         {"failed", 13},
                                          {"exited", 12},
                                          {"lost", 11},
                                          {"over_budget", 10},

@@ -6,7 +6,8 @@
 //   1. standing before cleared (a cleared warning no longer holds);
 //   2. higher severity: critical, warning, info, then anything unnamed;
 //   3. failed before passed;
-//   4. the kind's weight (verdict_kind_weight): the process died, over budget, leak, runaway,
+//   4. the kind's weight (verdict_kind_weight): an OOM kill in the run's cgroup, the coordinator
+//      failed, the process died, over budget, leak, runaway,
 //      release, headroom, growth warning, phase gap, estimate accuracy, growth class, plateau,
 //      then kinds this list does not know;
 //   5. the kind's name, so that two different kinds never tie.

@@ -26,6 +26,8 @@ inline constexpr const char* kEstimateAccuracy = "estimate_accuracy";
 inline constexpr const char* kExited = "exited";
 inline constexpr const char* kLost = "lost";
 inline constexpr const char* kFailed = "failed";  // the coordinator ended the run on a failure
+// The kernel's OOM killer killed processes in a cgroup-scope run's cgroup (workers, say).
+inline constexpr const char* kOomKill = "oom_kill";
 }  // namespace verdict_kind
 
 struct Verdict {

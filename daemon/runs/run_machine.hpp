@@ -88,6 +88,8 @@ class RunMachine {
   // A periodic reading (probe: for the exact-peak refresh).
   void reading(const MemoryReading& reading, TargetProbe& probe);
   void unreadable(std::string_view reason);
+  // The kernel's OOM killer killed `count` processes in the run's cgroup (cgroup scope).
+  void oom_killed(std::uint64_t count, Instant at);
   // Handles every deadline at or before `now` (probe: a fresh reading for a settling floor).
   void advance(Instant now, TargetProbe* probe);
   std::optional<Instant> next_deadline() const;

@@ -2,8 +2,10 @@
 #include <algorithm>
 
 #include "admission/estimator.hpp"
+#include "common/units.hpp"
 #include "runs/run_machine.hpp"
 #include "verdicts/budget.hpp"
+#include "verdicts/describe.hpp"
 #include "verdicts/release.hpp"
 #include "verdicts/runaway.hpp"
 
@@ -25,6 +27,24 @@ void RunMachine::reading(const MemoryReading& reading, TargetProbe& probe) {
   if (params_.store_flush_ticks != 0 && ticks_ % params_.store_flush_ticks == 0) {
     flush_progress();
   }
+}
+
+void RunMachine::oom_killed(std::uint64_t count, Instant at) {
+  if (!active()) return;
+  const std::string phase = current_phase();
+  std::string summary = "The kernel's OOM killer killed " + std::to_string(count) +
+                        (count == 1 ? " process" : " processes") + " in cgroup " +
+                        ledger_.info.cgroup_dir + " during round " +
+                        std::to_string(current_round()) +
+                        (phase.empty() ? std::string() : " (" + phase + ")") + "; cgroup usage " +
+                        format_bytes(static_cast<double>(ledger_.last.rss_bytes)) + ", peak " +
+                        format_bytes(static_cast<double>(ledger_.peak_bytes)) + ".";
+  emit(make_verdict(verdict_kind::kOomKill, Severity::kCritical, false, current_round(), phase,
+                    std::move(summary),
+                    {{"oom_kills", static_cast<double>(count)},
+                     {"usage_bytes", static_cast<double>(ledger_.last.rss_bytes)},
+                     {"peak_bytes", static_cast<double>(ledger_.peak_bytes)}},
+                    at));
 }
 
 void RunMachine::unreadable(std::string_view reason) {

@@ -26,6 +26,7 @@ Status RunRegistry::connect(Entry& entry, const TargetId& target) {
       return cgroup.error();
     }
     if (auto set = sampler_.set_cgroup(*key, std::move(*cgroup)); !set) return set;
+    if (auto kills = sampler_.cgroup_oom_kills(*key)) entry.oom_kills = *kills;
   }
   auto watched = exits_.watch(target, [this, run_id, alive = alive_](ExitInfo e) {
     if (*alive) on_exit(run_id, e);

@@ -221,6 +221,8 @@ Result<const RunLedger*> RunRegistry::start(const StartRunInput& input, const Ca
   auto entry = std::make_unique<Entry>();
   entry->machine = std::move(*machine);
   entry->key = *key;
+  // The cgroup's OOM kills count from the run's start.
+  if (auto kills = sampler_.cgroup_oom_kills(*key)) entry->oom_kills = *kills;
   Entry& ref = *entry;
   runs_[run_id] = std::move(entry);
   auto watched = exits_.watch(*target, [this, run_id, alive = alive_](ExitInfo exit) {
@@ -298,7 +300,22 @@ void RunRegistry::on_reading(const std::string& run_id, const Result<MemoryReadi
   }
   Probe probe(sampler_, entry->key);
   entry->machine->reading(*reading, probe);
+  check_oom_kills(*entry);
   after_change(*entry);
+}
+
+void RunRegistry::check_oom_kills(Entry& entry) {
+  if (entry.machine->ledger().info.scope != "cgroup") return;
+  auto count = sampler_.cgroup_oom_kills(entry.key);
+  if (!count) {  // unreadable (old kernel, removed cgroup): nothing to compare
+    log::debug("run.oom_counter_unreadable",
+               {{"run", entry.machine->run_id()}, {"reason", count.error().message}});
+    return;
+  }
+  if (entry.oom_kills && *count > *entry.oom_kills) {
+    entry.machine->oom_killed(*count - *entry.oom_kills, clock_.now());
+  }
+  entry.oom_kills = *count;
 }
 
 void RunRegistry::on_exit(const std::string& run_id, const ExitInfo& info) {

@@ -87,8 +87,11 @@ class RunRegistry {
     TargetKey key = 0;                    // 0: no longer sampled
     ExitWatcher::WatchId exit_watch = 0;  // 0: exit not watched (any more)
     std::unique_ptr<asio::steady_timer> deadline;
-    std::optional<Instant> forget_at;  // ended runs leave memory (not the ledger) after this
+    std::optional<Instant> forget_at;        // ended runs leave memory (not the ledger) after this
+    std::optional<std::uint64_t> oom_kills;  // cgroup scope: the counter at the last reading
   };
+  // The cgroup scope: OOM kills in the cgroup since the last reading become a verdict.
+  void check_oom_kills(Entry& entry);
   class Probe;
   Entry* find_entry(const std::string& run_id);
   Result<Entry*> find_for_change(const std::string& run_id, const Caller& caller, const char* what);

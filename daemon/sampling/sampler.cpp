@@ -106,6 +106,13 @@ Status Sampler::set_tree(TargetKey key) {
   return ok_status();
 }
 
+Result<std::uint64_t> Sampler::cgroup_oom_kills(TargetKey key) const {
+  auto it = targets_.find(key);
+  if (it == targets_.end()) return unknown(key);
+  if (!it->second->cgroup) return Error{"target " + std::to_string(key) + " has no cgroup scope"};
+  return it->second->cgroup->oom_kills();
+}
+
 std::optional<std::filesystem::path> Sampler::cgroup_dir(TargetKey key) const {
   auto it = targets_.find(key);
   if (it == targets_.end() || !it->second->cgroup) return std::nullopt;

@@ -54,6 +54,9 @@ class Sampler {
   // The `tree` scope: the process and its descendants (procfs/process_tree.hpp).
   Status set_tree(TargetKey key);
   std::optional<std::filesystem::path> cgroup_dir(TargetKey key) const;
+  // The cgroup's OOM-kill counter (memory.oom_control / memory.events); an error when the
+  // target has no cgroup scope or the counter cannot be read.
+  Result<std::uint64_t> cgroup_oom_kills(TargetKey key) const;
 
   // On demand: complete = status (full split, swap, HWM; for marks), else statm.
   Result<MemoryReading> read_now(TargetKey key, bool complete);

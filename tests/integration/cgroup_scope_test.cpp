@@ -3,9 +3,11 @@
 // the cgroup between samples shows at full size in the phase's exact peak (the cgroup's
 // max_usage_in_bytes, reset at every mark). Bad scopes and paths get errors naming them.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <fstream>
+#include <sstream>
 
 #include "harness.hpp"
 
@@ -26,6 +28,9 @@ class TestCgroup {
     std::filesystem::remove(dir_, ec);  // rmdir: only once every process has left
   }
   void add(pid_t pid) const { std::ofstream(dir_ / "cgroup.procs") << pid << "\n"; }
+  void limit(std::uint64_t bytes) const {
+    std::ofstream(dir_ / "memory.limit_in_bytes") << bytes << "\n";
+  }
   const std::filesystem::path& dir() const { return dir_; }
 
  private:
@@ -128,6 +133,56 @@ TEST(CgroupScope, ARunMeasuresEveryProcessOfTheCgroupWithTheCgroupsExactPeak) {
     worker.wait();
   }
   EXPECT_NE(d->log_text().find("scope=cgroup"), std::string::npos) << d->log_text();
+}
+
+// A worker of the cgroup killed by the kernel's OOM killer (the cgroup's limit, no swap here):
+// the run, on another process of the cgroup, gets a critical oom_kill verdict.
+TEST(CgroupScope, AnOomKillInTheCgroupIsAVerdict) {
+  if (!std::filesystem::exists(kV1Memory / "memory.max_usage_in_bytes")) {
+    GTEST_SKIP() << "this kernel has no v1 memory controller at " << kV1Memory;
+  }
+  TestCgroup cgroup;
+  cgroup.limit(96 * kMiB);
+  auto d = Daemon::with_args({"--interval", "100ms"});
+  {
+    MemChild coordinator;
+    MemChild worker;
+    cgroup.add(coordinator.pid());
+    cgroup.add(worker.pid());
+    const v1::Reply started = start(*d, coordinator.pid(), "cgroup");
+    ASSERT_FALSE(started.has_error()) << started.error().message();
+    const std::string run = started.run_start().run_id();
+    EXPECT_THROW(worker.command("alloc big " + std::to_string(256 * kMiB)), std::runtime_error)
+        << "the worker outlived a 256 MiB allocation in a 96 MiB cgroup";
+    EXPECT_EQ(worker.wait() & 0x7f, SIGKILL);
+    {
+      std::ifstream in(cgroup.dir() / "memory.oom_control");
+      std::stringstream text;
+      text << in.rdbuf();
+      ASSERT_NE(text.str().find("oom_kill 1"), std::string::npos) << text.str();
+    }
+    const v1::Verdict* oom = nullptr;
+    v1::RunStatus s;
+    EXPECT_TRUE(eventually(
+        [&] {
+          s = status(*d, run);
+          for (const auto& v : s.verdicts()) {
+            if (v.kind() == "oom_kill") oom = &v;
+          }
+          return oom != nullptr;
+        },
+        5s, 50ms))
+        << s.DebugString() << d->log_text();
+    if (oom != nullptr) {
+      EXPECT_EQ(oom->severity(), v1::CRITICAL);
+      EXPECT_NE(oom->summary().find("killed 1 process in cgroup " + cgroup.dir().string()),
+                std::string::npos)
+          << oom->summary();
+    }
+    EXPECT_EQ(s.state(), "active") << "the run's own process lives on";
+    coordinator.command("exit 0");
+    coordinator.wait();
+  }
 }
 
 TEST(CgroupScope, BadScopesAndCgroupPathsAreRefusedNamingThem) {
