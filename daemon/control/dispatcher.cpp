@@ -330,9 +330,7 @@ Status Dispatcher::admit(const v1::AdmitRequest& in, const Caller& caller, v1::A
       baseline_bytes = tree.add_descendants(*reading, Instant{}, false).rss_bytes;
     } else if (in.scope() == "cgroup") {
       const RunParams& params = registry_.params();
-      auto dir = process_memory_cgroup_dir(params.proc_root, pid, params.cgroup_root);
-      if (!dir) return Error{dir.error().message, ErrorKind::kInvalidArgument};
-      auto cgroup = CgroupMemory::open(*dir);
+      auto cgroup = open_memory_cgroup(params.proc_root, params.cgroup_root, pid);
       if (!cgroup) return Error{cgroup.error().message, ErrorKind::kInvalidArgument};
       auto usage = cgroup->read_periodic(Instant{});
       if (!usage) return Error{usage.error().message, ErrorKind::kUnavailable};

@@ -118,6 +118,15 @@ Result<std::filesystem::path> process_memory_cgroup_dir(const std::filesystem::p
   return dir;
 }
 
+Result<CgroupMemory> open_memory_cgroup(const std::filesystem::path& proc_root,
+                                        const std::filesystem::path& cgroup_root, pid_t pid,
+                                        const std::string& given) {
+  auto dir = given.empty() ? process_memory_cgroup_dir(proc_root, pid, cgroup_root)
+                           : find_memory_cgroup_dir(cgroup_root, given);
+  if (!dir) return dir.error();
+  return CgroupMemory::open(*dir);
+}
+
 Result<CgroupMemory> CgroupMemory::open(const std::filesystem::path& dir) {
   CgroupMemory c;
   c.dir_ = dir;
@@ -163,14 +172,8 @@ Result<MemoryReading> CgroupMemory::read_periodic(const Instant& at) {
     return read_error(v2_ ? "memory.current" : "memory.usage_in_bytes", err);
   }
   std::size_t len = 0;
-  if (stat_buf_.empty()) stat_buf_.resize(4096);
-  for (;;) {
-    const ssize_t n = ::pread(stat_fd_.get(), stat_buf_.data(), stat_buf_.size(), 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return read_error("memory.stat", errno);
-    len = static_cast<std::size_t>(n);
-    if (len < stat_buf_.size() || stat_buf_.size() > kMaxCgroupStatBytes) break;
-    stat_buf_.resize(stat_buf_.size() * 2);
+  if (const int err = pread_whole(stat_fd_.get(), stat_buf_, kMaxCgroupStatBytes, len); err != 0) {
+    return read_error("memory.stat", err);
   }
   auto stat = parse_cgroup_memory_stat(std::string_view(stat_buf_.data(), len), v2_);
   if (!stat) return Error{dir_.string() + ": " + stat.error().message};

@@ -41,6 +41,13 @@ Result<std::filesystem::path> process_memory_cgroup_dir(const std::filesystem::p
                                                         pid_t pid,
                                                         const std::filesystem::path& cgroup_root);
 
+class CgroupMemory;
+// The memory cgroup `given` names (find_memory_cgroup_dir), or PID's own when it is empty,
+// opened: one call for runs, watches and admission.
+Result<CgroupMemory> open_memory_cgroup(const std::filesystem::path& proc_root,
+                                        const std::filesystem::path& cgroup_root, pid_t pid,
+                                        const std::string& given = {});
+
 class CgroupMemory {
  public:
   // Errors name the directory and what is missing: not there, not a memory cgroup, unreadable.

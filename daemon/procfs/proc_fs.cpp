@@ -15,8 +15,8 @@ bool is_gone(int err) {
   return err == ESRCH || err == ENOENT;
 }
 
-// Reads fd from offset 0 into buf, growing it (up to max_bytes) until the text fits.
-// Returns 0 and sets `len`, or the errno.
+}  // namespace
+
 int pread_whole(int fd, std::vector<char>& buf, std::size_t max_bytes, std::size_t& len) {
   if (buf.empty()) buf.resize(kStatusInitialBytes);
   for (;;) {
@@ -30,6 +30,8 @@ int pread_whole(int fd, std::vector<char>& buf, std::size_t max_bytes, std::size
     buf.resize(buf.size() * 2);
   }
 }
+
+namespace {
 
 int read_path(const std::filesystem::path& path, std::size_t max_bytes, std::string& out) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));

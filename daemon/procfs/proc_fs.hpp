@@ -86,6 +86,10 @@ class ProcFs {
   std::uint64_t page_size_bytes_;
 };
 
+// Reads fd from offset 0 into buf (kept between calls: no allocation in steady state), growing
+// it up to max_bytes until the text fits. Returns 0 and sets `len`, or the errno.
+int pread_whole(int fd, std::vector<char>& buf, std::size_t max_bytes, std::size_t& len);
+
 // Reads a whole small file (proc or cgroup) by path, up to max_bytes; for cold paths only.
 Result<std::string> read_small_file(const std::filesystem::path& path, std::size_t max_bytes);
 

@@ -119,14 +119,11 @@ Result<std::string> RunRegistry::attach_cgroup(TargetKey key, pid_t pid,
                      std::to_string(pid) + "'s own memory cgroup",
                  ErrorKind::kPermissionDenied};
   }
-  auto dir = cgroup_path.empty()
-                 ? process_memory_cgroup_dir(params_.proc_root, pid, params_.cgroup_root)
-                 : find_memory_cgroup_dir(params_.cgroup_root, cgroup_path);
-  if (!dir) return Error{dir.error().message, ErrorKind::kInvalidArgument};
-  auto cgroup = CgroupMemory::open(*dir);
+  auto cgroup = open_memory_cgroup(params_.proc_root, params_.cgroup_root, pid, cgroup_path);
   if (!cgroup) return Error{cgroup.error().message, ErrorKind::kInvalidArgument};
+  std::string dir = cgroup->dir().string();
   if (auto set = sampler_.set_cgroup(key, std::move(*cgroup)); !set) return set.error();
-  return dir->string();
+  return dir;
 }
 
 Result<const RunLedger*> RunRegistry::start(const StartRunInput& input, const Caller& caller) {

@@ -24,9 +24,7 @@ Status WatchList::set_scope(TargetKey key, pid_t pid, const std::string& scope) 
   if (scope == "tree") return sampler_.set_tree(key);
   if (scope != "cgroup")
     return Error{"unknown scope '" + scope + "' for PID " + std::to_string(pid)};
-  auto dir = process_memory_cgroup_dir(proc_root_, pid, cgroup_root_);
-  if (!dir) return dir.error();
-  auto cgroup = CgroupMemory::open(*dir);
+  auto cgroup = open_memory_cgroup(proc_root_, cgroup_root_, pid);
   if (!cgroup) return cgroup.error();
   return sampler_.set_cgroup(key, std::move(*cgroup));
 }

@@ -65,21 +65,18 @@ void Sampler::tick() {
 }
 
 Result<MemoryReading> Sampler::read_target(Target& target, const Instant& at, bool complete) {
-  if (target.tree) {
-    auto root = complete ? target.handle.read_complete(at) : target.handle.read_periodic(at);
-    if (!root) return root;  // the root's exit ends the run
-    if (complete) {
-      if (auto pss = target.handle.read_pss()) root->pss_bytes = *pss;
-    }
-    target.tree->refresh();
-    return target.tree->add_descendants(*root, at, complete);
+  if (target.cgroup) {
+    // The process's own statm first: its exit (or zombie) must still end the run.
+    if (auto alive = target.handle.read_periodic(at); !alive) return alive.error();
+    return complete ? target.cgroup->read_complete(at) : target.cgroup->read_periodic(at);
   }
-  if (!target.cgroup) {
-    return complete ? target.handle.read_complete(at) : target.handle.read_periodic(at);
+  auto own = complete ? target.handle.read_complete(at) : target.handle.read_periodic(at);
+  if (!own || !target.tree) return own;  // a tree's root that exited ends the run
+  if (complete) {
+    if (auto pss = target.handle.read_pss()) own->pss_bytes = *pss;
   }
-  // The process's own statm first: its exit (or zombie) must still end the run.
-  if (auto alive = target.handle.read_periodic(at); !alive) return alive.error();
-  return complete ? target.cgroup->read_complete(at) : target.cgroup->read_periodic(at);
+  target.tree->refresh();
+  return target.tree->add_descendants(*own, at, complete);
 }
 
 Result<TargetKey> Sampler::add(pid_t pid, ReadingSink sink) {

@@ -170,6 +170,14 @@ class TorchFedAvgAgainstTheRealDaemon(unittest.TestCase):
         self.assertEqual(len(summary["verdicts"]), len(run.get("verdicts", [])))
         return run
 
+    def compare(self, run_ids, fmt):
+        """`ramguard compare RUN... --format FMT` against the test's daemon: its stdout."""
+        out = subprocess.run([os.environ["RAMGUARD_CLI"], "--socket", self.daemon.socket,
+                              "compare", *run_ids, "--format", fmt],
+                             capture_output=True, text=True, timeout=30)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        return out.stdout
+
     def daemon_report(self, run_id):
         import importlib.util
         path = os.path.join(os.path.dirname(os.path.abspath(self.example)), "..", "ramguard.py")
@@ -249,11 +257,7 @@ class TorchFedAvgAgainstTheRealDaemon(unittest.TestCase):
 
         # -- side by side, as an operator would see them: `ramguard compare` ----------------
         ids = [results[b][0]["run_id"] for b in ("baseline", "final")]
-        out = subprocess.run([os.environ["RAMGUARD_CLI"], "--socket", self.daemon.socket,
-                              "compare", *ids, "--format", "json"],
-                             capture_output=True, text=True, timeout=30)
-        self.assertEqual(out.returncode, 0, out.stderr)
-        rows = {r["labels"]["build"]: r for r in json.loads(out.stdout)["rows"]}
+        rows = {r["labels"]["build"]: r for r in json.loads(self.compare(ids, "json"))["rows"]}
         self.assertEqual(sorted(rows), ["baseline", "final"])
         # After completion the baseline still holds two copies more than the final build.
         self.assertGreater(rows["baseline"]["after_completion_bytes"],
@@ -284,19 +288,14 @@ class TorchFedAvgAgainstTheRealDaemon(unittest.TestCase):
             self.assertIn("--allocator jemalloc", release["summary"])
         # `ramguard compare` puts the two allocators side by side (the allocator label).
         ids = [glibc["run_id"], results["final"][0]["run_id"]]
-        out = subprocess.run([os.environ["RAMGUARD_CLI"], "--socket", self.daemon.socket,
-                              "compare", *ids, "--format", "json"],
-                             capture_output=True, text=True, timeout=30)
-        self.assertEqual(out.returncode, 0, out.stderr)
-        rows = {r["labels"]["allocator"]: r for r in json.loads(out.stdout)["rows"]}
+        rows = {r["labels"]["allocator"]: r for r in json.loads(self.compare(ids, "json"))["rows"]}
         self.assertEqual(sorted(rows), ["glibc", "jemalloc"])
         # Measured: glibc's floors end 3 model copies above jemalloc's (1.67 vs 0.61 GB).
         self.assertGreater(rows["glibc"]["last_floor_bytes"],
                            rows["jemalloc"]["last_floor_bytes"] + 0.25 * VIT_B_16_BYTES, rows)
-        text = subprocess.run([os.environ["RAMGUARD_CLI"], "--socket", self.daemon.socket,
-                               "compare", *ids], capture_output=True, text=True, timeout=30)
-        sys.stderr.write("\n" + text.stdout)
-        self.assertIn("allocator=glibc", text.stdout)
+        text = self.compare(ids, "text")
+        sys.stderr.write("\n" + text)
+        self.assertIn("allocator=glibc", text)
 
     def test_host_updates_made_by_worker_processes_are_the_same(self):
         """--workers: forked processes make the host updates and send them serialized; the

@@ -168,25 +168,18 @@ def aggregate(previous, updates, weights):
 
 # The baseline's aggregation source, compiled into a fresh namespace every round. `previous`
 # is a global of that namespace, and so is the function itself: the cycle of the investigation.
+# The average itself is the final build's `aggregate`: the builds differ in what they keep.
 BASELINE_AGGREGATE_SOURCE = '''
 def aggregate(updates, weights):
-    total = float(sum(weights))
-    result = {}
-    for key, tensor in previous.items():
-        if not tensor.is_floating_point():
-            result[key] = updates[0][key].clone()
-            continue
-        acc = torch.zeros_like(tensor)
-        for update, weight in zip(updates, weights):
-            acc.add_(update[key], alpha=weight / total)
-        result[key] = acc
+    result = weighted_average(previous, updates, weights)
     history["result"] = result  # kept "for the round's metrics": held by the namespace
     return result
 '''
 
 
 def baseline_aggregate_function(previous, round_no):
-    namespace = {"torch": torch, "previous": previous, "round_no": round_no, "history": {}}
+    namespace = {"weighted_average": aggregate, "previous": previous, "round_no": round_no,
+                 "history": {}}
     exec(compile(BASELINE_AGGREGATE_SOURCE, f"<aggregate round {round_no}>", "exec"),  # noqa: S102
          namespace)
     return namespace["aggregate"]
