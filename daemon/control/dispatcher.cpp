@@ -335,9 +335,8 @@ Status Dispatcher::admit(const v1::AdmitRequest& in, const Caller& caller, v1::A
       auto usage = cgroup->read_periodic(Instant{});
       if (!usage) return Error{usage.error().message, ErrorKind::kUnavailable};
       baseline_bytes = usage->rss_bytes;
-    } else if (!in.scope().empty() && in.scope() != "process") {
-      return Error{"scope '" + in.scope().substr(0, 16) +
-                   "' is not known; use process, tree or cgroup"};
+    } else if (Status known = check_run_scope(in.scope()); !known) {
+      return known.error();
     }
   }
   AdmitInput input{in.job(), choice->bytes, choice->source, baseline_bytes, owner_uid};

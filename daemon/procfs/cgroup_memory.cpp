@@ -222,8 +222,19 @@ Status CgroupMemory::reset_peak() {
   return ok_status();
 }
 
-Result<std::uint64_t> CgroupMemory::oom_kills() const {
-  return read_oom_kill_count(dir_ / (v2_ ? "memory.events" : "memory.oom_control"));
+Result<std::uint64_t> CgroupMemory::oom_kills() {
+  const char* file = v2_ ? "memory.events" : "memory.oom_control";
+  if (!oom_fd_.valid()) {
+    oom_fd_ = open_file(dir_ / file);
+    if (!oom_fd_.valid()) return read_error(file, errno);
+  }
+  std::size_t len = 0;
+  if (const int err = pread_whole(oom_fd_.get(), oom_buf_, kMaxCgroupStatBytes, len); err != 0) {
+    return read_error(file, err);
+  }
+  auto count = parse_oom_kill_count(std::string_view(oom_buf_.data(), len));
+  if (!count) return Error{(dir_ / file).string() + ": " + count.error().message};
+  return count;
 }
 
 }  // namespace ramguard

@@ -60,7 +60,7 @@ class CgroupMemory {
   // v1: writes 0 to memory.max_usage_in_bytes. v2: writes to the kept-open memory.peak, which
   // resets the peak seen through that file (Linux 6.12+); an error where it cannot.
   Status reset_peak();
-  Result<std::uint64_t> oom_kills() const;
+  Result<std::uint64_t> oom_kills();
 
   const std::filesystem::path& dir() const { return dir_; }
   bool v2() const { return v2_; }
@@ -76,6 +76,8 @@ class CgroupMemory {
   UniqueFd stat_fd_;
   UniqueFd peak_fd_;  // invalid: no peak file (v2 before 5.19): peaks are sampled
   UniqueFd swap_fd_;  // v2 memory.swap.current, when present
+  UniqueFd oom_fd_;   // memory.oom_control (v1) / memory.events (v2): read at every reading
+  std::vector<char> oom_buf_;
   std::vector<char> stat_buf_;
 };
 

@@ -110,6 +110,15 @@ Result<RunRegistry::Entry*> RunRegistry::find_for_change(const std::string& run_
   return entry;
 }
 
+Status check_run_scope(std::string_view scope) {
+  if (scope.empty() || scope == "process" || scope == "tree" || scope == "cgroup") {
+    return ok_status();
+  }
+  return Error{
+      "scope '" + std::string(scope.substr(0, 16)) + "' is not known; use process, tree or cgroup",
+      ErrorKind::kInvalidArgument};
+}
+
 Result<std::string> RunRegistry::attach_cgroup(TargetKey key, pid_t pid,
                                                const std::string& cgroup_path,
                                                const Caller& caller) {
@@ -127,11 +136,7 @@ Result<std::string> RunRegistry::attach_cgroup(TargetKey key, pid_t pid,
 }
 
 Result<const RunLedger*> RunRegistry::start(const StartRunInput& input, const Caller& caller) {
-  if (input.scope != "" && input.scope != "process" && input.scope != "tree" &&
-      input.scope != "cgroup") {
-    return Error{"scope '" + input.scope + "' is not known; use process, tree or cgroup",
-                 ErrorKind::kInvalidArgument};
-  }
+  if (Status known = check_run_scope(input.scope); !known) return known.error();
   if (active_runs() >= params_.max_runs) {
     return Error{"too many active runs (limit " + std::to_string(params_.max_runs) + ")",
                  ErrorKind::kResourceExhausted};

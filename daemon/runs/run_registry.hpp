@@ -35,6 +35,9 @@ struct Caller {
   bool privileged = false;  // root, or a TCP peer with the token
 };
 
+// "", "process", "tree" or "cgroup"; anything else is an error naming it (runs and admission).
+Status check_run_scope(std::string_view scope);
+
 struct StartRunInput {
   pid_t pid = 0;  // 0: the caller
   std::string job;

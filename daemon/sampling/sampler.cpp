@@ -103,7 +103,7 @@ Status Sampler::set_tree(TargetKey key) {
   return ok_status();
 }
 
-Result<std::uint64_t> Sampler::cgroup_oom_kills(TargetKey key) const {
+Result<std::uint64_t> Sampler::cgroup_oom_kills(TargetKey key) {
   auto it = targets_.find(key);
   if (it == targets_.end()) return unknown(key);
   if (!it->second->cgroup) return Error{"target " + std::to_string(key) + " has no cgroup scope"};

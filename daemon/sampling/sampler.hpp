@@ -56,7 +56,7 @@ class Sampler {
   std::optional<std::filesystem::path> cgroup_dir(TargetKey key) const;
   // The cgroup's OOM-kill counter (memory.oom_control / memory.events); an error when the
   // target has no cgroup scope or the counter cannot be read.
-  Result<std::uint64_t> cgroup_oom_kills(TargetKey key) const;
+  Result<std::uint64_t> cgroup_oom_kills(TargetKey key);
 
   // On demand: complete = status (full split, swap, HWM; for marks), else statm.
   Result<MemoryReading> read_now(TargetKey key, bool complete);
