@@ -75,7 +75,7 @@ int run_daemon(Config config, const CommandLine& flags) {
   Admission admission(config.budget_bytes, config.margin_bytes, config.admission.lease, clock);
   RunParams params = run_params(config);
   RunRegistry registry(io, clock, sampler, exits, admission, params);
-  WatchList watches(sampler, exits, clock, params.peak_refresh_ticks);
+  WatchList watches(sampler, exits, clock, params.watch_peak_refresh_ticks);
 
   // Metrics observe runs and watched targets.
   auto metrics = MetricsExporter::start(config.metrics.listen.to_string());
@@ -223,7 +223,7 @@ int run_daemon(Config config, const CommandLine& flags) {
           admission.set_lease(config.admission.lease);
           params = run_params(config);
           registry.set_params(params);
-          watches.set_peak_refresh_ticks(params.peak_refresh_ticks);
+          watches.set_peak_refresh_ticks(params.watch_peak_refresh_ticks);
           dispatcher.set_settings(control::dispatch_settings(config));
           server.set_limits(control::server_limits(config));
           (*metrics)->set_budget(config.budget_bytes, config.margin_bytes);

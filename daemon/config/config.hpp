@@ -46,6 +46,10 @@ struct SamplingConfig {
   // other periodic read is statm alone. Marks and run end always read it, so a peak is never
   // lost, only reported up to this late. At least every sample.
   std::chrono::nanoseconds peak_refresh = 10s;
+  // The same for a watched PID (no run, no marks): its exact peak is exported only as a gauge,
+  // so a slower refresh costs nothing but latency, and at a thousand targets the status reads
+  // would otherwise cost more than all the statm reads together.
+  std::chrono::nanoseconds watch_peak_refresh = 60s;
   friend bool operator==(const SamplingConfig&, const SamplingConfig&) = default;
 };
 

@@ -92,7 +92,9 @@ void read_sampling(Reader r, const YAML::Node& n, const std::string& p, Sampling
         r.duration(c.full_resolution_window, nanoseconds(0), limits::kMaxWindow)},
        {"bucket", r.duration(c.bucket, limits::kMinInterval, limits::kMaxWindow)},
        {"max_buckets", r.count(c.max_buckets, 1, limits::kMaxBuckets)},
-       {"peak_refresh", r.duration(c.peak_refresh, limits::kMinInterval, limits::kMaxWindow)}});
+       {"peak_refresh", r.duration(c.peak_refresh, limits::kMinInterval, limits::kMaxWindow)},
+       {"watch_peak_refresh",
+        r.duration(c.watch_peak_refresh, limits::kMinInterval, limits::kMaxWindow)}});
 }
 
 void read_control(Reader r, const YAML::Node& n, const std::string& p, ControlConfig& c) {

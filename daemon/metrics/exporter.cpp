@@ -1,18 +1,20 @@
 #include "metrics/exporter.hpp"
 
-#include <prometheus/exposer.h>
 #include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
 
 #include <algorithm>
 #include <exception>
 #include <map>
+#include <sstream>
 
 #include "common/log.hpp"
 #include "common/verdict_rank.hpp"
 #include "metrics/families.hpp"
-#include "metrics/job_series.hpp"
+#include "metrics/http_server.hpp"
 #include "metrics/listen_address.hpp"
 #include "metrics/self_stats.hpp"
+#include "metrics/target_series.hpp"
 #include "runs/watch_list.hpp"
 
 namespace ramguard {
@@ -67,7 +69,7 @@ MetricsExporter::MetricsExporter()
 
 MetricsExporter::~MetricsExporter() {
   // Stop serving before the registry and families go away.
-  exposer_.reset();
+  server_.reset();
 }
 
 Result<std::unique_ptr<MetricsExporter>> MetricsExporter::start(
@@ -75,21 +77,34 @@ Result<std::unique_ptr<MetricsExporter>> MetricsExporter::start(
   auto address = parse_listen_address(listen_host_port);
   if (!address) return address.error();
   std::unique_ptr<MetricsExporter> exporter(new MetricsExporter());
-  try {
-    exporter->exposer_ = std::make_unique<prometheus::Exposer>(address->civetweb_spec(), 2);
-  } catch (const std::exception& e) {
+  MetricsExporter* self = exporter.get();
+  auto server = MetricsHttpServer::start(address->civetweb_spec(),
+                                         [self](std::string& out) { self->render(out); });
+  if (!server) {
     // civetweb only says it could not start; a probe bind says why.
     std::string why = probe_listen_error(*address);
-    if (why.empty()) why = e.what();
+    if (why.empty()) why = server.error().message;
     return Error{"metrics address '" + listen_host_port + "': cannot listen: " + why};
   }
-  exporter->exposer_->RegisterCollectable(exporter->registry_);
+  exporter->server_ = std::move(*server);
   return exporter;
 }
 
 std::uint16_t MetricsExporter::port() const {
-  const auto ports = exposer_->GetListeningPorts();
-  return ports.empty() ? 0 : static_cast<std::uint16_t>(ports.front());
+  return server_->port();
+}
+
+void MetricsExporter::render(std::string& out) const {
+  // The daemon-wide families are few: prometheus-cpp's serializer is fine for them.
+  std::ostringstream globals;
+  prometheus::TextSerializer().Serialize(globals, registry_->Collect());
+  out += globals.view();
+  std::lock_guard lock(mutex_);
+  const std::size_t expected = out.size() + last_targets_bytes_ + last_targets_bytes_ / 16;
+  if (out.capacity() < expected) out.reserve(expected);  // one allocation, not a doubling
+  const std::size_t before = out.size();
+  targets_->write(out);
+  last_targets_bytes_ = out.size() - before;
 }
 
 std::string MetricsExporter::job_for_pid(pid_t pid) {
@@ -151,19 +166,21 @@ const std::vector<std::string>& MetricsExporter::warning_kinds() {
 }
 
 TargetState& MetricsExporter::state_of(const TargetRef& target) {
-  prometheus::Labels labels{{kJobLabel, std::string(target.job)}};
-  labels[kRunLabel] = std::string(target.run_id);
+  // The periodic path: one lookup, no allocation.
+  if (TargetState* known = targets_->find(target.run_id); known != nullptr && known->state_series)
+    return *known;
+  Labels labels{{kJobLabel, std::string(target.job)}, {kRunLabel, std::string(target.run_id)}};
   TargetState& state = target_state(target_key(target), labels);
   if (!state.state_series) {
     state.state_series = true;
-    targets_->metric(state, families_->target_up).Set(1);
-    targets_->metric(state, families_->target_exited).Set(0);
+    targets_->metric(state, TargetFamily::kUp) = 1;
+    targets_->metric(state, TargetFamily::kExited) = 0;
     for (const char* reason : kKnownDegradedReasons) {
-      targets_->metric(state, families_->target_degraded, {{"reason", reason}}).Set(0);
+      targets_->metric(state, TargetFamily::kDegraded, {{"reason", reason}}) = 0;
     }
     if (is_run(target)) {
       for (const std::string& kind : warning_kinds()) {
-        targets_->metric(state, families_->verdict_active, {{"kind", kind}}).Set(0);
+        targets_->metric(state, TargetFamily::kVerdictActive, {{"kind", kind}}) = 0;
       }
     }
   }
@@ -171,72 +188,89 @@ TargetState& MetricsExporter::state_of(const TargetRef& target) {
 }
 
 void MetricsExporter::remove_readings(TargetState& state) {
-  targets_->remove_metric(state, &families_->target_rss_bytes);
+  targets_->remove_metric(state, TargetFamily::kRssBytes);
   for (const char* kind : {"anon", "file", "shmem"}) {
-    targets_->remove_metric(state, &families_->target_memory_bytes, {{"kind", kind}});
+    targets_->remove_metric(state, TargetFamily::kMemoryBytes, {{"kind", kind}});
   }
-  targets_->remove_metric(state, &families_->target_swap_bytes);
-  targets_->remove_metric(state, &families_->target_last_reading_timestamp_seconds);
+  targets_->remove_metric(state, TargetFamily::kSwapBytes);
+  targets_->remove_metric(state, TargetFamily::kLastReadingTimestampSeconds);
   state.rss = state.anon = state.file = state.shmem = state.last_reading = nullptr;
 }
 
 void MetricsExporter::set_degraded(TargetState& state, const std::string& reason) {
   if (reason == state.degraded_reason) return;
   if (!state.degraded_reason.empty()) {
-    targets_->metric(state, families_->target_degraded, {{"reason", state.degraded_reason}}).Set(0);
+    targets_->metric(state, TargetFamily::kDegraded, {{"reason", state.degraded_reason}}) = 0;
   }
   state.degraded_reason = reason;
   if (!reason.empty()) {
-    targets_->metric(state, families_->target_degraded, {{"reason", reason}}).Set(1);
+    targets_->metric(state, TargetFamily::kDegraded, {{"reason", reason}}) = 1;
   }
 }
 
 void MetricsExporter::observe_reading(const TargetRef& target, const MemoryReading& reading) {
   std::lock_guard lock(mutex_);
-  TargetState& t = state_of(target);
-  if (t.exited) return;  // a dead process has no current value
-  if (!t.readable) {
-    // A reading proves the process readable again.
-    t.readable = true;
-    targets_->metric(t, families_->target_up).Set(1);
-    if (t.degraded_reason == "unreadable") set_degraded(t, "");
-  }
-  if (t.rss == nullptr) {
-    t.rss = &targets_->metric(t, families_->target_rss_bytes);
-    t.anon = &targets_->metric(t, families_->target_memory_bytes, {{"kind", "anon"}});
-    t.file = &targets_->metric(t, families_->target_memory_bytes, {{"kind", "file"}});
-    t.shmem = &targets_->metric(t, families_->target_memory_bytes, {{"kind", "shmem"}});
-    t.last_reading = &targets_->metric(t, families_->target_last_reading_timestamp_seconds);
-  }
-  t.rss->Set(bytes(reading.rss_bytes));
-  t.anon->Set(bytes(reading.anon_bytes));
-  if (reading.source == ReadingSource::kMark) {
-    t.last_shmem_bytes = reading.shmem_bytes;
-    t.file->Set(bytes(reading.file_bytes));
-    targets_->metric(t, families_->target_swap_bytes).Set(bytes(reading.swap_bytes));
-  } else {
-    // statm's shared pages are file + shmem: split with the shmem of the last mark, so the
-    // three kinds still add up to RSS.
-    const std::uint64_t shmem = std::min(t.last_shmem_bytes, reading.file_bytes);
-    t.file->Set(bytes(reading.file_bytes - shmem));
-  }
-  t.shmem->Set(bytes(reading.source == ReadingSource::kMark
-                         ? reading.shmem_bytes
-                         : std::min(t.last_shmem_bytes, reading.file_bytes)));
-  t.last_reading->Set(std::chrono::duration<double>(reading.at.wall).count());
+  set_reading(state_of(target), reading);
 }
 
 void MetricsExporter::observe_peak(const TargetRef& target, std::uint64_t peak_bytes, bool exact) {
   std::lock_guard lock(mutex_);
+  set_peak(state_of(target), peak_bytes, exact);
+}
+
+void MetricsExporter::observe_sample(const TargetRef& target, const MemoryReading& reading,
+                                     std::uint64_t peak_bytes, bool exact) {
+  std::lock_guard lock(mutex_);
   TargetState& t = state_of(target);
+  set_reading(t, reading);
+  set_peak(t, peak_bytes, exact);
+}
+
+void MetricsExporter::set_reading(TargetState& t, const MemoryReading& reading) {
+  if (t.exited) return;  // a dead process has no current value
+  if (!t.readable) {
+    // A reading proves the process readable again.
+    t.readable = true;
+    targets_->metric(t, TargetFamily::kUp) = 1;
+    if (t.degraded_reason == "unreadable") set_degraded(t, "");
+  }
+  if (t.rss == nullptr) {
+    t.rss = &targets_->metric(t, TargetFamily::kRssBytes);
+    t.anon = &targets_->metric(t, TargetFamily::kMemoryBytes, {{"kind", "anon"}});
+    t.file = &targets_->metric(t, TargetFamily::kMemoryBytes, {{"kind", "file"}});
+    t.shmem = &targets_->metric(t, TargetFamily::kMemoryBytes, {{"kind", "shmem"}});
+    t.last_reading = &targets_->metric(t, TargetFamily::kLastReadingTimestampSeconds);
+  }
+  *t.rss = bytes(reading.rss_bytes);
+  *t.anon = bytes(reading.anon_bytes);
+  if (reading.source == ReadingSource::kMark) {
+    t.last_shmem_bytes = reading.shmem_bytes;
+    *t.file = bytes(reading.file_bytes);
+    targets_->metric(t, TargetFamily::kSwapBytes) = bytes(reading.swap_bytes);
+  } else {
+    // statm's shared pages are file + shmem: split with the shmem of the last mark, so the
+    // three kinds still add up to RSS.
+    const std::uint64_t shmem = std::min(t.last_shmem_bytes, reading.file_bytes);
+    *t.file = bytes(reading.file_bytes - shmem);
+  }
+  *t.shmem = bytes(reading.source == ReadingSource::kMark
+                       ? reading.shmem_bytes
+                       : std::min(t.last_shmem_bytes, reading.file_bytes));
+  *t.last_reading = std::chrono::duration<double>(reading.at.wall).count();
+}
+
+void MetricsExporter::set_peak(TargetState& t, std::uint64_t peak_bytes, bool exact) {
   const double peak = bytes(peak_bytes);
-  auto& exact_gauge = targets_->metric(t, families_->target_peak_exact);
+  if (t.peak == nullptr) {
+    t.peak = &targets_->metric(t, TargetFamily::kPeakBytes);
+    t.peak_exact = &targets_->metric(t, TargetFamily::kPeakExact);
+  }
   if (peak > t.peak_bytes) {
     t.peak_bytes = peak;
-    targets_->metric(t, families_->target_peak_bytes).Set(peak);
-    exact_gauge.Set(exact ? 1 : 0);
+    *t.peak = peak;
+    *t.peak_exact = exact ? 1 : 0;
   } else if (peak == t.peak_bytes && exact) {
-    exact_gauge.Set(1);  // the same peak, now confirmed by the high-water mark
+    *t.peak_exact = 1;  // the same peak, now confirmed by the high-water mark
   }
 }
 
@@ -253,21 +287,21 @@ void MetricsExporter::set_target_up(const TargetRef& target, bool readable,
   if (!readable && reason == kExitedReason) {
     t.exited = true;
     t.readable = false;
-    targets_->metric(t, families_->target_up).Set(0);
-    targets_->metric(t, families_->target_exited).Set(1);
+    targets_->metric(t, TargetFamily::kUp) = 0;
+    targets_->metric(t, TargetFamily::kExited) = 1;
     set_degraded(t, "");
     remove_readings(t);
     // A dead process holds no warning: only the verdict counters remember.
     if (is_run(target)) {
       for (const std::string& kind : warning_kinds()) {
-        targets_->metric(t, families_->verdict_active, {{"kind", kind}}).Set(0);
+        targets_->metric(t, TargetFamily::kVerdictActive, {{"kind", kind}}) = 0;
       }
     }
     return;
   }
   if (t.exited) return;
   t.readable = readable;
-  targets_->metric(t, families_->target_up).Set(readable ? 1 : 0);
+  targets_->metric(t, TargetFamily::kUp) = readable ? 1 : 0;
   set_degraded(t, reason.empty() ? std::string() : targets_->bounded_value(t, "reason", reason));
 }
 
@@ -275,53 +309,50 @@ void MetricsExporter::observe_phase(const TargetRef& target, std::string_view ph
                                     std::uint64_t peak_bytes, double duration_seconds) {
   std::lock_guard lock(mutex_);
   TargetState& t = state_of(target);
-  const prometheus::Labels labels{{"phase", targets_->bounded_value(t, "phase", phase)}};
-  targets_->metric(t, families_->phase_peak_bytes, labels).Set(bytes(peak_bytes));
-  targets_->metric(t, families_->phase_duration_seconds, labels).Set(duration_seconds);
+  const Labels labels{{"phase", targets_->bounded_value(t, "phase", phase)}};
+  targets_->metric(t, TargetFamily::kPhasePeakBytes, labels) = bytes(peak_bytes);
+  targets_->metric(t, TargetFamily::kPhaseDurationSeconds, labels) = duration_seconds;
 }
 
 void MetricsExporter::observe_boundary(const TargetRef& target, std::uint32_t round,
                                        std::uint64_t rss_bytes, std::uint64_t floor_bytes) {
   std::lock_guard lock(mutex_);
   TargetState& t = state_of(target);
-  targets_->metric(t, families_->boundary_round).Set(round);
-  targets_->metric(t, families_->boundary_rss_bytes).Set(bytes(rss_bytes));
-  targets_->metric(t, families_->boundary_floor_bytes).Set(bytes(floor_bytes));
+  targets_->metric(t, TargetFamily::kBoundaryRound) = round;
+  targets_->metric(t, TargetFamily::kBoundaryRssBytes) = bytes(rss_bytes);
+  targets_->metric(t, TargetFamily::kBoundaryFloorBytes) = bytes(floor_bytes);
 }
 
 void MetricsExporter::observe_scope(const TargetRef& target, std::string_view scope) {
   std::lock_guard lock(mutex_);
   TargetState& t = state_of(target);
-  targets_->metric(t, families_->target_scope_info, {{"scope", std::string(scope)}}).Set(1);
+  targets_->metric(t, TargetFamily::kScopeInfo, {{"scope", std::string(scope)}}) = 1;
 }
 
 void MetricsExporter::observe_allocator(const TargetRef& target, std::uint64_t live_bytes,
                                         std::uint64_t free_bytes) {
   std::lock_guard lock(mutex_);
   TargetState& t = state_of(target);
-  targets_->metric(t, families_->boundary_allocator_live_bytes).Set(bytes(live_bytes));
-  targets_->metric(t, families_->boundary_allocator_free_bytes).Set(bytes(free_bytes));
+  targets_->metric(t, TargetFamily::kBoundaryAllocatorLiveBytes) = bytes(live_bytes);
+  targets_->metric(t, TargetFamily::kBoundaryAllocatorFreeBytes) = bytes(free_bytes);
 }
 
 void MetricsExporter::observe_gap(const TargetRef& target, std::string_view from_to,
                                   double seconds) {
   std::lock_guard lock(mutex_);
   TargetState& t = state_of(target);
-  targets_
-      ->metric(t, families_->phase_gap_seconds,
-               {{"gap", targets_->bounded_value(t, "gap", from_to)}})
-      .Set(seconds);
+  targets_->metric(t, TargetFamily::kPhaseGapSeconds,
+                   {{"gap", targets_->bounded_value(t, "gap", from_to)}}) = seconds;
 }
 
 void MetricsExporter::observe_admission(std::string_view job, bool admitted,
                                         std::int64_t headroom_bytes) {
   std::lock_guard lock(mutex_);
   TargetState& t = target_state(admission_key(job), {{kJobLabel, std::string(job)}});
-  t.retired_at.reset();
-  targets_
-      ->metric(t, families_->admissions_total, {{"decision", admitted ? "admitted" : "refused"}})
-      .Increment();
-  targets_->metric(t, families_->admission_headroom_bytes).Set(static_cast<double>(headroom_bytes));
+  targets_->revive(t);
+  targets_->metric(t, TargetFamily::kAdmissionsTotal,
+                   {{"decision", admitted ? "admitted" : "refused"}}) += 1;
+  targets_->metric(t, TargetFamily::kAdmissionHeadroomBytes) = static_cast<double>(headroom_bytes);
 }
 
 void MetricsExporter::observe_verdict(const TargetRef& target, const Verdict& verdict) {
@@ -333,13 +364,12 @@ void MetricsExporter::observe_verdict(const TargetRef& target, const Verdict& ve
       verdict.kind == verdict_kind::kRelease
           ? release_outcome(verdict.passed, severity_name(verdict.severity))
           : severity_name(verdict.severity);
-  targets_->metric(t, families_->verdicts_total, {{"kind", kind}, {"severity", severity}})
-      .Increment();
+  targets_->metric(t, TargetFamily::kVerdictsTotal, {{"kind", kind}, {"severity", severity}}) += 1;
   const auto& kinds = warning_kinds();
   if (std::find(kinds.begin(), kinds.end(), verdict.kind) == kinds.end()) return;
   if (verdict.severity == Severity::kInfo && !verdict.cleared) return;
   const bool holds = !verdict.cleared && !verdict.passed && !t.finished && !t.exited;
-  targets_->metric(t, families_->verdict_active, {{"kind", kind}}).Set(holds ? 1 : 0);
+  targets_->metric(t, TargetFamily::kVerdictActive, {{"kind", kind}}) = holds ? 1 : 0;
 }
 
 void MetricsExporter::run_finished(const TargetRef& target) {
@@ -347,7 +377,7 @@ void MetricsExporter::run_finished(const TargetRef& target) {
   TargetState& t = state_of(target);
   t.finished = true;
   for (const std::string& kind : warning_kinds()) {
-    targets_->metric(t, families_->verdict_active, {{"kind", kind}}).Set(0);
+    targets_->metric(t, TargetFamily::kVerdictActive, {{"kind", kind}}) = 0;
   }
 }
 
@@ -389,7 +419,7 @@ void MetricsExporter::set_max_targets(std::size_t max_targets) {
   globals_->max_targets->Set(static_cast<double>(max_targets));
 }
 
-TargetState& MetricsExporter::target_state(std::string_view key, const prometheus::Labels& labels) {
+TargetState& MetricsExporter::target_state(std::string_view key, const Labels& labels) {
   const std::size_t folded_before = targets_->folded_count();
   TargetState& state = targets_->target(key, labels);
   const std::size_t folded = targets_->folded_count();
@@ -418,12 +448,12 @@ void MetricsExporter::retire_target(const TargetRef& target, Instant now) {
   // the retention ends; one that is merely no longer watched has no state to claim.
   remove_readings(*t);
   if (!t->exited) {
-    targets_->remove_metric(*t, &families_->target_up);
+    targets_->remove_metric(*t, TargetFamily::kUp);
     for (const char* reason : kKnownDegradedReasons) {
-      targets_->remove_metric(*t, &families_->target_degraded, {{"reason", reason}});
+      targets_->remove_metric(*t, TargetFamily::kDegraded, {{"reason", reason}});
     }
     if (!t->degraded_reason.empty()) {
-      targets_->remove_metric(*t, &families_->target_degraded, {{"reason", t->degraded_reason}});
+      targets_->remove_metric(*t, TargetFamily::kDegraded, {{"reason", t->degraded_reason}});
     }
   }
   targets_->retire(target_key(target), now.monotonic);

@@ -1,6 +1,6 @@
 #pragma once
 // The Prometheus exporter. It OBSERVES: the daemon tells it what it read, marked, admitted and
-// concluded, and it serves those numbers over HTTP (prometheus-cpp's Exposer, its own threads).
+// concluded, and it serves those numbers over HTTP (civetweb, on its own threads).
 // It never decides anything and never changes daemon state. All calls are thread-safe.
 //
 // Series per target, labelled ramguard_job (the training job's name; `--watch PID` targets
@@ -36,13 +36,13 @@
 #include "model/verdict.hpp"
 
 namespace prometheus {
-class Exposer;
 class Registry;
 }  // namespace prometheus
 
 namespace ramguard {
 
 struct MetricFamilies;
+class MetricsHttpServer;
 class TargetSeries;
 struct TargetState;
 struct GlobalSeries;
@@ -75,6 +75,9 @@ class MetricsExporter {
   // A peak candidate: the exported peak is the largest seen since the target was first watched.
   // `exact` when it comes from the kernel high-water mark rather than from samples.
   void observe_peak(const TargetRef& target, std::uint64_t peak_bytes, bool exact);
+  // Both at once: what every periodic sample brings.
+  void observe_sample(const TargetRef& target, const MemoryReading& reading,
+                      std::uint64_t peak_bytes, bool exact);
   // Whether the process can be read. readable=false with reason "exited": the process is gone
   // (up 0, exited 1, reading gauges removed). Otherwise a non-empty reason (a short fixed token
   // such as "hwm_reset_denied", "unreadable") sets degraded{reason} 1 until a call with another
@@ -125,7 +128,11 @@ class MetricsExporter {
   TargetState& state_of(const TargetRef& target);  // with its state series
   // The target's series, folded into "other" past the bound (counted and logged).
   TargetState& target_state(std::string_view key, const std::map<std::string, std::string>& labels);
+  // The whole exposition: daemon-wide families, then every target's series.
+  void render(std::string& out) const;
   void remove_readings(TargetState& state);
+  void set_reading(TargetState& state, const MemoryReading& reading);
+  void set_peak(TargetState& state, std::uint64_t peak_bytes, bool exact);
   void set_degraded(TargetState& state, const std::string& reason);
 
   mutable std::mutex mutex_;  // guards targets_ and the lazily created global series
@@ -133,7 +140,8 @@ class MetricsExporter {
   std::unique_ptr<MetricFamilies> families_;
   std::unique_ptr<TargetSeries> targets_;
   std::unique_ptr<GlobalSeries> globals_;
-  std::unique_ptr<prometheus::Exposer> exposer_;
+  std::unique_ptr<MetricsHttpServer> server_;
+  mutable std::size_t last_targets_bytes_ = 0;  // to size the next scrape's buffer
   std::chrono::nanoseconds retention_ = kDefaultMetricsRetention;
 };
 

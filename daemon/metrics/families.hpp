@@ -1,10 +1,8 @@
 #pragma once
-// Every metric family ramguard exports, with its name and help text in one place. Names follow
-// Prometheus conventions: ramguard_ prefix, base units, _total on counters. Per-target series
-// carry ramguard_job (the training job) and run_id (a run, or "pid-<PID>" for a watched PID),
-// never Prometheus's own `job`; their number is bounded by the active runs plus the retention.
-// Other labels are bounded per target: phase, kind, severity, decision, gap, reason; never a
-// round.
+// The daemon-wide metric families (prometheus-cpp), with their names and help text. Names
+// follow Prometheus conventions: ramguard_ prefix, base units, _total on counters. The
+// per-target families (labels ramguard_job and run_id, never Prometheus's own `job`) are in
+// target_families.hpp.
 
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
@@ -28,34 +26,6 @@ struct MetricFamilies {
   prometheus::Family<prometheus::Gauge>& store_writable;
   prometheus::Family<prometheus::Gauge>& max_targets;
   prometheus::Family<prometheus::Gauge>& targets_folded;
-
-  // Per watched target (labels ramguard_job, run_id).
-  prometheus::Family<prometheus::Gauge>& target_rss_bytes;
-  prometheus::Family<prometheus::Gauge>& target_memory_bytes;  // + kind: anon, file, shmem
-  prometheus::Family<prometheus::Gauge>& target_swap_bytes;
-  prometheus::Family<prometheus::Gauge>& target_peak_bytes;
-  prometheus::Family<prometheus::Gauge>& target_peak_exact;
-  prometheus::Family<prometheus::Gauge>& target_up;
-  prometheus::Family<prometheus::Gauge>& target_exited;
-  prometheus::Family<prometheus::Gauge>& target_degraded;  // + reason
-  prometheus::Family<prometheus::Gauge>& target_last_reading_timestamp_seconds;
-
-  // Per run: phases, round boundaries, gaps between marks.
-  prometheus::Family<prometheus::Gauge>& phase_peak_bytes;        // + phase
-  prometheus::Family<prometheus::Gauge>& phase_duration_seconds;  // + phase
-  prometheus::Family<prometheus::Gauge>& boundary_rss_bytes;
-  prometheus::Family<prometheus::Gauge>& boundary_floor_bytes;
-  prometheus::Family<prometheus::Gauge>& target_scope_info;
-  prometheus::Family<prometheus::Gauge>& boundary_allocator_live_bytes;
-  prometheus::Family<prometheus::Gauge>& boundary_allocator_free_bytes;
-  prometheus::Family<prometheus::Gauge>& boundary_round;
-  prometheus::Family<prometheus::Gauge>& phase_gap_seconds;  // + gap
-
-  // Per job (ramguard_job only): admissions. Per run: verdicts.
-  prometheus::Family<prometheus::Counter>& admissions_total;  // + decision
-  prometheus::Family<prometheus::Gauge>& admission_headroom_bytes;
-  prometheus::Family<prometheus::Counter>& verdicts_total;  // + kind, severity
-  prometheus::Family<prometheus::Gauge>& verdict_active;    // + kind
 
   // The daemon's own cost.
   prometheus::Family<prometheus::Histogram>& sample_duration_seconds;

@@ -4,8 +4,7 @@ namespace ramguard {
 
 void RunMetrics::target_reading(const TargetRef& target, const MemoryReading& reading,
                                 std::uint64_t peak_bytes, bool peak_exact) {
-  exporter_.observe_reading(target, reading);
-  exporter_.observe_peak(target, peak_bytes, peak_exact);
+  exporter_.observe_sample(target, reading, peak_bytes, peak_exact);
 }
 
 void RunMetrics::target_state(const TargetRef& target, bool readable, std::string_view reason) {

@@ -33,6 +33,13 @@ int pread_whole(int fd, std::vector<char>& buf, std::size_t max_bytes, std::size
 
 namespace {
 
+// One buffer for every handle's status reads (readings happen on the daemon's one thread): a
+// thousand watched processes do not each keep 4 KB.
+std::vector<char>& status_buffer() {
+  thread_local std::vector<char> buffer;
+  return buffer;
+}
+
 int read_path(const std::filesystem::path& path, std::size_t max_bytes, std::string& out) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) return errno;
@@ -68,7 +75,7 @@ Result<std::string> read_small_file(const std::filesystem::path& path, std::size
 Error ProcessHandle::read_error(const char* file, int err) const {
   if (is_gone(err))
     return Error{"process " + std::to_string(id_.pid) + " has exited", ErrorKind::kNotFound};
-  return Error{"cannot read " + (dir_ / file).string() + ": " + errno_text(err)};
+  return Error{"cannot read " + in_dir(file) + ": " + errno_text(err)};
 }
 
 Result<MemoryReading> ProcessHandle::read_periodic(const Instant& at) {
@@ -99,10 +106,11 @@ Result<MemoryReading> ProcessHandle::read_periodic(const Instant& at) {
 
 Result<MemoryReading> ProcessHandle::read_complete(const Instant& at) {
   std::size_t len = 0;
-  if (const int err = pread_whole(status_fd_.get(), status_buf_, kMaxStatusBytes, len); err != 0) {
+  if (const int err = pread_whole(status_fd_.get(), status_buffer(), kMaxStatusBytes, len);
+      err != 0) {
     return read_error("status", err);
   }
-  const std::string_view text(status_buf_.data(), len);
+  const std::string_view text(status_buffer().data(), len);
   auto fields = parse_status(text);
   if (!fields) {
     if (says_exited(text))
@@ -140,7 +148,7 @@ Status ProcessHandle::reset_hwm() {
     clear_refs_fd_.reset(::openat(dir_fd_.get(), "clear_refs", O_WRONLY | O_CLOEXEC));
     if (!clear_refs_fd_.valid()) {
       const int err = errno;
-      return Error{prefix + ": open " + (dir_ / "clear_refs").string() + ": " + errno_text(err)};
+      return Error{prefix + ": open " + in_dir("clear_refs") + ": " + errno_text(err)};
     }
   }
   ssize_t n;
@@ -151,16 +159,16 @@ Status ProcessHandle::reset_hwm() {
     const int err = n < 0 ? errno : EIO;
     clear_refs_fd_.reset();  // reopen next time: the cause may be transient
     if (is_gone(err)) return Error{prefix + ": process has exited", ErrorKind::kNotFound};
-    return Error{prefix + ": write " + (dir_ / "clear_refs").string() + ": " + errno_text(err)};
+    return Error{prefix + ": write " + in_dir("clear_refs") + ": " + errno_text(err)};
   }
   return ok_status();
 }
 
 Result<bool> ProcessHandle::is_same_process() const {
   std::string text;
-  if (const int err = read_path(dir_ / "stat", kMaxStatBytes, text); err != 0) {
+  if (const int err = read_path(in_dir("stat"), kMaxStatBytes, text); err != 0) {
     if (is_gone(err)) return false;
-    return Error{"cannot read " + (dir_ / "stat").string() + ": " + errno_text(err)};
+    return Error{"cannot read " + in_dir("stat") + ": " + errno_text(err)};
   }
   auto stat = parse_stat(text);
   if (!stat) return Error{"process " + std::to_string(id_.pid) + ": " + stat.error().message};
@@ -176,19 +184,19 @@ Result<ProcessHandle> ProcFs::open(pid_t pid) const {
   const std::string who = "cannot watch PID " + std::to_string(pid);
   if (pid <= 0) return Error{who + ": not a valid process id"};
   ProcessHandle h;
-  h.dir_ = root_ / std::to_string(pid);
+  h.dir_ = (root_ / std::to_string(pid)).string();
   h.page_size_bytes_ = page_size_bytes_;
   h.dir_fd_.reset(::open(h.dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!h.dir_fd_.valid()) {
     const int err = errno;
     if (is_gone(err)) return Error{who + ": no such process"};
-    return Error{who + ": open " + h.dir_.string() + ": " + errno_text(err)};
+    return Error{who + ": open " + h.dir_ + ": " + errno_text(err)};
   }
   auto open_in_dir = [&](const char* file, UniqueFd& fd) -> Status {
     fd.reset(::openat(h.dir_fd_.get(), file, O_RDONLY | O_CLOEXEC));
     if (fd.valid()) return ok_status();
     const int err = errno;
-    return Error{who + ": open " + (h.dir_ / file).string() + ": " + errno_text(err)};
+    return Error{who + ": open " + h.in_dir(file) + ": " + errno_text(err)};
   };
 
   UniqueFd stat_fd;
@@ -201,8 +209,7 @@ Result<ProcessHandle> ProcFs::open(pid_t pid) const {
   auto stat = parse_stat(std::string_view(buf.data(), len));
   if (!stat) return Error{who + ": " + stat.error().message};
   if (stat->pid != pid) {
-    return Error{who + ": " + (h.dir_ / "stat").string() + " names PID " +
-                 std::to_string(stat->pid)};
+    return Error{who + ": " + h.in_dir("stat") + " names PID " + std::to_string(stat->pid)};
   }
   if (stat->state == 'Z' || stat->state == 'X')
     return Error{who + ": process has exited", ErrorKind::kNotFound};
@@ -212,11 +219,11 @@ Result<ProcessHandle> ProcFs::open(pid_t pid) const {
   if (auto s = open_in_dir("status", h.status_fd_); !s) return s.error();
 
   // Owner and name come from status; a process without memory lines cannot be guarded.
-  if (const int err = pread_whole(h.status_fd_.get(), h.status_buf_, kMaxStatusBytes, len);
+  if (const int err = pread_whole(h.status_fd_.get(), status_buffer(), kMaxStatusBytes, len);
       err != 0) {
     return Error{who + ": " + h.read_error("status", err).message};
   }
-  auto status = parse_status(std::string_view(h.status_buf_.data(), len));
+  auto status = parse_status(std::string_view(status_buffer().data(), len));
   if (!status) return Error{who + ": " + status.error().message};
   h.uid_ = status->real_uid;
   h.name_ = std::move(status->name);

@@ -51,7 +51,9 @@ class ProcessHandle {
   ProcessHandle() = default;
   Error read_error(const char* file, int err) const;
 
-  std::filesystem::path dir_;  // ROOT/PID
+  std::string in_dir(const char* file) const { return dir_ + '/' + file; }
+
+  std::string dir_;  // ROOT/PID, for messages (a string: a path keeps a list of its parts)
   std::uint64_t page_size_bytes_ = 0;
   TargetId id_;
   std::uint32_t uid_ = 0;
@@ -60,7 +62,6 @@ class ProcessHandle {
   UniqueFd statm_fd_;
   UniqueFd status_fd_;
   UniqueFd clear_refs_fd_;  // opened on first reset
-  std::vector<char> status_buf_;
 };
 
 class ProcFs {

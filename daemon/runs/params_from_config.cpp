@@ -51,6 +51,8 @@ RunParams run_params(const Config& c) {
   // The refresh rounds to whole samples, and happens at least every sample.
   p.peak_refresh_ticks = static_cast<std::uint32_t>(
       std::max<std::int64_t>(1, c.sampling.peak_refresh / c.sampling.interval));
+  p.watch_peak_refresh_ticks = static_cast<std::uint32_t>(
+      std::max<std::int64_t>(1, c.sampling.watch_peak_refresh / c.sampling.interval));
   p.ended_retention = c.metrics.run_retention;
   p.plans = c.plans;
   return p;

@@ -28,6 +28,8 @@ struct RunParams {
   // Ticks between status reads (VmHWM, ~6 us against ~1.5 us for statm) that bring the run's
   // exact peak up to date between marks (sampling.peak_refresh / sampling.interval).
   std::uint32_t peak_refresh_ticks = 1;
+  // The same for watched PIDs (sampling.watch_peak_refresh / sampling.interval).
+  std::uint32_t watch_peak_refresh_ticks = 1;
   std::uint32_t store_flush_ticks = 5;  // progress and a downsampled sample to the store
   // The configured memory plans: a run admitted with one is judged against what it expects.
   std::map<std::string, MemoryPlan> plans;

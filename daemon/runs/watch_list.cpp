@@ -51,6 +51,8 @@ Status WatchList::add(pid_t pid, const std::string& scope) {
   target.pid = pid;
   target.job = job_for_pid(pid);
   target.key = *key;
+  // Staggered by PID: a thousand targets watched at once do not all read status on one tick.
+  target.ticks = static_cast<std::uint32_t>(pid);
   // The peak counts from now: reset the high-water mark, then read the current RSS.
   auto reset = sampler_.reset_hwm(*key);
   target.exact = reset.ok();
@@ -112,11 +114,10 @@ void WatchList::on_reading(pid_t pid, const Result<MemoryReading>& reading) {
                                  {"peak_bytes", target.peak_bytes}});
   }
   ++readings_since_summary_;
-  maybe_log_summary();
+  maybe_log_summary(reading->at.monotonic);  // the reading's own time: no clock read per target
 }
 
-void WatchList::maybe_log_summary() {
-  const auto now = clock_.now().monotonic;
+void WatchList::maybe_log_summary(std::chrono::nanoseconds now) {
   if (now - last_summary_ < std::chrono::minutes(1)) return;
   std::uint64_t total_rss = 0;
   const Target* largest = nullptr;

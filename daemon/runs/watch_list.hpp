@@ -49,7 +49,7 @@ class WatchList {
   };
   Status set_scope(TargetKey key, pid_t pid, const std::string& scope);
   void on_reading(pid_t pid, const Result<MemoryReading>& reading);
-  void maybe_log_summary();
+  void maybe_log_summary(std::chrono::nanoseconds now);
   void on_exit(pid_t pid, const ExitInfo& info);
 
   Sampler& sampler_;

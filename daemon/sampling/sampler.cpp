@@ -49,16 +49,16 @@ void Sampler::schedule() {
 
 void Sampler::tick() {
   const auto began = std::chrono::steady_clock::now();
-  // A sink may add or remove targets: walk a snapshot of keys and look each one up.
-  tick_keys_.clear();
-  for (const auto& [key, target] : targets_) tick_keys_.push_back(key);
-  for (const TargetKey key : tick_keys_) {
-    auto it = targets_.find(key);
-    if (it == targets_.end()) continue;
-    const std::shared_ptr<Target> target = it->second;  // survives remove() inside the sink
+  // A sink may add or remove targets: walk a snapshot, skipping those removed meanwhile
+  // (the snapshot keeps them alive until the tick ends).
+  tick_targets_.clear();
+  for (const auto& [key, target] : targets_) tick_targets_.push_back(target);
+  for (const std::shared_ptr<Target>& target : tick_targets_) {
+    if (target->removed) continue;
     const Result<MemoryReading> reading = read_target(*target, clock_.now(), false);
     if (target->sink) target->sink(target->handle.id(), reading);
   }
+  tick_targets_.clear();  // removed targets close their files now, not at the next tick
   ++ticks_;
   last_sample_duration_seconds_ =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
@@ -128,7 +128,10 @@ Result<TargetKey> Sampler::add(const TargetId& id, ReadingSink sink) {
 }
 
 void Sampler::remove(TargetKey key) {
-  targets_.erase(key);
+  auto it = targets_.find(key);
+  if (it == targets_.end()) return;
+  it->second->removed = true;
+  targets_.erase(it);
 }
 
 Error Sampler::unknown(TargetKey key) const {

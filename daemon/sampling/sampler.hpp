@@ -79,6 +79,7 @@ class Sampler {
     ReadingSink sink;
     std::optional<CgroupMemory> cgroup;  // set: the target is this cgroup (run scope cgroup)
     std::optional<ProcessTree> tree;     // set: the process and its descendants (scope tree)
+    bool removed = false;                // remove() ran during a tick: not read again
   };
   static Result<MemoryReading> read_target(Target& target, const Instant& at, bool complete);
   void schedule();
@@ -95,7 +96,9 @@ class Sampler {
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   TargetKey next_key_ = 1;
   std::map<TargetKey, std::shared_ptr<Target>> targets_;
-  std::vector<TargetKey> tick_keys_;  // reused every tick: no allocation in steady state
+  // The tick's snapshot (a sink may add or remove targets), reused: no allocation in steady
+  // state, and no map lookup per target.
+  std::vector<std::shared_ptr<Target>> tick_targets_;
   std::uint64_t ticks_ = 0;
   double last_sample_duration_seconds_ = 0;
 };

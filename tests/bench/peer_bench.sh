@@ -38,7 +38,7 @@ pids+=("${sleepers[@]}")
 
 daemon_port=$(free_port)
 {
-  echo "sampling: { interval: 2s, peak_refresh: 10s }"
+  echo "sampling: { interval: 2s${PEER_BENCH_PEAK_REFRESH:+, watch_peak_refresh: $PEER_BENCH_PEAK_REFRESH} }"
   echo "metrics: { listen: \"127.0.0.1:$daemon_port\", max_targets: $((n + 64)) }"
   echo "watch:"
   for p in "${sleepers[@]}"; do echo "  - $p"; done
@@ -46,7 +46,7 @@ daemon_port=$(free_port)
 "$daemon" --config "$tmp/ramguard.yaml" --socket "$tmp/ramguard.sock" --state-dir "$tmp/state" \
   >"$tmp/ramguardd.log" 2>&1 &
 daemon_pid=$!
-[ -n "${PEER_BENCH_PERF:-}" ] && (sleep 20; perf record -g -p "$daemon_pid" -o "$PEER_BENCH_PERF" -- sleep 30 >/dev/null 2>&1) &
+[ -n "${PEER_BENCH_PERF:-}" ] && (sleep 20; perf record ${PEER_BENCH_PERF_ARGS:-} -g -p "$daemon_pid" -o "$PEER_BENCH_PERF" -- sleep 30 >/dev/null 2>&1) &
 pids+=("$daemon_pid")
 
 peer_port=$(free_port)
@@ -98,11 +98,13 @@ while [ "$SECONDS" -lt "$end" ]; do
   scrapes=$((scrapes + 1))
 done
 d1=$(cpu_seconds "$daemon_pid")
+# The physical limit, measured on the same processes after the window: one statm pread each.
+limit_us=$("$build/tests/bench/statm_limit" 20 "${sleepers[@]}")
 t1=$(threads_cpu "$daemon_pid")
 p1=$(cpu_seconds "$peer_pid")
 
 python3 - "$n" "$window" "$scrapes" "$d0" "$d1" "$p0" "$p1" "$(rss_mib "$daemon_pid")" \
-  "$(rss_mib "$peer_pid")" "$t0" "$t1" <<'EOF'
+  "$(rss_mib "$peer_pid")" "$t0" "$t1" "$limit_us" <<'EOF'
 import sys
 n, window, scrapes = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
 d = float(sys.argv[5]) - float(sys.argv[4])
@@ -126,4 +128,8 @@ print(f"  of which sampling (main thread) {sampling:.2f} s = {sampling / samples
 row("prometheus-process-exporter", p, p_rss)
 print(f"ratio ramguardd / process-exporter per process-sample: {d / p:.3f}" if p > 0 else
       "ratio: process-exporter used no measurable CPU")
+limit = float(sys.argv[12])
+print(f"physical limit (one pread of a kept-open statm per process): {limit:.2f} us; "
+      f"ramguardd / limit = {d / samples * 1e6 / limit:.1f}, "
+      f"process-exporter / limit = {p / samples * 1e6 / limit:.1f}")
 EOF

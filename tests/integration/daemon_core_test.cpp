@@ -96,7 +96,9 @@ std::uint64_t max_sampled_rss(const Daemon& d, pid_t pid, std::size_t from, std:
 
 TEST(DaemonCore, ShortSpikeBetweenSamplesIsCaughtAtFullSizeByTheHighWaterMark) {
   MemChild child;
-  auto d = Daemon::with_args({"--watch", std::to_string(child.pid()), "--log-level", "debug"});
+  // A watched PID's high-water mark is read every minute by default: 10 s keeps the test short.
+  auto d = Daemon::with_config("sampling: { watch_peak_refresh: 10s }\n",
+                               {"--watch", std::to_string(child.pid()), "--log-level", "debug"});
   const pid_t pid = child.pid();
   ASSERT_FALSE(reading_after(*d, pid, 0, 5s).empty());
   // A 300 ms spike right after a sample (default interval 2 s). The periodic samples may see part
@@ -115,7 +117,7 @@ TEST(DaemonCore, ShortSpikeBetweenSamplesIsCaughtAtFullSizeByTheHighWaterMark) {
     ASSERT_FALSE(after.empty());
     if (max_sampled_rss(*d, pid, first, during + 1) >= spike_bytes) continue;
     missed_by_samples = true;
-    // The high-water mark is read every sampling.peak_refresh (10 s by default, 5 samples):
+    // The high-water mark is read every sampling.watch_peak_refresh (10 s here, 5 samples):
     // one of the next readings carries the spike at full size, though no sample saw it.
     const std::string caught = reading_after(*d, pid, during, 12s, spike_bytes);
     EXPECT_FALSE(caught.empty()) << "no reading's peak reached the spike; last: " << after;

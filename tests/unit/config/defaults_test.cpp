@@ -32,6 +32,8 @@ TEST(ConfigDefaults, MatchDesignNumbers) {
   EXPECT_TRUE(c.watch.empty());
   // The per-run and ledger bounds README.md states.
   EXPECT_EQ(c.sampling.max_buckets, 1440u);
+  EXPECT_EQ(c.sampling.peak_refresh, 10s);
+  EXPECT_EQ(c.sampling.watch_peak_refresh, 60s);
   EXPECT_EQ(c.store.retention.max_age_days, 90u);
   EXPECT_EQ(c.store.retention.max_runs, 10'000u);
   EXPECT_EQ(c.store.retention.max_bytes, 1ull << 30);
@@ -83,6 +85,8 @@ TEST(ConfigDefaults, ExampleFileParsesToTheDefaults) {
                           "full_resolution_window:",
                           "bucket:",
                           "max_buckets:",
+                          "peak_refresh:",
+                          "watch_peak_refresh:",
                           "metrics:",
                           "run_retention:",
                           "socket:",
@@ -139,7 +143,8 @@ TEST(ConfigParse, EveryKeyLandsInItsField) {
 budget: 16GiB
 margin: 500MB
 state_dir: /srv/ramguard
-sampling: { interval: 500ms, full_resolution_window: 5m, bucket: 30s, max_buckets: 100 }
+sampling: { interval: 500ms, full_resolution_window: 5m, bucket: 30s, max_buckets: 100,
+            watch_peak_refresh: 5s }
 metrics: { listen: "[::1]:0", run_retention: 1h }
 control:
   socket: /tmp/rg.sock
@@ -179,6 +184,7 @@ log: { level: warning }
   EXPECT_EQ(c.sampling.full_resolution_window, 5min);
   EXPECT_EQ(c.sampling.bucket, 30s);
   EXPECT_EQ(c.sampling.max_buckets, 100u);
+  EXPECT_EQ(c.sampling.watch_peak_refresh, 5s);
   EXPECT_EQ(c.metrics.listen, (Endpoint{"::1", 0}));
   EXPECT_EQ(c.metrics.run_retention, 1h);
   EXPECT_EQ(c.control.socket, "/tmp/rg.sock");

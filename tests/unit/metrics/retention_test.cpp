@@ -3,7 +3,7 @@
 
 #include "common/clock.hpp"
 #include "metrics/exporter.hpp"
-#include "metrics/job_series.hpp"
+#include "metrics/target_series.hpp"
 #include "unit/metrics/scrape.hpp"
 
 namespace ramguard {

@@ -1,18 +1,19 @@
-#include "metrics/job_series.hpp"
+#include "metrics/target_series.hpp"
 
-#include <cstdint>
-#include <iterator>
+#include <algorithm>
+
+#include "metrics/exposition.hpp"
 
 namespace ramguard {
 
-TargetState& TargetSeries::target(std::string_view key, const prometheus::Labels& labels) {
+TargetState& TargetSeries::target(std::string_view key, const Labels& labels) {
   auto it = targets_.find(key);
   if (it != targets_.end()) return it->second;
   const bool folded_before = folded_.find(key) != folded_.end();
   if (folded_before || (targets_.size() >= max_targets_ && !evict_oldest_retired())) {
     // Every target is live: new ones share one bucket rather than growing the scrape.
     if (!folded_before) folded_.emplace(key);
-    prometheus::Labels overflow;
+    Labels overflow;
     for (const auto& [name, value] : labels) overflow[name] = kOverflowLabelValue;
     key = kOverflowLabelValue;
     it = targets_.find(key);
@@ -52,23 +53,25 @@ bool TargetSeries::evict_oldest_retired() {
   return true;
 }
 
-std::string TargetSeries::series_key(const void* family, const prometheus::Labels& extra) {
-  std::string key = std::to_string(reinterpret_cast<std::uintptr_t>(family));
-  for (const auto& [name, value] : extra) {
-    key += '\x1f';
-    key += name;
-    key += '=';
-    key += value;
-  }
-  return key;
+std::string TargetSeries::series_labels(const TargetState& target, const Labels& extra) const {
+  if (extra.empty()) return exposition::render_labels(target.labels);
+  Labels all = extra;
+  all.insert(target.labels.begin(), target.labels.end());
+  return exposition::render_labels(all);
 }
 
-void TargetSeries::remove_metric(TargetState& target, const void* family,
-                                 const prometheus::Labels& extra) {
-  auto it = target.series.find(series_key(family, extra));
-  if (it == target.series.end()) return;
-  it->second.remove();
-  target.series.erase(it);
+double& TargetSeries::metric(TargetState& target, TargetFamily family, const Labels& extra) {
+  auto [it, created] = values(family).try_emplace(series_labels(target, extra), 0.0);
+  if (created) target.series.push_back({family, it});
+  return it->second;
+}
+
+void TargetSeries::remove_metric(TargetState& target, TargetFamily family, const Labels& extra) {
+  FamilyValues& family_values = values(family);
+  auto it = family_values.find(series_labels(target, extra));
+  if (it == family_values.end()) return;
+  std::erase_if(target.series, [&](const TargetState::Series& s) { return s.value == it; });
+  family_values.erase(it);
 }
 
 std::string TargetSeries::bounded_value(TargetState& target, std::string_view label,
@@ -86,17 +89,28 @@ std::string TargetSeries::bounded_value(TargetState& target, std::string_view la
 }
 
 void TargetSeries::remove_all(TargetState& target) {
-  for (auto& [key, series] : target.series) series.remove();
+  for (const auto& s : target.series) values(s.family).erase(s.value);
   target.series.clear();
+  target.rss = target.anon = target.file = target.shmem = target.last_reading = nullptr;
+  target.peak = target.peak_exact = nullptr;
+  if (target.retired_at) --retired_;
 }
 
 void TargetSeries::retire(std::string_view key, std::chrono::nanoseconds now) {
   forget_folded(key);
   auto it = targets_.find(key);
-  if (it != targets_.end()) it->second.retired_at = now;
+  if (it == targets_.end()) return;
+  if (!it->second.retired_at) ++retired_;
+  it->second.retired_at = now;
+}
+
+void TargetSeries::revive(TargetState& target) {
+  if (target.retired_at) --retired_;
+  target.retired_at.reset();
 }
 
 std::size_t TargetSeries::sweep(std::chrono::nanoseconds now, std::chrono::nanoseconds retention) {
+  if (retired_ == 0) return 0;  // the common case, once a second
   std::size_t removed = 0;
   for (auto it = targets_.begin(); it != targets_.end();) {
     const auto& retired = it->second.retired_at;
@@ -116,6 +130,16 @@ void TargetSeries::remove(std::string_view key) {
   if (it == targets_.end()) return;
   remove_all(it->second);
   targets_.erase(it);
+}
+
+void TargetSeries::write(std::string& out) const {
+  for (std::size_t f = 0; f < kTargetFamilyCount; ++f) {
+    const TargetFamilyInfo& family = info(static_cast<TargetFamily>(f));
+    exposition::append_header(out, family.name, family.help, family.counter ? "counter" : "gauge");
+    for (const auto& [labels, value] : values_[f]) {
+      exposition::append_sample(out, family.name, labels, value);
+    }
+  }
 }
 
 }  // namespace ramguard

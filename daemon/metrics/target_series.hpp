@@ -1,18 +1,16 @@
 #pragma once
-// The per-target series of the exporter: created on first use, cached (the periodic path is
-// one hash lookup and a few atomic stores), and removed from their families when a finished
-// target has been retired for the retention period. A target is a run (labels ramguard_job
-// and run_id) or a job's admissions (ramguard_job only). Label values are bounded here: a
-// client inventing phase names cannot grow the series without limit.
+// The per-target series of the exporter, kept as plain values grouped by family and written
+// straight into the text exposition at each scrape: one hash lookup and a few stores on the
+// periodic path, one pass over the values per scrape. A target is a run (labels ramguard_job
+// and run_id), a watched PID (run_id "pid-<PID>") or a job's admissions (ramguard_job only).
+// Its series are removed when a finished target has been retired for the retention period.
+// Label values are bounded here: a client inventing phase names cannot grow the series without
+// limit, and past max_targets live targets fold into one set labelled "other".
 
-#include <prometheus/family.h>
-#include <prometheus/gauge.h>
-#include <prometheus/labels.h>
-
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -20,6 +18,9 @@
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
+
+#include "metrics/target_families.hpp"
 
 namespace ramguard {
 
@@ -34,14 +35,21 @@ inline constexpr const char* kOverflowLabelValue = "other";
 inline constexpr const char* kJobLabel = "ramguard_job";
 inline constexpr const char* kRunLabel = "run_id";
 
+using Labels = std::map<std::string, std::string>;
+// One family's series: rendered label set -> value. Nodes are stable, so a target may keep a
+// pointer to a value it sets often.
+using FamilyValues = std::map<std::string, double, std::less<>>;
+
 struct TargetState {
-  prometheus::Labels labels;  // ramguard_job, and run_id for a run
+  Labels labels;  // ramguard_job, and run_id for a run
   // Hot path: set by every reading; null while the target has no current reading.
-  prometheus::Gauge* rss = nullptr;
-  prometheus::Gauge* anon = nullptr;
-  prometheus::Gauge* file = nullptr;
-  prometheus::Gauge* shmem = nullptr;
-  prometheus::Gauge* last_reading = nullptr;
+  double* rss = nullptr;
+  double* anon = nullptr;
+  double* file = nullptr;
+  double* shmem = nullptr;
+  double* last_reading = nullptr;
+  double* peak = nullptr;
+  double* peak_exact = nullptr;
   std::uint64_t last_shmem_bytes = 0;  // from the last mark reading
   double peak_bytes = -1;
   bool state_series = false;  // up, exited, degraded and verdict_active exist
@@ -52,10 +60,10 @@ struct TargetState {
   std::optional<std::chrono::nanoseconds> retired_at;  // monotonic
 
   struct Series {
-    void* metric = nullptr;
-    std::function<void()> remove;
+    TargetFamily family;
+    FamilyValues::iterator value;
   };
-  std::map<std::string, Series> series;  // family address + extra labels -> metric
+  std::vector<Series> series;  // every series this target owns
   std::map<std::string, std::set<std::string>, std::less<>> label_values;
 };
 
@@ -71,27 +79,14 @@ class TargetSeries {
 
   // The target's state under `key` (a run id, or "admission:<job>"), created with `labels`
   // on first use.
-  TargetState& target(std::string_view key, const prometheus::Labels& labels);
+  TargetState& target(std::string_view key, const Labels& labels);
   TargetState* find(std::string_view key);
 
-  // The target's metric in `family` with `extra` labels besides its own, created on first use.
-  template <typename T>
-  T& metric(TargetState& target, prometheus::Family<T>& family,
-            const prometheus::Labels& extra = {}) {
-    std::string key = series_key(&family, extra);
-    auto it = target.series.find(key);
-    if (it != target.series.end()) return *static_cast<T*>(it->second.metric);
-    prometheus::Labels labels = extra;
-    labels.insert(target.labels.begin(), target.labels.end());
-    T* created = &family.Add(labels);
-    target.series.emplace(std::move(key), TargetState::Series{created, [&family, created] {
-                                                                family.Remove(created);
-                                                              }});
-    return *created;
-  }
-
+  // The target's value in `family` with `extra` labels besides its own, created (0) on first
+  // use. The reference stays valid until the series is removed.
+  double& metric(TargetState& target, TargetFamily family, const Labels& extra = {});
   // Removes one series of the target (e.g. a reading gauge once the process is gone).
-  void remove_metric(TargetState& target, const void* family, const prometheus::Labels& extra = {});
+  void remove_metric(TargetState& target, TargetFamily family, const Labels& extra = {});
 
   // A label value safe to export: truncated, and folded into "other" past the per-target limit.
   std::string bounded_value(TargetState& target, std::string_view label, std::string_view value);
@@ -99,6 +94,8 @@ class TargetSeries {
   // The target stopped being watched at `now`; its series stay until sweep() passes the
   // retention.
   void retire(std::string_view key, std::chrono::nanoseconds now);
+  // The target is watched again (a new admission of its job): it stays.
+  void revive(TargetState& target);
   // Removes the series of targets retired at least `retention` before `now`; returns how many.
   std::size_t sweep(std::chrono::nanoseconds now, std::chrono::nanoseconds retention);
   // Removes the target's series at once.
@@ -107,18 +104,24 @@ class TargetSeries {
   std::size_t target_count() const { return targets_.size(); }
   bool has_target(std::string_view key) const { return targets_.find(key) != targets_.end(); }
 
+  // Every family, with its HELP and TYPE even when it has no series, in the text format.
+  void write(std::string& out) const;
+
  private:
   struct Hash {
     using is_transparent = void;
     std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
-  static std::string series_key(const void* family, const prometheus::Labels& extra);
-  static void remove_all(TargetState& target);
+  std::string series_labels(const TargetState& target, const Labels& extra) const;
+  void remove_all(TargetState& target);
   bool evict_oldest_retired();
+  FamilyValues& values(TargetFamily family) { return values_[static_cast<std::size_t>(family)]; }
 
   std::size_t max_targets_;
   std::unordered_map<std::string, TargetState, Hash, std::equal_to<>> targets_;
   std::unordered_set<std::string, Hash, std::equal_to<>> folded_;
+  std::array<FamilyValues, kTargetFamilyCount> values_;
+  std::size_t retired_ = 0;  // targets with retired_at set: sweep() has nothing to do without
 };
 
 }  // namespace ramguard

@@ -1,0 +1,71 @@
+#include "metrics/exposition.hpp"
+
+#include <charconv>
+#include <cmath>
+
+namespace ramguard::exposition {
+
+std::string render_labels(const std::map<std::string, std::string>& labels) {
+  std::string out;
+  for (const auto& [name, value] : labels) {
+    if (!out.empty()) out += ',';
+    out += name;
+    out += "=\"";
+    for (const char c : value) {
+      if (c == '\\') {
+        out += "\\\\";
+      } else if (c == '"') {
+        out += "\\\"";
+      } else if (c == '\n') {
+        out += "\\n";
+      } else {
+        out += c;
+      }
+    }
+    out += '"';
+  }
+  return out;
+}
+
+void append_header(std::string& out, std::string_view name, std::string_view help,
+                   std::string_view type) {
+  out += "# HELP ";
+  out += name;
+  out += ' ';
+  for (const char c : help) {  // help text escapes only backslash and newline
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  out += "\n# TYPE ";
+  out += name;
+  out += ' ';
+  out += type;
+  out += '\n';
+}
+
+void append_sample(std::string& out, std::string_view name, std::string_view labels, double value) {
+  out += name;
+  if (!labels.empty()) {
+    out += '{';
+    out += labels;
+    out += '}';
+  }
+  out += ' ';
+  if (std::isnan(value)) {
+    out += "NaN";
+  } else if (std::isinf(value)) {
+    out += value > 0 ? "+Inf" : "-Inf";
+  } else {
+    char text[32];
+    const auto written = std::to_chars(text, text + sizeof text, value);
+    out.append(text, written.ptr);
+  }
+  out += '\n';
+}
+
+}  // namespace ramguard::exposition

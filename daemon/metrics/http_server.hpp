@@ -1,0 +1,39 @@
+#pragma once
+// The /metrics endpoint: civetweb (the HTTP server prometheus-cpp itself embeds) on its own two
+// threads, answering GET /metrics with whatever the render callback writes. Any other path is
+// civetweb's 404.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "common/result.hpp"
+
+class CivetServer;
+
+namespace ramguard {
+
+class MetricsHttpServer {
+ public:
+  // Appends the whole exposition to its argument; called on a server thread per scrape.
+  using Render = std::function<void(std::string&)>;
+
+  // Listens on civetweb's spec ("127.0.0.1:9464", "[::1]:0"). The Error carries civetweb's
+  // message; callers probe the address themselves for a better one.
+  static Result<std::unique_ptr<MetricsHttpServer>> start(const std::string& civetweb_spec,
+                                                          Render render);
+  ~MetricsHttpServer();
+  MetricsHttpServer(const MetricsHttpServer&) = delete;
+  MetricsHttpServer& operator=(const MetricsHttpServer&) = delete;
+
+  std::uint16_t port() const;
+
+ private:
+  class Handler;
+  MetricsHttpServer() = default;
+  std::unique_ptr<Handler> handler_;
+  std::unique_ptr<CivetServer> server_;
+};
+
+}  // namespace ramguard

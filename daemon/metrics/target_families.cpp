@@ -1,0 +1,65 @@
+#include "metrics/target_families.hpp"
+
+namespace ramguard {
+namespace {
+
+constexpr std::array<TargetFamilyInfo, kTargetFamilyCount> kFamilies = {{
+    {"ramguard_target_rss_bytes", "Resident set size of the watched process at the last reading",
+     false},
+    {"ramguard_target_memory_bytes",
+     "Resident memory of the watched process by kind (anon, file, shmem); shmem is refreshed at "
+     "marks, periodic readings count the rest of shared memory as file",
+     false},
+    {"ramguard_target_swap_bytes", "Swapped-out memory of the watched process at the last mark",
+     false},
+    {"ramguard_target_peak_bytes",
+     "Peak resident memory of the run (or watched process) since it was first watched", false},
+    {"ramguard_target_peak_exact",
+     "1 when the peak comes from the kernel high-water mark, 0 when it is only the largest sample",
+     false},
+    {"ramguard_target_up",
+     "1 when the watched process's memory can be read, 0 when it cannot or the process has exited",
+     false},
+    {"ramguard_target_exited",
+     "1 once the watched process has exited (its reading gauges are gone), 0 while it lives",
+     false},
+    {"ramguard_target_degraded", "1 while a measurement is degraded for this reason, 0 otherwise",
+     false},
+    {"ramguard_target_last_reading_timestamp_seconds",
+     "Wall-clock time of the last reading of the watched process", false},
+    {"ramguard_phase_peak_bytes", "Peak resident memory of the last completed phase", false},
+    {"ramguard_phase_duration_seconds", "Duration of the last completed phase", false},
+    {"ramguard_boundary_rss_bytes", "Resident memory at the last round-end mark", false},
+    {"ramguard_boundary_floor_bytes", "Settled floor of resident memory after the last round end",
+     false},
+    {"ramguard_target_scope_info",
+     "1, labelled with what the run measures: process, tree or cgroup", false},
+    {"ramguard_boundary_allocator_live_bytes",
+     "Bytes the application holds in the C allocator at the last round end (allocator facts from "
+     "the client)",
+     false},
+    {"ramguard_boundary_allocator_free_bytes",
+     "Freed bytes the C allocator keeps instead of returning them, at the last round end "
+     "(allocator facts from the client)",
+     false},
+    {"ramguard_boundary_round", "Number of the round whose boundary was last recorded", false},
+    {"ramguard_phase_gap_seconds", "Last measured interval between two configured marks", false},
+    {"ramguard_admissions_total", "Admission decisions, by decision (admitted, refused)", true},
+    {"ramguard_admission_headroom_bytes",
+     "Headroom left under budget minus margin at the last decision; negative when refused", false},
+    {"ramguard_verdicts_total",
+     "Verdicts issued, by kind and severity (info, warning, critical; pass or fail for release)",
+     true},
+    {"ramguard_verdict_active",
+     "1 while a warning verdict of this kind holds for the active run; 0 otherwise, and for every "
+     "kind once the run ended",
+     false},
+}};
+
+}  // namespace
+
+const TargetFamilyInfo& info(TargetFamily family) {
+  return kFamilies[static_cast<std::size_t>(family)];
+}
+
+}  // namespace ramguard
