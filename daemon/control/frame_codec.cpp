@@ -2,6 +2,7 @@
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/stubs/logging.h>
 #include <google/protobuf/util/delimited_message_util.h>
 
 #include <algorithm>
@@ -79,12 +80,19 @@ FrameDecoded decode_frame(std::string_view buffer, std::size_t max_frame_bytes) 
   if (buffer.size() - header < length) return out;
   const std::string_view body = buffer.substr(header, length);
   v1::Request request;
-  if (!request.ParseFromArray(body.data(), static_cast<int>(body.size()))) {
+  bool parsed = false;
+  {
+    // protobuf would log each bad string to the daemon's stderr: the client's reply says it.
+    google::protobuf::LogSilencer quiet;
+    parsed = request.ParseFromArray(body.data(), static_cast<int>(body.size()));
+  }
+  if (!parsed) {
     out.status = FrameDecoded::Status::kFatal;
-    out.decoded = make_error(v1::Error::MALFORMED, "request frame of " + std::to_string(length) +
-                                                       " bytes is not a binary "
-                                                       "ramguard.v1.Request: " +
-                                                       hex_excerpt(body));
+    out.decoded = make_error(v1::Error::MALFORMED,
+                             "request frame of " + std::to_string(length) +
+                                 " bytes is not a binary ramguard.v1.Request (a bad tag, a "
+                                 "truncated field, or a string that is not UTF-8): " +
+                                 hex_excerpt(body));
     return out;
   }
   out.status = FrameDecoded::Status::kComplete;

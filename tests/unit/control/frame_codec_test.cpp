@@ -95,8 +95,9 @@ TEST(FrameCodec, GarbageIsFatalAndNamed) {
   const FrameDecoded garbled = decode_frame(std::string("\x03\x00\xff\xff", 4), kMax);
   ASSERT_EQ(garbled.status, Status::kFatal);
   EXPECT_EQ(error_in(garbled).code(), v1::Error::MALFORMED);
-  EXPECT_NE(error_in(garbled).message().find("not a binary ramguard.v1.Request: 00ffff"),
-            std::string::npos)
+  EXPECT_NE(error_in(garbled).message().find("not a binary ramguard.v1.Request"),
+            std::string::npos);
+  EXPECT_NE(error_in(garbled).message().find(": 00ffff"), std::string::npos)
       << error_in(garbled).message();
   // A JSON line sent after the switch: '{' is a length of 123, and the text is no Request.
   const std::string json = R"({"version":1,"status":{}})"
