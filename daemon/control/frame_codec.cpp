@@ -65,7 +65,7 @@ FrameDecoded decode_frame(std::string_view buffer, std::size_t max_frame_bytes) 
     out.decoded = make_error(v1::Error::MALFORMED,
                              "request frame does not start with a varint "
                              "length (protobuf length-delimited framing): " +
-                                 hex_excerpt(buffer));
+                                 hex_excerpt(buffer.substr(0, kMaxVarintBytes)));
     return out;
   }
   if (length > max_frame_bytes) {

@@ -10,6 +10,7 @@
 
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/util/delimited_message_util.h>
+#include <google/protobuf/util/field_comparator.h>
 #include <google/protobuf/util/message_differencer.h>
 
 #include <cstddef>
@@ -49,8 +50,13 @@ inline bool frame_request_ok(const v1::Request& request) {
   if (frame.size() > kFrameFuzzMaxBytes) return true;
   const control::FrameDecoded again = control::decode_frame(frame, kFrameFuzzMaxBytes);
   const auto* same = std::get_if<v1::Request>(&again.decoded);
-  return again.consumed_bytes == frame.size() && same != nullptr &&
-         google::protobuf::util::MessageDifferencer::Equals(*same, request);
+  if (again.consumed_bytes != frame.size() || same == nullptr) return false;
+  // A double the client sent may be a NaN: it must come back a NaN.
+  google::protobuf::util::DefaultFieldComparator comparator;
+  comparator.set_treat_nan_as_equal(true);
+  google::protobuf::util::MessageDifferencer differencer;
+  differencer.set_field_comparator(&comparator);
+  return differencer.Compare(*same, request);
 }
 
 // What a reader yields for the stream, as text, for comparing two ways of feeding it.
