@@ -85,6 +85,11 @@ TEST(ControlFraming, LibramguardNegotiatesTheBinaryFramingAndRunsStartMarkEnd) {
   const v1::StatusReply status = json.status(run.id());
   ASSERT_EQ(status.runs_size(), 1);
   EXPECT_EQ(status.runs(0).peak_bytes(), ended.peak_bytes());
+  // A caller's own hello with the offer switches that connection too, and the client follows.
+  v1::Request offer;
+  offer.mutable_hello()->add_accept_framings(v1::FRAMING_PROTOBUF_DELIMITED);
+  EXPECT_EQ(json.call(offer).hello().framing(), v1::FRAMING_PROTOBUF_DELIMITED);
+  EXPECT_EQ(json.status(run.id()).runs(0).peak_bytes(), ended.peak_bytes());
 }
 
 TEST(ControlFraming, AClientThatOffersNothingKeepsJsonLines) {

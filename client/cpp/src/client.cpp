@@ -119,6 +119,8 @@ v1::Reply Client::call(v1::Request request) {
   if (state_->socket.peer_closed()) state_->connect(deadline);
   if (!state_->negotiated) state_->negotiate(deadline);
   v1::Reply reply = state_->exchange(request, deadline);
+  // A hello of the caller's own may have switched the connection (call() with an offer).
+  if (reply.has_hello()) state_->framing = reply.hello().framing();
 
   if (reply.has_error()) {
     // A request the server could not parse has no id to echo; anything else must match.
