@@ -6,6 +6,7 @@
 #include <google/protobuf/util/delimited_message_util.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <optional>
 
 #include "control_wire.hpp"
@@ -184,6 +185,44 @@ TEST(ControlFraming, AGarbledOrOversizedFrameGetsItsErrorAndTheConnectionCloses)
   }
   // The daemon serves on.
   EXPECT_TRUE(d->call(status_request("after")).has_status());
+}
+
+TEST(ControlFraming, OnTheTcpListenerEveryFrameStillNeedsTheToken) {
+  const auto dir = make_temp_dir("framing-token");
+  const std::string token = "s3cret-token-0123456789abcdef";
+  std::ofstream(dir / "token") << token << "\n";
+  std::uint16_t port = 0;
+  {  // a free loopback port, as control_security_test picks one
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+    ::close(fd);
+    port = ntohs(addr.sin_port);
+  }
+  auto d = Daemon::with_config(
+      "control:\n  tcp:\n    enabled: true\n    listen: \"127.0.0.1:" + std::to_string(port) +
+      "\"\n    token_file: \"" + (dir / "token").string() + "\"\n");
+  Wire wire(port);
+  const v1::Reply hello =
+      wire.call(R"({"version":1,"token":")" + token +
+                R"(","hello":{"acceptFramings":["FRAMING_PROTOBUF_DELIMITED"]}})");
+  ASSERT_EQ(hello.hello().framing(), v1::FRAMING_PROTOBUF_DELIMITED);
+  wire.send(frame_of(status_request("no-token")));
+  auto refused = read_frame(wire.fd());
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(refused->error().code(), v1::Error::PERMISSION_DENIED);
+  v1::Request with_token = status_request("with-token");
+  with_token.set_token(token);
+  wire.send(frame_of(with_token));
+  auto served = read_frame(wire.fd());
+  ASSERT_TRUE(served.has_value());
+  EXPECT_EQ(served->request_id(), "with-token");
+  EXPECT_TRUE(served->has_status());
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
