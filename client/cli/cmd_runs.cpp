@@ -11,6 +11,8 @@ Client connect(const GlobalOptions& global) {
   options.socket_path = global.socket_path;
   options.timeout = global.timeout;
   options.client_name = "ramguard-cli/0.1.0";
+  // One or two requests per invocation: a framing hello would only add a round trip.
+  options.force_json_lines = true;
   return Client(std::move(options));
 }
 

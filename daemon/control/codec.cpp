@@ -17,9 +17,6 @@ std::string printable(std::string_view text, std::size_t max_chars = 80) {
   return out;
 }
 
-constexpr const char* kCommands =
-    "hello, runStart, mark, runEnd, admit, release, status, report, compare, listRuns";
-
 }  // namespace
 
 v1::Error make_error(v1::Error::Code code, std::string message) {
@@ -52,6 +49,11 @@ Decoded decode_request(std::string_view line) {
     }
     return make_error(v1::Error::MALFORMED, "malformed request: " + detail);
   }
+  if (auto error = check_envelope(request)) return std::move(*error);
+  return request;
+}
+
+std::optional<v1::Error> check_envelope(const v1::Request& request) {
   if (request.version() == 0) {
     return make_error(v1::Error::UNSUPPORTED_VERSION,
                       "request has no \"version\"; this server speaks protocol version " +
@@ -67,7 +69,7 @@ Decoded decode_request(std::string_view line) {
     return make_error(v1::Error::UNKNOWN_COMMAND,
                       std::string("request carries no command; expected one of ") + kCommands);
   }
-  return request;
+  return std::nullopt;
 }
 
 std::optional<v1::Error> check_fields(const v1::Request& request) {

@@ -20,8 +20,15 @@ using Decoded = std::variant<v1::Request, v1::Error>;
 
 v1::Error make_error(v1::Error::Code code, std::string message);
 
+// The commands, as named on the wire, for error messages.
+inline constexpr const char* kCommands =
+    "hello, runStart, mark, runEnd, admit, release, status, report, compare, listRuns";
+
 // Parses and validates the envelope: JSON syntax, known fields, version, one command set.
 Decoded decode_request(std::string_view line);
+
+// The version is the current one and a command is set (both framings check this).
+std::optional<v1::Error> check_envelope(const v1::Request& request);
 
 // Range checks shared by every command: each PID field must be 0 (the caller) or 1..kMaxPid.
 // The error names the field and the value, e.g. "admit.pid 4294967295 is out of range ...".

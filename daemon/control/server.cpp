@@ -5,6 +5,7 @@
 
 #include "common/log.hpp"
 #include "control/codec.hpp"
+#include "control/frame_codec.hpp"
 #include "control/rate_limiter.hpp"
 #include "control/session.hpp"
 
@@ -37,7 +38,7 @@ Peer unix_peer(local_socket& socket) {
 
 Peer tcp_peer(asio::ip::tcp::socket& socket) {
   Peer peer;
-  // Privileged only through the token, which serve_line checks on every request.
+  // Privileged only through the token, which serve_request checks on every request.
   peer.token_verified = true;
   asio::error_code ec;
   auto remote = socket.remote_endpoint(ec);
@@ -81,8 +82,8 @@ bool may_be_big(const v1::Request& request) {
 }
 
 // A coroutine, not a capturing lambda: its frame owns the reply while it runs on the encoder.
-asio::awaitable<std::string> encode_elsewhere(v1::Reply reply) {
-  co_return encode_reply(reply);
+asio::awaitable<std::string> encode_elsewhere(v1::Reply reply, v1::Framing framing) {
+  co_return encode_reply_in(reply, framing);
 }
 
 }  // namespace
@@ -232,10 +233,10 @@ asio::awaitable<void> ControlServer::accept_loop(std::shared_ptr<Acceptor> accep
       asio::write(socket, asio::buffer(line), write_ec);
       continue;
     }
-    SessionContext context{[this](std::string line, const Peer& p, RateLimiter& limiter) {
-                             return serve_line(std::move(line), p, limiter, tcp);
+    SessionContext context{[this](Incoming incoming, const Peer& p, RateLimiter& limiter) {
+                             return serve_request(std::move(incoming), p, limiter, tcp);
                            },
-                           [this] { return frame_too_long(); }, limits_, stopped_};
+                           limits_, stopped_};
     auto session = std::make_shared<Session<Socket>>(
         std::move(socket), std::move(peer),
         std::move(std::get<std::unique_ptr<ConnectionSlots::Slot>>(slot)), std::move(context));
@@ -243,19 +244,12 @@ asio::awaitable<void> ControlServer::accept_loop(std::shared_ptr<Acceptor> accep
   }
 }
 
-std::string ControlServer::frame_too_long() const {
-  v1::Reply reply =
-      error_reply(nullptr, make_error(v1::Error::RESOURCE_EXHAUSTED,
-                                      "request line longer than the frame limit of " +
-                                          std::to_string(limits_.max_frame_bytes) + " bytes"));
-  reply.set_server_version(server_version_);
-  return encode_reply(reply);
-}
-
-asio::awaitable<std::string> ControlServer::serve_line(std::string line, const Peer& peer,
-                                                       RateLimiter& limiter, bool tcp) {
+asio::awaitable<Served> ControlServer::serve_request(Incoming incoming, const Peer& peer,
+                                                     RateLimiter& limiter, bool tcp) {
+  const v1::Framing framing = incoming.framing;
+  Served served{{}, framing};
   v1::Reply reply;
-  Decoded decoded = decode_request(line);
+  Decoded& decoded = incoming.decoded;
   if (auto* error = std::get_if<v1::Error>(&decoded)) {
     reply = error_reply(nullptr, std::move(*error));
   } else {
@@ -276,15 +270,21 @@ asio::awaitable<std::string> ControlServer::serve_line(std::string line, const P
       reply.set_version(kProtocolVersion);
       reply.set_request_id(request.request_id());
       handler_.handle(request, peer, reply);
+      if (request.has_hello() && reply.has_hello()) {
+        served.framing = choose_framing(request.hello(), framing);
+        reply.mutable_hello()->set_framing(served.framing);
+      }
       if (may_be_big(request) && !reply.has_error()) {
         reply.set_server_version(server_version_);
-        co_return co_await asio::co_spawn(encoder_, encode_elsewhere(std::move(reply)),
-                                          use_awaitable);
+        served.reply = co_await asio::co_spawn(
+            encoder_, encode_elsewhere(std::move(reply), framing), use_awaitable);
+        co_return served;
       }
     }
   }
   reply.set_server_version(server_version_);
-  co_return encode_reply(reply);
+  served.reply = encode_reply_in(reply, framing);
+  co_return served;
 }
 
 }  // namespace ramguard::control

@@ -1,7 +1,8 @@
 #pragma once
 // The control server: a Unix socket (and optionally a loopback TCP listener with a token), one
 // session per connection on the daemon's io_context (session.hpp), one JSON line in, one JSON
-// line out. It shares connection slots fairly between users and keeps its socket file alive.
+// line out (or one protobuf length-delimited frame each way, once a hello chose that framing). It
+// shares connection slots fairly between users and keeps its socket file alive.
 
 #include <sys/types.h>
 
@@ -15,6 +16,7 @@
 #include "control/connection_slots.hpp"
 #include "control/handler.hpp"
 #include "control/limits.hpp"
+#include "control/session.hpp"
 #include "control/socket_file.hpp"
 
 namespace ramguard::control {
@@ -48,11 +50,10 @@ class ControlServer {
   using UnixAcceptor = asio::local::stream_protocol::acceptor;
   template <typename Acceptor>
   asio::awaitable<void> accept_loop(std::shared_ptr<Acceptor> acceptor);
-  // Decodes, checks and dispatches one request line. Big replies (queries) are encoded to JSON
-  // on the encoder thread: the event loop keeps sampling and serving meanwhile.
-  asio::awaitable<std::string> serve_line(std::string line, const Peer& peer, RateLimiter& limiter,
-                                          bool tcp);
-  std::string frame_too_long() const;
+  // Checks and dispatches one decoded request. Big replies (queries) are encoded on the
+  // encoder thread: the event loop keeps sampling and serving meanwhile.
+  asio::awaitable<Served> serve_request(Incoming incoming, const Peer& peer, RateLimiter& limiter,
+                                        bool tcp);
   void use_socket(BoundSocket bound);
   void schedule_socket_check();
   void check_socket();

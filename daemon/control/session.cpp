@@ -51,8 +51,7 @@ asio::awaitable<void> Session<Socket>::serve(std::shared_ptr<Session> self) {
 template <typename Socket>
 asio::awaitable<void> Session<Socket>::read_requests() {
   const std::size_t bound = context_.limits.max_unread_output_bytes;
-  std::string pending;      // bytes of the current, incomplete line
-  bool discarding = false;  // inside an oversized line: drop bytes until its newline
+  RequestReader reader(context_.limits.max_frame_bytes);
   std::array<char, 16 * 1024> chunk{};
   for (;;) {
     if (!co_await drained_to(bound)) co_return;
@@ -62,34 +61,28 @@ asio::awaitable<void> Session<Socket>::read_requests() {
     if (closed_ || *context_.stopped) co_return;
     if (ec == asio::error::eof) {
       // The client half-closed: its last request may lack a newline, and it still reads.
-      if (discarding) {
-        queue(context_.frame_too_long());
-      } else if (!pending.empty()) {
-        queue(co_await context_.serve(pending, peer_, limiter_));
+      if (auto last = reader.finish()) {
+        Served served = co_await context_.serve(std::move(*last), peer_, limiter_);
+        queue(std::move(served.reply));
       }
       co_await drained_to(0);
       co_return;
     }
     if (ec) co_return;
-    std::string_view data(chunk.data(), n);
-    while (!data.empty()) {
-      const auto newline = data.find('\n');
-      if (!discarding) pending.append(data.substr(0, newline));
-      if (pending.size() > context_.limits.max_frame_bytes) {
-        discarding = true;
-        pending.clear();
-      }
-      if (newline == std::string_view::npos) break;
-      data.remove_prefix(newline + 1);
+    reader.append(std::string_view(chunk.data(), n));
+    while (auto incoming = reader.next()) {
       last_request_ = Clock::now();
-      if (discarding) {
-        queue(context_.frame_too_long());
-        discarding = false;
-      } else {
-        // An empty line gets its error too.
-        queue(co_await context_.serve(pending, peer_, limiter_));
+      const bool close_after = incoming->close_after;
+      Served served = co_await context_.serve(std::move(*incoming), peer_, limiter_);
+      if (closed_ || *context_.stopped) co_return;
+      queue(std::move(served.reply));
+      // The hello's reply went out in the old framing; what follows is in the chosen one.
+      reader.use_framing(served.framing);
+      if (close_after) {
+        // Frame sync is lost: the error reply is the last thing this connection carries.
+        co_await drained_to(0);
+        co_return;
       }
-      pending.clear();
       // Let sampling and other clients run between two requests of this one.
       co_await asio::post(socket_.get_executor(), use_awaitable);
       if (closed_ || *context_.stopped) co_return;

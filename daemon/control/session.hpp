@@ -1,5 +1,6 @@
 #pragma once
-// One control connection. Each request line is answered as soon as it is served, and the
+// One control connection. Each request (a JSON line, or a binary frame once a hello chose that
+// framing: request_reader.hpp) is answered as soon as it is served, and the
 // daemon holds a bounded amount of output the client has not read: above the bound it reads no
 // further request until the client drains it, and closes the connection if the client stays
 // stuck (or idle) past a timeout. Between requests it yields, so one connection never holds
@@ -16,18 +17,21 @@
 #include "control/limits.hpp"
 #include "control/peer.hpp"
 #include "control/rate_limiter.hpp"
+#include "control/request_reader.hpp"
 
 namespace ramguard::control {
 
 // What a session needs from its server, as plain functions (the server outlives no session's
 // need: both are only called while the io_context runs).
+struct Served {
+  std::string reply;                             // encoded in the request's framing
+  v1::Framing framing = v1::FRAMING_JSON_LINES;  // the connection's framing from now on
+};
+
 struct SessionContext {
-  // The reply line (with its newline) to one request line (without it).
-  std::function<asio::awaitable<std::string>(std::string line, const Peer& peer,
-                                             RateLimiter& limiter)>
+  // The reply to one request (or to the error the reader found in its bytes).
+  std::function<asio::awaitable<Served>(Incoming incoming, const Peer& peer, RateLimiter& limiter)>
       serve;
-  // The reply line to a request longer than the frame limit.
-  std::function<std::string()> frame_too_long;
   ServerLimits limits;
   std::shared_ptr<bool> stopped;
 };

@@ -1,9 +1,11 @@
 // The cost of the control protocol, in one run:
 //   BM_EchoRoundTrip   a ~200-byte line to a tiny Unix-socket echo thread and back: the limit
 //   BM_MarkRoundTrip   a phase mark through libramguard against a real ramguardd on a real
-//                      child (status read, high-water reset, SQLite write, reply)
+//                      child (status read, high-water reset, SQLite write, reply), in the
+//                      binary framing libramguard negotiates by default
+//   BM_MarkRoundTripJsonLines  the same with force_json_lines: one JSON object per line
 //   BM_AdmitRelease    64 concurrent clients, each on its own connection, admit then release
-// Afterwards prints p50/p99 of both round trips, the ratios (goal <= 3 at p50, <= 5 at p99) and
+// Afterwards prints p50/p99 of the round trips, the ratios (goal <= 3 at p50, <= 5 at p99) and
 // admissions per second.
 #include <benchmark/benchmark.h>
 #include <sys/socket.h>
@@ -32,7 +34,7 @@ constexpr int kRoundTrips = 20000;
 ramguard::testing::Daemon* g_daemon = nullptr;
 ramguard::testing::MemChild* g_child = nullptr;
 std::filesystem::path g_echo_path;
-std::vector<double> g_echo_ns, g_mark_ns;
+std::vector<double> g_echo_ns, g_mark_ns, g_mark_json_ns;
 std::atomic<std::uint64_t> g_admitted{0};
 
 // One connection at a time, lines echoed back verbatim: the physical limit of a round trip.
@@ -89,26 +91,38 @@ void BM_EchoRoundTrip(benchmark::State& state) {
 }
 BENCHMARK(BM_EchoRoundTrip)->Iterations(kRoundTrips)->UseRealTime();
 
-void BM_MarkRoundTrip(benchmark::State& state) {
-  ramguard::Client client(g_daemon->socket_path().string());
+void mark_round_trips(benchmark::State& state, bool force_json_lines, std::vector<double>& ns) {
+  ramguard::Client client(ramguard::ClientOptions{.socket_path = g_daemon->socket_path().string(),
+                                                  .force_json_lines = force_json_lines});
   ramguard::Run run =
       client.start_run({.pid = static_cast<std::uint32_t>(g_child->pid()), .job = "bench"});
-  g_mark_ns.clear();
-  g_mark_ns.reserve(kRoundTrips);
+  ns.clear();
+  ns.reserve(kRoundTrips);
   bool begin = true;
   std::uint64_t stored = 0;
   for (auto _ : state) {
     const auto t0 = Clock::now();
     const auto reply = begin ? run.phase_begin("aggregation") : run.phase_end("aggregation");
-    g_mark_ns.push_back(std::chrono::duration<double, std::nano>(Clock::now() - t0).count());
+    ns.push_back(std::chrono::duration<double, std::nano>(Clock::now() - t0).count());
     stored += reply.stored();
     begin = !begin;
   }
   if (!begin) run.phase_end("aggregation");
   run.end();
   state.counters["stored_fraction"] = static_cast<double>(stored) / kRoundTrips;
+  const bool binary = client.hello().framing() == ramguard::v1::FRAMING_PROTOBUF_DELIMITED;
+  if (binary == force_json_lines) state.SkipWithError("the connection is not in the framing asked");
+}
+
+void BM_MarkRoundTrip(benchmark::State& state) {
+  mark_round_trips(state, false, g_mark_ns);
 }
 BENCHMARK(BM_MarkRoundTrip)->Iterations(kRoundTrips)->UseRealTime();
+
+void BM_MarkRoundTripJsonLines(benchmark::State& state) {
+  mark_round_trips(state, true, g_mark_json_ns);
+}
+BENCHMARK(BM_MarkRoundTripJsonLines)->Iterations(kRoundTrips)->UseRealTime();
 
 void BM_AdmitRelease(benchmark::State& state) {
   ramguard::Client client(g_daemon->socket_path().string());
@@ -183,8 +197,10 @@ int main(int argc, char** argv) {
   if (!g_echo_ns.empty() && !g_mark_ns.empty()) {
     std::printf("echo round trip (unix socket)   p50 = %8.2f us   p99 = %8.2f us   (n=%zu)\n",
                 echo50 / 1e3, echo99 / 1e3, g_echo_ns.size());
-    std::printf("mark round trip (libramguard)   p50 = %8.2f us   p99 = %8.2f us   (n=%zu)\n",
-                mark50 / 1e3, mark99 / 1e3, g_mark_ns.size());
+    std::printf(
+        "mark round trip (libramguard)   p50 = %8.2f us   p99 = %8.2f us   (n=%zu, "
+        "binary framing)\n",
+        mark50 / 1e3, mark99 / 1e3, g_mark_ns.size());
     // A mark's cost should not depend on how many marks the run already has.
     const std::size_t tenth = g_mark_ns.size() / 10;
     const std::vector<double> early(g_mark_ns.begin(), g_mark_ns.begin() + tenth);
@@ -193,6 +209,17 @@ int main(int argc, char** argv) {
                 percentile(early, 0.5) / 1e3, tenth, percentile(late, 0.5) / 1e3);
     std::printf("ratio mark/echo p50 = %.2f (goal <= 3)\n", mark50 / echo50);
     std::printf("ratio mark/echo p99 = %.2f (goal <= 5)\n", mark99 / echo99);
+  }
+  if (!g_echo_ns.empty() && !g_mark_json_ns.empty()) {
+    const double json50 = percentile(g_mark_json_ns, 0.50);
+    const double json99 = percentile(g_mark_json_ns, 0.99);
+    std::printf("mark round trip (JSON lines)    p50 = %8.2f us   p99 = %8.2f us   (n=%zu)\n",
+                json50 / 1e3, json99 / 1e3, g_mark_json_ns.size());
+    std::printf("ratio mark/echo in JSON lines: p50 = %.2f, p99 = %.2f\n", json50 / echo50,
+                json99 / echo99);
+    if (!g_mark_ns.empty()) {
+      std::printf("binary/JSON mark: p50 = %.2f, p99 = %.2f\n", mark50 / json50, mark99 / json99);
+    }
   }
   if (reporter.items_per_second() > 0) {
     std::printf(

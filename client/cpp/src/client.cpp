@@ -31,16 +31,72 @@ struct Client::State {
   std::mutex mutex;  // one request in flight per connection
   detail::LineSocket socket;
   std::uint64_t next_id = 1;
+  using Deadline = std::chrono::steady_clock::time_point;
+  // Per connection: whether its hello was exchanged, and the framing it chose.
+  bool negotiated = false;
+  v1::Framing framing = v1::FRAMING_JSON_LINES;
 
-  std::chrono::steady_clock::time_point deadline() const {
-    return std::chrono::steady_clock::now() + options.timeout;
+  std::string next_request_id() {
+    return "cpp-" + std::to_string(::getpid()) + "-" + std::to_string(next_id++);
   }
+  void connect(Deadline deadline) {
+    socket.connect(options.socket_path, deadline);
+    negotiated = options.force_json_lines;
+    framing = v1::FRAMING_JSON_LINES;
+  }
+  v1::Reply exchange(const v1::Request& request, Deadline deadline);
+  void negotiate(Deadline deadline);
+
+  Deadline deadline() const { return std::chrono::steady_clock::now() + options.timeout; }
 };
 
 Client::Client(ClientOptions options) : state_(std::make_unique<State>()) {
   options.socket_path = default_socket_path(options.socket_path);
   state_->options = std::move(options);
-  state_->socket.connect(state_->options.socket_path, state_->deadline());
+  state_->connect(state_->deadline());
+}
+
+// One request and its reply in the connection's framing.
+v1::Reply Client::State::exchange(const v1::Request& request, Deadline deadline) {
+  const std::string& path = options.socket_path;
+  if (framing == v1::FRAMING_PROTOBUF_DELIMITED) {
+    socket.write_bytes(detail::encode_request_frame(request), deadline);
+    const std::string frame = socket.read_frame(options.max_reply_bytes, deadline);
+    try {
+      return detail::decode_reply_frame(frame, path);
+    } catch (const ClientError&) {
+      socket.close();  // a garbled frame: the next one cannot be trusted to start in step
+      throw;
+    }
+  }
+  socket.write_line(detail::encode_request(request), deadline);
+  return detail::decode_reply(socket.read_line(options.max_reply_bytes, deadline), path);
+}
+
+// The hello that offers the binary framing, once per connection. A daemon that predates the
+// offer refuses the unknown field: the connection stays on JSON lines.
+void Client::State::negotiate(Deadline deadline) {
+  v1::Request request;
+  request.set_version(kProtocolVersion);
+  request.set_request_id(next_request_id());
+  request.mutable_hello()->set_client(options.client_name);
+  request.mutable_hello()->add_accept_framings(v1::FRAMING_PROTOBUF_DELIMITED);
+  const v1::Reply reply = exchange(request, deadline);
+  if (reply.has_error() && reply.error().code() != v1::Error::UNKNOWN_COMMAND) {
+    socket.close();  // e.g. a connection limit: the daemon closes after saying so
+    throw ClientError(
+        ClientError::Kind::kServer,
+        "ramguardd: " + v1::Error::Code_Name(reply.error().code()) + ": " + reply.error().message(),
+        reply.error().code());
+  }
+  if (!reply.has_error() && reply.request_id() != request.request_id()) {
+    socket.close();
+    throw ClientError(ClientError::Kind::kProtocol,
+                      "reply from ramguard socket '" + options.socket_path +
+                          "' to the hello answers request '" + reply.request_id() + "'");
+  }
+  negotiated = true;
+  framing = reply.has_error() ? v1::FRAMING_JSON_LINES : reply.hello().framing();
 }
 
 Client::Client(std::string socket_path, std::chrono::milliseconds timeout)
@@ -58,17 +114,13 @@ v1::Reply Client::call(v1::Request request) {
   std::lock_guard lock(state_->mutex);
   const std::string& path = state_->options.socket_path;
   request.set_version(kProtocolVersion);
-  if (request.request_id().empty()) {
-    request.set_request_id("cpp-" + std::to_string(::getpid()) + "-" +
-                           std::to_string(state_->next_id++));
-  }
-  const std::string line = detail::encode_request(request);
+  if (request.request_id().empty()) request.set_request_id(state_->next_request_id());
   const auto deadline = state_->deadline();
-  if (state_->socket.peer_closed()) state_->socket.connect(path, deadline);
-  state_->socket.write_line(line, deadline);
-  const std::string reply_line =
-      state_->socket.read_line(state_->options.max_reply_bytes, deadline);
-  v1::Reply reply = detail::decode_reply(reply_line, path);
+  if (state_->socket.peer_closed()) state_->connect(deadline);
+  if (!state_->negotiated) state_->negotiate(deadline);
+  v1::Reply reply = state_->exchange(request, deadline);
+  // A hello of the caller's own may have switched the connection (call() with an offer).
+  if (reply.has_hello()) state_->framing = reply.hello().framing();
 
   if (reply.has_error()) {
     // A request the server could not parse has no id to echo; anything else must match.

@@ -8,7 +8,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
+#include "codec.hpp"
 #include "ramguard/error.hpp"
 
 namespace ramguard::detail {
@@ -100,9 +102,13 @@ void LineSocket::wait_for(short events, Deadline deadline, const char* what) {
 void LineSocket::write_line(std::string_view line, Deadline deadline) {
   std::string frame(line);
   frame.push_back('\n');
+  write_bytes(frame, deadline);
+}
+
+void LineSocket::write_bytes(std::string_view bytes, Deadline deadline) {
   std::size_t sent = 0;
-  while (sent < frame.size()) {
-    const ssize_t n = ::send(fd_, frame.data() + sent, frame.size() - sent, MSG_NOSIGNAL);
+  while (sent < bytes.size()) {
+    const ssize_t n = ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
     if (n > 0) {
       sent += static_cast<std::size_t>(n);
     } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
@@ -118,6 +124,30 @@ void LineSocket::write_line(std::string_view line, Deadline deadline) {
   }
 }
 
+void LineSocket::receive(Deadline deadline) {
+  for (;;) {
+    char chunk[16384];
+    const ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
+    if (n > 0) {
+      buffer_.append(chunk, static_cast<std::size_t>(n));
+      return;
+    }
+    if (n == 0) {
+      close();
+      throw ClientError(ClientError::Kind::kTransport,
+                        "ramguard socket '" + path_ + "' closed the connection before replying");
+    }
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      wait_for(POLLIN, deadline, "waiting for a reply");
+    } else if (errno != EINTR) {
+      const int error = errno;
+      close();
+      throw ClientError(ClientError::Kind::kTransport,
+                        "cannot read from ramguard socket '" + path_ + "': " + errno_text(error));
+    }
+  }
+}
+
 std::string LineSocket::read_line(std::size_t max_bytes, Deadline deadline) {
   for (;;) {
     const std::size_t newline = buffer_.find('\n');
@@ -128,27 +158,30 @@ std::string LineSocket::read_line(std::size_t max_bytes, Deadline deadline) {
       return line;
     }
     if (buffer_.size() > max_bytes) break;
-    char chunk[16384];
-    const ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
-    if (n > 0) {
-      buffer_.append(chunk, static_cast<std::size_t>(n));
-    } else if (n == 0) {
-      close();
-      throw ClientError(ClientError::Kind::kTransport,
-                        "ramguard socket '" + path_ + "' closed the connection before replying");
-    } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      wait_for(POLLIN, deadline, "waiting for a reply");
-    } else if (errno != EINTR) {
-      const int error = errno;
-      close();
-      throw ClientError(ClientError::Kind::kTransport,
-                        "cannot read from ramguard socket '" + path_ + "': " + errno_text(error));
-    }
+    receive(deadline);
   }
   close();  // the rest of the oversized frame would desynchronize the next call
   throw ClientError(ClientError::Kind::kProtocol, "reply from ramguard socket '" + path_ +
                                                       "' exceeds the frame limit of " +
                                                       std::to_string(max_bytes) + " bytes");
+}
+
+std::string LineSocket::read_frame(std::size_t max_bytes, Deadline deadline) {
+  for (;;) {
+    std::optional<std::size_t> size;
+    try {
+      size = frame_size(buffer_, max_bytes, path_);
+    } catch (const ClientError&) {
+      close();  // frame sync is lost
+      throw;
+    }
+    if (size && buffer_.size() >= *size) {
+      std::string frame = buffer_.substr(0, *size);
+      buffer_.erase(0, *size);
+      return frame;
+    }
+    receive(deadline);
+  }
 }
 
 }  // namespace ramguard::detail

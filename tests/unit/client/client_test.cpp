@@ -1,5 +1,6 @@
-// libramguard against a fake server: framing, request ids, error replies, timeouts, oversized
-// and garbled replies, unreachable sockets, and the reconnect after a dropped connection.
+// libramguard against a fake server: framing (and its negotiation), request ids, error replies,
+// timeouts, oversized and garbled replies, unreachable sockets, and the reconnect after a dropped
+// connection.
 #include "ramguard/client.hpp"
 
 #include <gmock/gmock.h>
@@ -257,6 +258,67 @@ TEST(Client, OneClientSerializesCallsFromManyThreads) {
   for (auto& thread : threads) thread.join();
   EXPECT_EQ(ok.load(), 100);
   EXPECT_EQ(server.lines().size(), 100u);
+}
+
+TEST(Client, EachConnectionOffersTheBinaryFramingOnceAndKeepsJsonLinesWhenNotChosen) {
+  FakeServer server(
+      [](const v1::Request& r) { return r.has_hello() ? hello_reply() : v1::Reply{}; });
+  Client client(server.path());
+  client.status();
+  client.status();
+  EXPECT_EQ(server.negotiations(), 1);  // the fake daemon answered without choosing it
+  ASSERT_EQ(server.lines().size(), 2u);
+  EXPECT_EQ(server.lines()[1].front(), '{');  // still JSON lines
+}
+
+TEST(Client, ForceJsonLinesSendsNoOffer) {
+  FakeServer server(
+      [](const v1::Request& r) { return r.has_hello() ? hello_reply() : v1::Reply{}; });
+  Client client(ClientOptions{.socket_path = server.path(), .force_json_lines = true});
+  client.hello();
+  client.status();
+  EXPECT_EQ(server.negotiations(), 0);
+  for (const v1::Request& request : server.requests()) {
+    EXPECT_FALSE(request.has_hello() && request.hello().accept_framings_size() > 0);
+  }
+}
+
+TEST(Client, ADaemonThatPredatesTheOfferRefusesItAndTheConnectionStaysOnJsonLines) {
+  FakeServer server([](const std::string& line) {
+    const v1::Request request = FakeServer::parse(line);
+    if (request.has_hello() && request.hello().accept_framings_size() > 0) {
+      // What an older ramguardd answers: it cannot parse the field, so no request id.
+      v1::Reply refusal =
+          FakeServer::error_reply(v1::Error::UNKNOWN_COMMAND,
+                                  "unknown command or field: Cannot find field: acceptFramings");
+      return FakeServer::Response{FakeServer::reply_line(v1::Request{}, refusal)};
+    }
+    return FakeServer::Response{FakeServer::reply_line(request, hello_reply())};
+  });
+  server.handle_negotiation(true);
+  Client client(server.path());
+  EXPECT_EQ(client.hello().peer_pid(), 42u);
+  EXPECT_EQ(client.hello().peer_pid(), 42u);
+  ASSERT_EQ(server.lines().size(), 3u);  // the refused offer, then two plain hellos
+  EXPECT_EQ(server.requests()[0].hello().accept_framings(0), v1::FRAMING_PROTOBUF_DELIMITED);
+  EXPECT_EQ(server.requests()[1].hello().accept_framings_size(), 0);
+  EXPECT_EQ(server.connections(), 1);
+}
+
+TEST(Client, AnotherErrorToTheOfferIsThrownWithItsCode) {
+  FakeServer server([](const std::string& line) {
+    const v1::Request request = FakeServer::parse(line);
+    return FakeServer::Response{
+        FakeServer::reply_line(request, FakeServer::error_reply(v1::Error::RESOURCE_EXHAUSTED,
+                                                                "too many connections")),
+        true};
+  });
+  server.handle_negotiation(true);
+  Client client(server.path());
+  const ClientError e = expect_client_error([&] { client.status(); });
+  EXPECT_EQ(e.kind(), ClientError::Kind::kServer);
+  EXPECT_EQ(e.code(), v1::Error::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(e.what(), HasSubstr("too many connections"));
 }
 
 }  // namespace

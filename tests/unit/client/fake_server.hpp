@@ -1,7 +1,8 @@
 #pragma once
 // A fake ramguardd for client tests: a thread serving a Unix socket at a temp path, answering
 // each request line with whatever the test's handler returns (canned, garbled, oversized,
-// nothing at all). Records every line it received.
+// nothing at all). Records every line it received. It answers libramguard's framing hello
+// itself (staying on JSON lines, as a daemon may) unless the test handles hellos with offers.
 
 #include <google/protobuf/util/json_util.h>
 #include <poll.h>
@@ -77,6 +78,10 @@ class FakeServer {
     return out;
   }
   int connections() const { return connections_.load(); }
+  // Hellos offering a framing that the server answered itself (not in lines()).
+  int negotiations() const { return negotiations_.load(); }
+  // Hand framing hellos to the handler too (a test of the negotiation itself).
+  void handle_negotiation(bool yes) { handle_negotiation_ = yes; }
 
   static v1::Request parse(const std::string& line) {
     v1::Request request;
@@ -103,6 +108,12 @@ class FakeServer {
   }
 
  private:
+  static bool is_negotiation(const std::string& line) {
+    v1::Request request;
+    return google::protobuf::util::JsonStringToMessage(line, &request).ok() &&
+           request.has_hello() && request.hello().accept_framings_size() > 0;
+  }
+
   void serve() {
     std::map<int, std::string> buffers;  // connection fd -> bytes not yet a full line
     for (;;) {
@@ -137,6 +148,15 @@ class FakeServer {
     for (std::size_t newline; (newline = buffer.find('\n')) != std::string::npos;) {
       std::string line = buffer.substr(0, newline);
       buffer.erase(0, newline + 1);
+      if (!handle_negotiation_ && is_negotiation(line)) {
+        ++negotiations_;
+        v1::Reply hello;
+        hello.mutable_hello()->set_protocol_version(1);
+        const std::string raw = reply_line(parse(line), hello);
+        if (::send(fd, raw.data(), raw.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(raw.size()))
+          return false;
+        continue;
+      }
       {
         std::lock_guard lock(mutex_);
         lines_.push_back(line);
@@ -168,6 +188,8 @@ class FakeServer {
   mutable std::mutex mutex_;
   std::vector<std::string> lines_;
   std::atomic<int> connections_{0};
+  std::atomic<int> negotiations_{0};
+  std::atomic<bool> handle_negotiation_{false};
 };
 
 }  // namespace ramguard::test_support

@@ -8,8 +8,10 @@
 //   admitted.reservation_id()}); { auto g = run.phase("aggregation"); aggregate(); }  // begin now,
 //   end at scope exit run.round_end(); run.end();
 //
-// Wire: one JSON object per line (protobuf JSON mapping of ramguard.v1.Request/Reply) over a
-// Unix socket, one reply per request, request ids echoed. Every call throws ClientError on
+// Wire: ramguard.v1.Request/Reply over a Unix socket, one reply per request, request ids
+// echoed. Each connection starts with a hello (JSON lines) offering protobuf's length-delimited
+// binary framing, used when the daemon accepts it; force_json_lines keeps one JSON object per
+// line (protobuf JSON mapping) throughout. Every call throws ClientError on
 // failure (transport, timeout, garbled reply, or the daemon's error reply with its code); a
 // refused admission is not an error (AdmitReply::admitted() is false). A Client is safe to share
 // between threads (calls are serialized); Run and PhaseGuard refer to their Client, which must
@@ -44,6 +46,9 @@ struct ClientOptions {
   std::chrono::milliseconds timeout = kDefaultTimeout;  // per call: connect, send and reply
   std::size_t max_reply_bytes = kDefaultMaxReplyBytes;
   std::string client_name = "ramguard-cpp/0.1.0";  // sent in hello
+  // JSON lines only: no hello offering the binary framing (debugging with strace or socat, a
+  // proxy that expects lines). The replies are the same either way.
+  bool force_json_lines = false;
 };
 
 struct AdmitOptions {
