@@ -183,15 +183,16 @@ std::uint64_t Admission::reserved_bytes() const {
 std::vector<ReservationView> Admission::reservations() const {
   std::lock_guard lock(mutex_);
   const Instant now = clock_.now();
-  std::vector<std::pair<std::uint64_t, ReservationView>> ordered;
-  for (const auto& [id, r] : reservations_) {
-    if (!expired_locked(r, now)) ordered.emplace_back(r.order, view_locked(id, r, now));
+  // Sorted by admission order through pointers: the views are built once, in place.
+  std::vector<const std::pair<const std::string, Reservation>*> ordered;
+  for (const auto& entry : reservations_) {
+    if (!expired_locked(entry.second, now)) ordered.push_back(&entry);
   }
   std::sort(ordered.begin(), ordered.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
+            [](const auto* a, const auto* b) { return a->second.order < b->second.order; });
   std::vector<ReservationView> views;
   views.reserve(ordered.size());
-  for (auto& entry : ordered) views.push_back(std::move(entry.second));
+  for (const auto* entry : ordered) views.push_back(view_locked(entry->first, entry->second, now));
   return views;
 }
 

@@ -309,25 +309,26 @@ Status Dispatcher::admit(const v1::AdmitRequest& in, const Caller& caller, v1::A
   // process's owner, who can then claim it for its run.
   std::uint32_t owner_uid = caller.uid;
   if (pid > 0) {
-    auto handle = procfs_.open(pid);
-    if (!handle) return Error{handle.error().message, ErrorKind::kNotFound};
+    // One status read: admissions come in bursts, and nothing here is kept.
+    auto process = procfs_.snapshot(pid);
+    if (!process) return Error{process.error().message, ErrorKind::kNotFound};
     const ReadScope scope = read_scope(caller, settings_.peers_read);
-    if (!scope.covers(handle->uid())) {
+    if (!scope.covers(process->uid)) {
       // The baseline is that process's RSS: under `own` another UID may not learn it.
       return Error{"uid " + std::to_string(caller.uid) + " may not admit with PID " +
                        std::to_string(pid) + ": it is owned by uid " +
-                       std::to_string(handle->uid()) + " (control.peers_read is own)",
+                       std::to_string(process->uid) + " (control.peers_read is own)",
                    ErrorKind::kPermissionDenied};
     }
-    if (caller.privileged && in.pid() != 0) owner_uid = handle->uid();
-    auto reading = handle->read_periodic(Instant{});
-    if (!reading) return Error{reading.error().message, ErrorKind::kUnavailable};
-    baseline_bytes = reading->rss_bytes;
+    if (caller.privileged && in.pid() != 0) owner_uid = process->uid;
+    baseline_bytes = process->rss_bytes;
     // The run's scope decides what its baseline is: the process, its tree, or its cgroup.
     if (in.scope() == "tree") {
       ProcessTree tree(procfs_, pid);
       tree.refresh();
-      baseline_bytes = tree.add_descendants(*reading, Instant{}, false).rss_bytes;
+      MemoryReading own;
+      own.rss_bytes = process->rss_bytes;
+      baseline_bytes = tree.add_descendants(own, Instant{}, false).rss_bytes;
     } else if (in.scope() == "cgroup") {
       const RunParams& params = registry_.params();
       auto cgroup = open_memory_cgroup(params.proc_root, params.cgroup_root, pid);

@@ -180,6 +180,28 @@ ProcFs::ProcFs(std::filesystem::path root, long page_size_bytes)
     : root_(std::move(root)),
       page_size_bytes_(page_size_bytes > 0 ? static_cast<std::uint64_t>(page_size_bytes) : 4096) {}
 
+Result<ProcFs::Snapshot> ProcFs::snapshot(pid_t pid) const {
+  const std::string who = "cannot read PID " + std::to_string(pid);
+  if (pid <= 0) return Error{who + ": not a valid process id"};
+  const std::string path = (root_ / std::to_string(pid) / "status").string();
+  // One read when the buffer holds it all: a second read of a /proc file renders it again.
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  std::size_t len = 0;
+  const int err =
+      !fd.valid() ? errno : pread_whole(fd.get(), status_buffer(), kMaxStatusBytes, len);
+  if (err != 0) {
+    if (is_gone(err)) return Error{who + ": no such process", ErrorKind::kNotFound};
+    return Error{who + ": cannot read " + path + ": " + errno_text(err)};
+  }
+  const std::string_view text(status_buffer().data(), len);
+  auto status = parse_status(text);
+  if (!status) {
+    if (says_exited(text)) return Error{who + ": process has exited", ErrorKind::kNotFound};
+    return Error{who + ": " + status.error().message};
+  }
+  return Snapshot{status->real_uid, status->vm_rss_bytes};
+}
+
 Result<ProcessHandle> ProcFs::open(pid_t pid) const {
   const std::string who = "cannot watch PID " + std::to_string(pid);
   if (pid <= 0) return Error{who + ": not a valid process id"};

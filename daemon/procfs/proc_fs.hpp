@@ -80,6 +80,14 @@ class ProcFs {
   const std::filesystem::path& root() const { return root_; }
   std::uint64_t page_size_bytes() const { return page_size_bytes_; }
 
+  // What admission needs of a PID, from one read of its status (no handle kept): its owner and
+  // current RSS. A missing PID is "no such process"; a zombie has exited (kNotFound).
+  struct Snapshot {
+    std::uint32_t uid = 0;
+    std::uint64_t rss_bytes = 0;
+  };
+  Result<Snapshot> snapshot(pid_t pid) const;
+
  private:
   Result<std::optional<TargetId>> identify_alive(pid_t pid) const;
 

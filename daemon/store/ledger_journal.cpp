@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <map>
+#include <string_view>
+#include <vector>
 
 namespace ramguard {
 
@@ -71,29 +73,41 @@ Status LedgerJournal::reservations(const std::vector<ReservationRow>& rows, std:
       stored_reservations_->emplace(std::move(id), std::move(r));
     }
   }
-  std::map<std::string, StoredReservation> next;
-  for (const ReservationRow& r : rows) {
-    next.emplace(r.reservation_id,
-                 StoredReservation{r.reservation_id, r.job, r.bytes, r.run_id, r.created_wall_ms,
-                                   r.expires_wall_ms, r.owner_uid});
+  // Called at every admission and release: the difference is found without copying the
+  // rows that did not change.
+  auto& stored = *stored_reservations_;
+  std::map<std::string_view, const ReservationRow*> current;
+  for (const ReservationRow& r : rows) current.emplace(r.reservation_id, &r);
+  std::vector<std::string> gone;
+  std::vector<StoredReservation> changed;
+  for (const auto& [id, old] : stored) {
+    if (current.find(id) == current.end()) gone.push_back(id);
   }
+  for (const auto& [id, r] : current) {
+    StoredReservation row{r->reservation_id,  r->job,      r->bytes, r->run_id, r->created_wall_ms,
+                          r->expires_wall_ms, r->owner_uid};
+    auto old = stored.find(r->reservation_id);
+    if (old == stored.end() || !(old->second == row)) changed.push_back(std::move(row));
+  }
+  if (gone.empty() && changed.empty()) return ok_status();
   Status written = store_.atomically([&]() -> Status {
-    for (const auto& [id, old] : *stored_reservations_) {
-      if (next.find(id) != next.end()) continue;
+    for (const std::string& id : gone) {
       if (auto s = store_.delete_reservation(id); !s) return s;
     }
-    for (const auto& [id, row] : next) {
-      auto old = stored_reservations_->find(id);
-      if (old != stored_reservations_->end() && old->second == row) continue;
+    for (const StoredReservation& row : changed) {
       if (auto s = store_.save_reservation(row); !s) return s;
     }
     return ok_status();
   });
   // After a failed transaction what is stored is unknown: read it again next time.
-  if (written.ok()) {
-    stored_reservations_ = std::move(next);
-  } else {
+  if (!written.ok()) {
     stored_reservations_.reset();
+    return written;
+  }
+  for (const std::string& id : gone) stored.erase(id);
+  for (StoredReservation& row : changed) {
+    std::string id = row.id;
+    stored.insert_or_assign(std::move(id), std::move(row));
   }
   return written;
 }

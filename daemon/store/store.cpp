@@ -179,6 +179,7 @@ Status Store::require_run(const std::string& run_id, const char* operation) {
 
 Status Store::insert_run(const RunLedger& l) {
   const std::string op = "storing run '" + l.info.run_id + "'";
+  job_peaks_.clear();  // a run stored already ended (an import) may be a peak on record
   auto q = db_->query(
       "INSERT INTO runs VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
       "?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, "
@@ -255,6 +256,7 @@ Status Store::end_run(const std::string& run_id, RunState state, const Instant& 
   if (state == RunState::kActive) {
     return Error{op + ": the final state must be ended, exited or lost, not active"};
   }
+  job_peaks_.clear();  // the run may now be its job's peak on record
   return in_transaction(*db_, op, [&]() -> Status {
     if (auto s = update_progress(run_id, peak_bytes, peak_exact, last); !s) return s;
     auto q = db_->query(

@@ -45,6 +45,8 @@ struct StoreOptions {
   bool sync_every_commit = true;
 };
 
+// Jobs whose peak on record is kept in memory between admissions.
+inline constexpr std::size_t kMaxCachedJobPeaks = 256;
 // How many of a job's most recent completed runs job_peak_on_record looks at.
 inline constexpr std::size_t kRecentRunsForPeak = 10;
 
@@ -163,6 +165,9 @@ class Store {
 
   std::unique_ptr<SqliteDb> db_;
   std::int64_t schema_version_;
+  // job_peak_on_record's answers for the default window, asked at every admission: they
+  // change only when a run ends or runs are pruned, which clear this.
+  std::map<std::string, std::optional<JobPeak>, std::less<>> job_peaks_;
   WriteHealth health_;
   bool opened_read_only_ = false;
 };

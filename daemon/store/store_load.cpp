@@ -221,6 +221,7 @@ Result<std::vector<RunLedger>> Store::load_active_runs() {
 
 Status Store::end_undecodable(const std::string& run_id) {
   const std::string op = "ending undecodable run '" + run_id + "' lost";
+  job_peaks_.clear();
   auto q = db_->query(
       "UPDATE runs SET state = 'lost', ended_mono_ns = ?2, ended_wall_ns = ?3 WHERE run_id = ?1",
       op);

@@ -85,6 +85,10 @@ Result<std::vector<RunSummary>> Store::find_runs_by_labels(
 
 Result<std::optional<JobPeak>> Store::job_peak_on_record(const std::string& job,
                                                          std::size_t recent_runs) {
+  const bool cacheable = recent_runs == kRecentRunsForPeak;
+  if (cacheable) {
+    if (auto it = job_peaks_.find(job); it != job_peaks_.end()) return it->second;
+  }
   auto q = db_->query(
       "SELECT run_id, peak_bytes, peak_exact, estimate_bytes, plan, ended_mono_ns, ended_wall_ns "
       "FROM (SELECT * FROM runs WHERE job = ?1 AND state = 'ended' AND peak_bytes > 0 "
@@ -95,15 +99,22 @@ Result<std::optional<JobPeak>> Store::job_peak_on_record(const std::string& job,
   q->bind(1, job).bind(2, static_cast<std::int64_t>(recent_runs));
   auto row = q->step();
   if (!row) return row.error();
-  if (!*row) return std::optional<JobPeak>();
-  JobPeak p;
-  p.run_id = q->text(0);
-  p.peak_bytes = q->uint64(1);
-  p.peak_exact = q->int64(2) != 0;
-  p.estimate_bytes = q->uint64(3);
-  p.plan = q->text(4);
-  p.ended = read_instant(*q, 5);
-  return std::optional<JobPeak>(std::move(p));
+  std::optional<JobPeak> peak;
+  if (*row) {
+    JobPeak p;
+    p.run_id = q->text(0);
+    p.peak_bytes = q->uint64(1);
+    p.peak_exact = q->int64(2) != 0;
+    p.estimate_bytes = q->uint64(3);
+    p.plan = q->text(4);
+    p.ended = read_instant(*q, 5);
+    peak = std::move(p);
+  }
+  if (cacheable) {
+    if (job_peaks_.size() >= kMaxCachedJobPeaks) job_peaks_.clear();  // many jobs: start over
+    job_peaks_.emplace(job, peak);
+  }
+  return peak;
 }
 
 }  // namespace ramguard

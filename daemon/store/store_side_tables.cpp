@@ -28,6 +28,7 @@ Result<std::size_t> Store::prune_runs(const std::chrono::nanoseconds ended_befor
   const std::string op = "pruning runs that ended before " +
                          std::to_string(ended_before_wall.count()) + " ns since the epoch";
   std::size_t removed = 0;
+  job_peaks_.clear();  // a pruned run may have been a job's peak on record
   Status s = in_transaction(*db_, op, [&]() -> Status {
     // Child rows go with their run (ON DELETE CASCADE); active runs are never pruned.
     auto q = db_->query(
@@ -48,6 +49,7 @@ Result<std::size_t> Store::prune_runs(const std::chrono::nanoseconds ended_befor
 Result<std::size_t> Store::prune_oldest_runs(std::size_t count) {
   const std::string op = "pruning the " + std::to_string(count) + " oldest finished runs";
   std::size_t removed = 0;
+  job_peaks_.clear();
   Status s = in_transaction(*db_, op, [&]() -> Status {
     auto q = db_->query(
         "DELETE FROM runs WHERE run_id IN (SELECT run_id FROM runs WHERE state != 'active' "

@@ -185,5 +185,37 @@ TEST(StoreQuery, JobPeakOnRecordIsTheLargestOfRecentEndedRuns) {
   EXPECT_FALSE(unknown->has_value());
 }
 
+// Admissions ask for the peak on record every time, so the store keeps the answer: a run that
+// ends, or a prune, must show in the next answer.
+TEST(StoreQuery, JobPeakOnRecordFollowsRunsThatEndAndPrunes) {
+  TempDir dir;
+  auto store = open_store(dir.path());
+  ASSERT_TRUE(store);
+  EXPECT_FALSE(store->job_peak_on_record("vit")->has_value());
+  add_run(*store, "vit-1", 0, {}, "vit");
+  ASSERT_TRUE(
+      store->end_run("vit-1", RunState::kEnded, testing::at_seconds(10), 8'000'000'000, {}, true)
+          .ok());
+  auto first = store->job_peak_on_record("vit");
+  ASSERT_TRUE(first.ok() && first->has_value());
+  EXPECT_EQ((*first)->peak_bytes, 8'000'000'000u);
+  EXPECT_EQ((*store->job_peak_on_record("vit"))->run_id, "vit-1");  // asked again: same
+
+  add_run(*store, "vit-2", 1, {}, "vit");
+  ASSERT_TRUE(
+      store->end_run("vit-2", RunState::kEnded, testing::at_seconds(20), 9'000'000'000, {}, true)
+          .ok());
+  auto second = store->job_peak_on_record("vit");
+  ASSERT_TRUE(second.ok() && second->has_value());
+  EXPECT_EQ((*second)->run_id, "vit-2");
+
+  auto pruned = store->prune_oldest_runs(2);
+  ASSERT_TRUE(pruned.ok()) << pruned.error().message;
+  EXPECT_EQ(*pruned, 2u);
+  auto none = store->job_peak_on_record("vit");
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
+}
+
 }  // namespace
 }  // namespace ramguard
