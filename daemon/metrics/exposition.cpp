@@ -56,6 +56,10 @@ void append_sample(std::string& out, std::string_view name, std::string_view lab
     out += '}';
   }
   out += ' ';
+  append_value(out, value);
+}
+
+void append_value(std::string& out, double value) {
   if (std::isnan(value)) {
     out += "NaN";
   } else if (std::isinf(value)) {

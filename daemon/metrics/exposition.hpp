@@ -20,5 +20,7 @@ void append_header(std::string& out, std::string_view name, std::string_view hel
 // `name{labels} value\n` (or `name value\n` without labels). Values are written in the
 // shortest form that reads back exactly; NaN and infinities as Prometheus spells them.
 void append_sample(std::string& out, std::string_view name, std::string_view labels, double value);
+// The value and the line's end alone.
+void append_value(std::string& out, double value);
 
 }  // namespace ramguard::exposition

@@ -1,10 +1,64 @@
 #include "metrics/target_series.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "metrics/exposition.hpp"
 
 namespace ramguard {
+namespace {
+
+// Each inline series: its family and its own label, if any. "kind" sorts before ramguard_job,
+// "reason" between ramguard_job and run_id: labels stay in name order, as parsers expect.
+struct HotInfo {
+  TargetFamily family;
+  const char* label;  // nullptr: none
+  const char* value;
+  bool before_job;       // the label sorts before ramguard_job; otherwise between it and run_id
+  const char* rendered;  // as written: `kind="anon",` before, `,reason="unreadable"` after
+};
+constexpr std::array<HotInfo, kHotSeriesCount> kHot = {{
+    {TargetFamily::kRssBytes, nullptr, nullptr, false, ""},
+    {TargetFamily::kMemoryBytes, "kind", "anon", true, "kind=\"anon\","},
+    {TargetFamily::kMemoryBytes, "kind", "file", true, "kind=\"file\","},
+    {TargetFamily::kMemoryBytes, "kind", "shmem", true, "kind=\"shmem\","},
+    {TargetFamily::kSwapBytes, nullptr, nullptr, false, ""},
+    {TargetFamily::kLastReadingTimestampSeconds, nullptr, nullptr, false, ""},
+    {TargetFamily::kPeakBytes, nullptr, nullptr, false, ""},
+    {TargetFamily::kPeakExact, nullptr, nullptr, false, ""},
+    {TargetFamily::kUp, nullptr, nullptr, false, ""},
+    {TargetFamily::kExited, nullptr, nullptr, false, ""},
+    {TargetFamily::kDegraded, "reason", "unreadable", false, ",reason=\"unreadable\""},
+    {TargetFamily::kDegraded, "reason", "hwm_reset_denied", false, ",reason=\"hwm_reset_denied\""},
+}};
+
+std::optional<std::size_t> hot_slot(TargetFamily family, const Labels& extra) {
+  if (extra.size() > 1) return std::nullopt;
+  for (std::size_t i = 0; i < kHot.size(); ++i) {
+    const HotInfo& h = kHot[i];
+    if (h.family != family) continue;
+    if (h.label == nullptr ? extra.empty()
+                           : (!extra.empty() && extra.begin()->first == h.label &&
+                              extra.begin()->second == h.value)) {
+      return i;
+    }
+  }
+  return std::nullopt;
+}
+
+std::uint16_t bit(std::size_t slot) {
+  return static_cast<std::uint16_t>(1u << slot);
+}
+
+void set_label_parts(TargetState& t) {
+  t.job_labels.clear();
+  t.run_labels.clear();
+  for (const auto& [name, value] : t.labels) {
+    (name == kRunLabel ? t.run_labels : t.job_labels) = exposition::render_labels({{name, value}});
+  }
+}
+
+}  // namespace
 
 TargetState& TargetSeries::target(std::string_view key, const Labels& labels) {
   auto it = targets_.find(key);
@@ -20,12 +74,14 @@ TargetState& TargetSeries::target(std::string_view key, const Labels& labels) {
     if (it != targets_.end()) return it->second;
     it = targets_.try_emplace(std::string(key)).first;
     it->second.labels = std::move(overflow);
+    set_label_parts(it->second);
     return it->second;
   }
   it = targets_.try_emplace(std::string(key)).first;
   for (const auto& [name, value] : labels) {
     it->second.labels[name] = value.substr(0, kMaxLabelValueLength);
   }
+  set_label_parts(it->second);
   return it->second;
 }
 
@@ -61,17 +117,29 @@ std::string TargetSeries::series_labels(const TargetState& target, const Labels&
 }
 
 double& TargetSeries::metric(TargetState& target, TargetFamily family, const Labels& extra) {
-  auto [it, created] = values(family).try_emplace(series_labels(target, extra), 0.0);
-  if (created) target.series.push_back({family, it});
-  return it->second;
+  if (const auto slot = hot_slot(family, extra)) {
+    if ((target.hot_present & bit(*slot)) == 0) {
+      target.hot_present |= bit(*slot);
+      target.hot[*slot] = 0;
+    }
+    return target.hot[*slot];
+  }
+  std::string labels = series_labels(target, extra);
+  for (TargetState::Series& s : target.series) {
+    if (s.family == family && s.labels == labels) return s.value;
+  }
+  return target.series.push_back({family, std::move(labels), 0.0}), target.series.back().value;
 }
 
 void TargetSeries::remove_metric(TargetState& target, TargetFamily family, const Labels& extra) {
-  FamilyValues& family_values = values(family);
-  auto it = family_values.find(series_labels(target, extra));
-  if (it == family_values.end()) return;
-  std::erase_if(target.series, [&](const TargetState::Series& s) { return s.value == it; });
-  family_values.erase(it);
+  if (const auto slot = hot_slot(family, extra)) {
+    target.hot_present &= static_cast<std::uint16_t>(~bit(*slot));
+    return;
+  }
+  const std::string labels = series_labels(target, extra);
+  std::erase_if(target.series, [&](const TargetState::Series& s) {
+    return s.family == family && s.labels == labels;
+  });
 }
 
 std::string TargetSeries::bounded_value(TargetState& target, std::string_view label,
@@ -89,7 +157,7 @@ std::string TargetSeries::bounded_value(TargetState& target, std::string_view la
 }
 
 void TargetSeries::remove_all(TargetState& target) {
-  for (const auto& s : target.series) values(s.family).erase(s.value);
+  target.hot_present = 0;
   target.series.clear();
   target.rss = target.anon = target.file = target.shmem = target.last_reading = nullptr;
   target.peak = target.peak_exact = nullptr;
@@ -134,10 +202,31 @@ void TargetSeries::remove(std::string_view key) {
 
 void TargetSeries::write(std::string& out) const {
   for (std::size_t f = 0; f < kTargetFamilyCount; ++f) {
-    const TargetFamilyInfo& family = info(static_cast<TargetFamily>(f));
-    exposition::append_header(out, family.name, family.help, family.counter ? "counter" : "gauge");
-    for (const auto& [labels, value] : values_[f]) {
-      exposition::append_sample(out, family.name, labels, value);
+    const auto family = static_cast<TargetFamily>(f);
+    const TargetFamilyInfo& about = info(family);
+    exposition::append_header(out, about.name, about.help, about.counter ? "counter" : "gauge");
+    // This family's inline series: consecutive in kHot.
+    std::size_t first = 0;
+    while (first < kHot.size() && kHot[first].family != family) ++first;
+    std::size_t last = first;
+    while (last < kHot.size() && kHot[last].family == family) ++last;
+    for (const auto& [key, t] : targets_) {
+      for (std::size_t slot = first; slot < last; ++slot) {
+        if ((t.hot_present & bit(slot)) == 0) continue;
+        const HotInfo& h = kHot[slot];
+        // Written in place, labels in name order: the bulk of every scrape.
+        out += about.name;
+        out += '{';
+        if (h.before_job) out += h.rendered;
+        out += t.job_labels;
+        if (!h.before_job) out += h.rendered;
+        if (!t.run_labels.empty()) (out += ',') += t.run_labels;
+        out += "} ";
+        exposition::append_value(out, t.hot[slot]);
+      }
+      for (const TargetState::Series& s : t.series) {
+        if (s.family == family) exposition::append_sample(out, about.name, s.labels, s.value);
+      }
     }
   }
 }

@@ -1,8 +1,11 @@
 #pragma once
-// The per-target series of the exporter, kept as plain values grouped by family and written
-// straight into the text exposition at each scrape: one hash lookup and a few stores on the
-// periodic path, one pass over the values per scrape. A target is a run (labels ramguard_job
-// and run_id), a watched PID (run_id "pid-<PID>") or a job's admissions (ramguard_job only).
+// The per-target series of the exporter, kept as plain values inside each target's state and
+// written straight into the text exposition at each scrape: one hash lookup and a few stores
+// on the periodic path, one pass over the values per scrape. The twelve series every watched
+// process has live inline in its state (no allocation, one or two cache lines per reading);
+// the rest (phases, verdicts, gaps, ...) in a small vector with their rendered labels. A target
+// is a run (labels ramguard_job and run_id), a watched PID (run_id "pid-<PID>") or a job's
+// admissions (ramguard_job only).
 // Its series are removed when a finished target has been retired for the retention period.
 // Label values are bounded here: a client inventing phase names cannot grow the series without
 // limit, and past max_targets live targets fold into one set labelled "other".
@@ -36,12 +39,31 @@ inline constexpr const char* kJobLabel = "ramguard_job";
 inline constexpr const char* kRunLabel = "run_id";
 
 using Labels = std::map<std::string, std::string>;
-// One family's series: rendered label set -> value. Nodes are stable, so a target may keep a
-// pointer to a value it sets often.
-using FamilyValues = std::map<std::string, double, std::less<>>;
+
+// The series stored inline, each a family with at most one label of its own.
+enum class HotSeries : std::uint8_t {
+  kRss,
+  kAnon,  // memory_bytes{kind="anon"}
+  kFile,
+  kShmem,
+  kSwap,
+  kLastReading,
+  kPeak,
+  kPeakExact,
+  kUp,
+  kExited,
+  kDegradedUnreadable,  // degraded{reason="unreadable"}
+  kDegradedHwmResetDenied,
+};
+inline constexpr std::size_t kHotSeriesCount =
+    static_cast<std::size_t>(HotSeries::kDegradedHwmResetDenied) + 1;
 
 struct TargetState {
-  Labels labels;  // ramguard_job, and run_id for a run
+  Labels labels;           // ramguard_job, and run_id for a run
+  std::string job_labels;  // rendered: ramguard_job="..."
+  std::string run_labels;  // rendered: run_id="..." (empty for a job's admissions)
+  std::array<double, kHotSeriesCount> hot{};
+  std::uint16_t hot_present = 0;  // bit per HotSeries
   // Hot path: set by every reading; null while the target has no current reading.
   double* rss = nullptr;
   double* anon = nullptr;
@@ -61,9 +83,10 @@ struct TargetState {
 
   struct Series {
     TargetFamily family;
-    FamilyValues::iterator value;
+    std::string labels;  // rendered, the target's own included
+    double value = 0;
   };
-  std::vector<Series> series;  // every series this target owns
+  std::vector<Series> series;  // the other series
   std::map<std::string, std::set<std::string>, std::less<>> label_values;
 };
 
@@ -83,7 +106,8 @@ class TargetSeries {
   TargetState* find(std::string_view key);
 
   // The target's value in `family` with `extra` labels besides its own, created (0) on first
-  // use. The reference stays valid until the series is removed.
+  // use. The reference of an inline series (HotSeries) stays valid until the series is
+  // removed; any other only until the target's next new series.
   double& metric(TargetState& target, TargetFamily family, const Labels& extra = {});
   // Removes one series of the target (e.g. a reading gauge once the process is gone).
   void remove_metric(TargetState& target, TargetFamily family, const Labels& extra = {});
@@ -115,12 +139,10 @@ class TargetSeries {
   std::string series_labels(const TargetState& target, const Labels& extra) const;
   void remove_all(TargetState& target);
   bool evict_oldest_retired();
-  FamilyValues& values(TargetFamily family) { return values_[static_cast<std::size_t>(family)]; }
 
   std::size_t max_targets_;
   std::unordered_map<std::string, TargetState, Hash, std::equal_to<>> targets_;
   std::unordered_set<std::string, Hash, std::equal_to<>> folded_;
-  std::array<FamilyValues, kTargetFamilyCount> values_;
   std::size_t retired_ = 0;  // targets with retired_at set: sweep() has nothing to do without
 };
 

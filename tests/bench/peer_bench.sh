@@ -70,15 +70,14 @@ for _ in $(seq 100); do
 done
 echo "series: ramguardd $a targets, process-exporter $b groups (of $n processes)"
 
-cpu_seconds() {  # utime + stime of PID, in seconds
-  awk -v hz="$(getconf CLK_TCK)" '{ sub(/.*\) /, ""); print ($12 + $13) / hz }' "/proc/$1/stat"
+cpu_seconds() {  # CPU time of all of PID's threads, in seconds (schedstat: nanoseconds, not ticks)
+  cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ ns += $1 } END { printf "%.6f\n", ns / 1e9 }'
 }
 # ramguardd's CPU by thread name: its main thread samples, civetweb's threads serve scrapes.
 threads_cpu() {
   for t in /proc/"$1"/task/*; do
-    awk -v hz="$(getconf CLK_TCK)" '{ c = $0; sub(/^[^(]*\(/, "", c); sub(/\).*/, "", c);
-      sub(/.*\) /, ""); print c "\t" ($12 + $13) / hz }' "$t/stat" 2>/dev/null
-  done | awk -F'\t' '{ s[$1] += $2 } END { for (c in s) printf "%s=%s ", c, s[c] }'
+    printf '%s\t%s\n' "$(cat "$t/comm" 2>/dev/null)" "$(awk '{ print $1 / 1e9 }' "$t/schedstat" 2>/dev/null)"
+  done | awk -F'\t' '$2 != "" { s[$1] += $2 } END { for (c in s) printf "%s=%s ", c, s[c] }'
 }
 rss_mib() { awk '/^VmRSS:/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
 
