@@ -78,8 +78,10 @@ Result<std::unique_ptr<MetricsExporter>> MetricsExporter::start(
   if (!address) return address.error();
   std::unique_ptr<MetricsExporter> exporter(new MetricsExporter());
   MetricsExporter* self = exporter.get();
-  auto server = MetricsHttpServer::start(address->civetweb_spec(),
-                                         [self](std::string& out) { self->render(out); });
+  auto server = MetricsHttpServer::start(
+      address->civetweb_spec(), [self](std::string& out, const MetricsHttpServer::Flush& flush) {
+        self->render(out, flush);
+      });
   if (!server) {
     // civetweb only says it could not start; a probe bind says why.
     std::string why = probe_listen_error(*address);
@@ -94,17 +96,22 @@ std::uint16_t MetricsExporter::port() const {
   return server_->port();
 }
 
-void MetricsExporter::render(std::string& out) const {
+void MetricsExporter::render(std::string& out,
+                             const std::function<void(std::string&)>& flush) const {
   // The daemon-wide families are few: prometheus-cpp's serializer is fine for them.
   std::ostringstream globals;
   prometheus::TextSerializer().Serialize(globals, registry_->Collect());
   out += globals.view();
-  std::lock_guard lock(mutex_);
-  const std::size_t expected = out.size() + last_targets_bytes_ + last_targets_bytes_ / 16;
-  if (out.capacity() < expected) out.reserve(expected);  // one allocation, not a doubling
-  const std::size_t before = out.size();
-  targets_->write(out);
-  last_targets_bytes_ = out.size() - before;
+  // One family at a time under the lock; what is written goes out between families, never
+  // while the lock is held (a slow reader must not stall sampling).
+  constexpr std::size_t kFlushBytes = 64 * 1024;
+  for (std::size_t f = 0; f < kTargetFamilyCount; ++f) {
+    {
+      std::lock_guard lock(mutex_);
+      targets_->write_family(static_cast<TargetFamily>(f), out);
+    }
+    if (out.size() >= kFlushBytes) flush(out);
+  }
 }
 
 std::string MetricsExporter::job_for_pid(pid_t pid) {

@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -129,7 +130,7 @@ class MetricsExporter {
   // The target's series, folded into "other" past the bound (counted and logged).
   TargetState& target_state(std::string_view key, const std::map<std::string, std::string>& labels);
   // The whole exposition: daemon-wide families, then every target's series.
-  void render(std::string& out) const;
+  void render(std::string& out, const std::function<void(std::string&)>& flush) const;
   void remove_readings(TargetState& state);
   void set_reading(TargetState& state, const MemoryReading& reading);
   void set_peak(TargetState& state, std::uint64_t peak_bytes, bool exact);
@@ -141,7 +142,6 @@ class MetricsExporter {
   std::unique_ptr<TargetSeries> targets_;
   std::unique_ptr<GlobalSeries> globals_;
   std::unique_ptr<MetricsHttpServer> server_;
-  mutable std::size_t last_targets_bytes_ = 0;  // to size the next scrape's buffer
   std::chrono::nanoseconds retention_ = kDefaultMetricsRetention;
 };
 

@@ -3,7 +3,7 @@
 #include <CivetServer.h>
 
 #include <exception>
-#include <mutex>
+#include <string_view>
 #include <vector>
 
 #include "metrics/exposition.hpp"
@@ -15,20 +15,31 @@ class MetricsHttpServer::Handler : public CivetHandler {
   explicit Handler(Render render) : render_(std::move(render)) {}
 
   bool handleGet(CivetServer*, mg_connection* connection) override {
-    // One buffer, reused by every scrape: scrapes take turns rather than each thread keeping
-    // a copy of the whole exposition (a megabyte at a thousand targets).
-    std::lock_guard lock(mutex_);
-    body_.clear();
-    render_(body_);
-    mg_send_http_ok(connection, exposition::kContentType, static_cast<long long>(body_.size()));
-    mg_write(connection, body_.data(), body_.size());
+    const mg_request_info* request = mg_get_request_info(connection);
+    const std::string_view version =
+        request != nullptr && request->http_version != nullptr ? request->http_version : "1.0";
+    if (version == "1.0") {
+      // No chunks in HTTP/1.0: the whole body, then its length.
+      std::string body;
+      render_(body, [](std::string&) {});
+      mg_send_http_ok(connection, exposition::kContentType, static_cast<long long>(body.size()));
+      mg_write(connection, body.data(), body.size());
+      return true;
+    }
+    mg_send_http_ok(connection, exposition::kContentType, -1);  // -1: chunked
+    std::string chunk;
+    const Flush flush = [connection](std::string& buffer) {
+      if (!buffer.empty()) mg_send_chunk(connection, buffer.data(), buffer.size());
+      buffer.clear();
+    };
+    render_(chunk, flush);
+    flush(chunk);
+    mg_send_chunk(connection, "", 0);  // the last, empty chunk ends the body
     return true;
   }
 
  private:
   Render render_;
-  std::mutex mutex_;
-  std::string body_;
 };
 
 Result<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::start(

@@ -1,7 +1,8 @@
 #pragma once
 // The /metrics endpoint: civetweb (the HTTP server prometheus-cpp itself embeds) on its own two
-// threads, answering GET /metrics with whatever the render callback writes. Any other path is
-// civetweb's 404.
+// threads, answering GET /metrics with whatever the render callback writes. HTTP/1.1 clients
+// (Prometheus) get it in chunks as it is written, so no copy of the whole exposition is kept;
+// HTTP/1.0 clients get one body with its length. Any other path is civetweb's 404.
 
 #include <cstdint>
 #include <functional>
@@ -16,8 +17,11 @@ namespace ramguard {
 
 class MetricsHttpServer {
  public:
-  // Appends the whole exposition to its argument; called on a server thread per scrape.
-  using Render = std::function<void(std::string&)>;
+  // Sends what the buffer holds so far and empties it.
+  using Flush = std::function<void(std::string&)>;
+  // Appends the exposition to the buffer, calling flush whenever it may send what it wrote;
+  // called on a server thread per scrape.
+  using Render = std::function<void(std::string& buffer, const Flush& flush)>;
 
   // Listens on civetweb's spec ("127.0.0.1:9464", "[::1]:0"). The Error carries civetweb's
   // message; callers probe the address themselves for a better one.

@@ -200,33 +200,30 @@ void TargetSeries::remove(std::string_view key) {
   targets_.erase(it);
 }
 
-void TargetSeries::write(std::string& out) const {
-  for (std::size_t f = 0; f < kTargetFamilyCount; ++f) {
-    const auto family = static_cast<TargetFamily>(f);
-    const TargetFamilyInfo& about = info(family);
-    exposition::append_header(out, about.name, about.help, about.counter ? "counter" : "gauge");
-    // This family's inline series: consecutive in kHot.
-    std::size_t first = 0;
-    while (first < kHot.size() && kHot[first].family != family) ++first;
-    std::size_t last = first;
-    while (last < kHot.size() && kHot[last].family == family) ++last;
-    for (const auto& [key, t] : targets_) {
-      for (std::size_t slot = first; slot < last; ++slot) {
-        if ((t.hot_present & bit(slot)) == 0) continue;
-        const HotInfo& h = kHot[slot];
-        // Written in place, labels in name order: the bulk of every scrape.
-        out += about.name;
-        out += '{';
-        if (h.before_job) out += h.rendered;
-        out += t.job_labels;
-        if (!h.before_job) out += h.rendered;
-        if (!t.run_labels.empty()) (out += ',') += t.run_labels;
-        out += "} ";
-        exposition::append_value(out, t.hot[slot]);
-      }
-      for (const TargetState::Series& s : t.series) {
-        if (s.family == family) exposition::append_sample(out, about.name, s.labels, s.value);
-      }
+void TargetSeries::write_family(TargetFamily family, std::string& out) const {
+  const TargetFamilyInfo& about = info(family);
+  exposition::append_header(out, about.name, about.help, about.counter ? "counter" : "gauge");
+  // This family's inline series: consecutive in kHot.
+  std::size_t first = 0;
+  while (first < kHot.size() && kHot[first].family != family) ++first;
+  std::size_t last = first;
+  while (last < kHot.size() && kHot[last].family == family) ++last;
+  for (const auto& [key, t] : targets_) {
+    for (std::size_t slot = first; slot < last; ++slot) {
+      if ((t.hot_present & bit(slot)) == 0) continue;
+      const HotInfo& h = kHot[slot];
+      // Written in place, labels in name order: the bulk of every scrape.
+      out += about.name;
+      out += '{';
+      if (h.before_job) out += h.rendered;
+      out += t.job_labels;
+      if (!h.before_job) out += h.rendered;
+      if (!t.run_labels.empty()) (out += ',') += t.run_labels;
+      out += "} ";
+      exposition::append_value(out, t.hot[slot]);
+    }
+    for (const TargetState::Series& s : t.series) {
+      if (s.family == family) exposition::append_sample(out, about.name, s.labels, s.value);
     }
   }
 }

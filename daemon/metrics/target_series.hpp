@@ -128,8 +128,8 @@ class TargetSeries {
   std::size_t target_count() const { return targets_.size(); }
   bool has_target(std::string_view key) const { return targets_.find(key) != targets_.end(); }
 
-  // Every family, with its HELP and TYPE even when it has no series, in the text format.
-  void write(std::string& out) const;
+  // One family, with its HELP and TYPE even when it has no series, in the text format.
+  void write_family(TargetFamily family, std::string& out) const;
 
  private:
   struct Hash {

@@ -80,6 +80,16 @@ TEST(Exposition, AThousandTargetsScrapeCleanly) {
   EXPECT_EQ(lines, 12u * 1000);
   EXPECT_NE(response->body.find("ramguard_job=\"job \\\"with\\\" \\\\ quotes\\nand a newline\""),
             std::string::npos);
+
+  // Prometheus asks in HTTP/1.1 and gets the same exposition in chunks, sent as it is written.
+  std::size_t chunks = 0;
+  auto chunked = testkit::http11_get(exporter.port(), &chunks);
+  ASSERT_TRUE(chunked.ok()) << chunked.error().message;
+  EXPECT_NE(chunked->headers.find("Transfer-Encoding: chunked"), std::string::npos)
+      << chunked->headers;
+  EXPECT_GT(chunks, 1u);
+  EXPECT_EQ(testkit::parse_samples(chunked->body), samples);
+  EXPECT_EQ(testkit::promtool_check_metrics(chunked->body).exit_code, 0);
 }
 
 }  // namespace

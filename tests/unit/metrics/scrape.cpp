@@ -21,7 +21,9 @@
 
 namespace ramguard::testkit {
 
-Result<HttpResponse> http_get(std::uint16_t port, const std::string& path) {
+namespace {
+
+Result<HttpResponse> http_exchange(std::uint16_t port, const std::string& request) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return Error{std::string("socket: ") + std::strerror(errno)};
   timeval timeout{5, 0};
@@ -36,7 +38,6 @@ Result<HttpResponse> http_get(std::uint16_t port, const std::string& path) {
     ::close(fd);
     return Error{"connect to 127.0.0.1:" + std::to_string(port) + ": " + std::strerror(err)};
   }
-  const std::string request = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
   if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) !=
       static_cast<ssize_t>(request.size())) {
     ::close(fd);
@@ -63,6 +64,35 @@ Result<HttpResponse> http_get(std::uint16_t port, const std::string& path) {
   response.headers = raw.substr(0, split);
   response.body = raw.substr(split + 4);
   response.status = std::atoi(raw.c_str() + raw.find(' ') + 1);
+  return response;
+}
+
+}  // namespace
+
+Result<HttpResponse> http_get(std::uint16_t port, const std::string& path) {
+  return http_exchange(port, "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
+}
+
+Result<HttpResponse> http11_get(std::uint16_t port, std::size_t* chunks) {
+  auto response =
+      http_exchange(port, "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+  if (!response) return response;
+  if (response->headers.find("Transfer-Encoding: chunked") == std::string::npos) return response;
+  // size in hex, CRLF, data, CRLF; a zero size ends the body.
+  std::string body;
+  std::size_t at = 0;
+  std::size_t count = 0;
+  for (;;) {
+    const std::size_t eol = response->body.find("\r\n", at);
+    if (eol == std::string::npos) return Error{"chunked body cut short"};
+    const std::size_t size = std::strtoul(response->body.c_str() + at, nullptr, 16);
+    if (size == 0) break;
+    body.append(response->body, eol + 2, size);
+    at = eol + 2 + size + 2;
+    ++count;
+  }
+  response->body = std::move(body);
+  if (chunks != nullptr) *chunks = count;
   return response;
 }
 

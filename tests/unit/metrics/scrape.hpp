@@ -20,6 +20,9 @@ struct HttpResponse {
 
 // GET http://127.0.0.1:PORT/PATH with HTTP/1.0 (the server closes after the response).
 Result<HttpResponse> http_get(std::uint16_t port, const std::string& path = "/metrics");
+// The same as Prometheus asks: HTTP/1.1, with "Connection: close". A chunked body is decoded
+// (its chunk count in `chunks`); the headers are kept as sent.
+Result<HttpResponse> http11_get(std::uint16_t port, std::size_t* chunks = nullptr);
 
 // Sample lines of an exposition, keyed as printed: `name{a="1",b="2"}` (prometheus-cpp sorts
 // labels by name) or `name` without labels.
