@@ -15,7 +15,7 @@ FROM debian:bookworm-slim AS build
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       g++ cmake ninja-build pkg-config \
-      libasio-dev prometheus-cpp-dev libyaml-cpp-dev libjemalloc-dev \
+      libasio-dev prometheus-cpp-dev libcivetweb-dev libyaml-cpp-dev libjemalloc-dev \
       libprotobuf-dev protobuf-compiler libsqlite3-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
@@ -44,11 +44,12 @@ LABEL org.opencontainers.image.title="ramguard" \
       org.opencontainers.image.revision="${REVISION}" \
       org.opencontainers.image.source="${SOURCE}" \
       org.opencontainers.image.base.name="debian:bookworm-slim"
-# The shared libraries the two programs load (Debian 12 names; libcivetweb1 and zlib1g come with
-# prometheus-cpp). The apt cache and lists go in the same layer.
+# The shared libraries the two programs load (Debian 12 names: civetweb serves /metrics,
+# prometheus-cpp's core keeps the daemon-wide metrics). The apt cache and lists go in the same
+# layer.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libprometheus-cpp-pull1.0 libprometheus-cpp-core1.0 libyaml-cpp0.7 \
+      libcivetweb1 libprometheus-cpp-core1.0 libyaml-cpp0.7 \
       libjemalloc2 libprotobuf32 libsqlite3-0 \
  && apt-get clean \
  && rm -rf /var/lib/apt/lists/* \

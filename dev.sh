@@ -15,7 +15,7 @@ ROOT=$PWD
 
 PACKAGES=(build-essential cmake ninja-build pkg-config ccache
   clang-14 libclang-rt-14-dev clang-format
-  libasio-dev prometheus-cpp-dev libyaml-cpp-dev libjemalloc-dev libprotobuf-dev protobuf-compiler
+  libasio-dev prometheus-cpp-dev libcivetweb-dev libyaml-cpp-dev libjemalloc-dev libprotobuf-dev protobuf-compiler
   libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev
   prometheus python3 python3-jsonschema socat curl util-linux
   podman mmdebstrap runc
