@@ -24,8 +24,8 @@ PACKAGES=(build-essential cmake ninja-build pkg-config ccache
 # Tests whose code runs on several threads: the metrics exporter (scraped by civetweb's
 # threads), the C++ client called from many threads, admission with 64 racing threads.
 TSAN_TARGETS=(metrics_test client_test admission_test)
-TSAN_TESTS='^(MetricsExporter|Client|AdmissionRace)\.'
-FUZZ_TARGETS=(procfs_parse_fuzz codec_fuzz config_fuzz)
+TSAN_TESTS='^(MetricsExporter|Exposition|Client|AdmissionRace)\.'
+FUZZ_TARGETS=(procfs_parse_fuzz codec_fuzz frame_fuzz config_fuzz)
 FUZZ_SECONDS=60
 
 install_packages() {
