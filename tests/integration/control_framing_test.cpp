@@ -1,7 +1,6 @@
 // The binary framing (FRAMING_PROTOBUF_DELIMITED) through the real daemon: libramguard offers it
 // and drives a run over it, a client that does not offer it keeps JSON lines, and a bad frame
 // after the switch gets an Error reply naming the problem before the connection is closed.
-#include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/util/delimited_message_util.h>
 #include <gtest/gtest.h>
@@ -27,24 +26,15 @@ std::string frame_of(const google::protobuf::Message& message) {
   return out;
 }
 
-// The next reply frame on the socket; nothing when the daemon closed the connection.
-std::optional<v1::Reply> read_frame(int fd) {
-  std::string buffer;
-  for (;;) {
-    google::protobuf::io::ArrayInputStream stream(buffer.data(), static_cast<int>(buffer.size()));
-    google::protobuf::io::CodedInputStream in(&stream);
-    std::uint32_t length = 0;
-    if (in.ReadVarint32(&length) && buffer.size() - in.CurrentPosition() >= length) {
-      v1::Reply reply;
-      if (!reply.ParseFromArray(buffer.data() + in.CurrentPosition(), static_cast<int>(length)))
-        throw std::runtime_error("the daemon sent a frame that is not a Reply");
-      return reply;
-    }
-    char chunk[65536];
-    const ssize_t n = ::recv(fd, chunk, sizeof chunk, 0);
-    if (n <= 0) return std::nullopt;
-    buffer.append(chunk, static_cast<std::size_t>(n));
-  }
+// The next reply frame on the connection; nothing when the daemon closed it. Read through the
+// Wire's buffer: a frame may arrive in the same read as the hello reply line before it.
+std::optional<v1::Reply> read_frame(Wire& wire) {
+  const auto payload = wire.read_frame_payload();
+  if (!payload) return std::nullopt;
+  v1::Reply reply;
+  if (!reply.ParseFromString(*payload))
+    throw std::runtime_error("the daemon sent a frame that is not a Reply");
+  return reply;
 }
 
 bool closed_by_daemon(int fd) {
@@ -112,7 +102,7 @@ TEST(ControlFraming, AfterTheSwitchBothDirectionsAreFramesAndABadFrameIsNamedThe
   const v1::Reply hello = parse_reply(wire.read_line());
   EXPECT_EQ(hello.request_id(), "h");
   EXPECT_EQ(hello.hello().framing(), v1::FRAMING_PROTOBUF_DELIMITED);
-  auto status = read_frame(wire.fd());
+  auto status = read_frame(wire);
   ASSERT_TRUE(status.has_value());
   EXPECT_EQ(status->request_id(), "s1");
   EXPECT_TRUE(status->has_status());
@@ -121,16 +111,16 @@ TEST(ControlFraming, AfterTheSwitchBothDirectionsAreFramesAndABadFrameIsNamedThe
   v1::Request old = status_request("v2");
   old.set_version(2);
   wire.send(frame_of(old));
-  auto refused = read_frame(wire.fd());
+  auto refused = read_frame(wire);
   ASSERT_TRUE(refused.has_value());
   EXPECT_EQ(refused->error().code(), v1::Error::UNSUPPORTED_VERSION);
   wire.send(frame_of(status_request("s2")));
-  ASSERT_TRUE(read_frame(wire.fd()).has_value());
+  ASSERT_TRUE(read_frame(wire).has_value());
 
   // A JSON line now is a frame of 123 bytes that is no Request: named, then the end.
   wire.send(std::string(R"({"version":1,"requestId":"late","status":{}})") + "\n" +
             std::string(100, ' '));
-  auto garbled = read_frame(wire.fd());
+  auto garbled = read_frame(wire);
   ASSERT_TRUE(garbled.has_value());
   EXPECT_EQ(garbled->error().code(), v1::Error::MALFORMED);
   EXPECT_NE(garbled->error().message().find("request frame of 123 bytes is not a binary "
@@ -146,7 +136,7 @@ TEST(ControlFraming, AGarbledOrOversizedFrameGetsItsErrorAndTheConnectionCloses)
     Wire wire(d->socket_path());
     ASSERT_EQ(wire.call(kOffer).hello().framing(), v1::FRAMING_PROTOBUF_DELIMITED);
     wire.send(std::string("\x03\x00\xff\xff", 4));  // a length, then an invalid tag
-    auto reply = read_frame(wire.fd());
+    auto reply = read_frame(wire);
     ASSERT_TRUE(reply.has_value());
     EXPECT_EQ(reply->error().code(), v1::Error::MALFORMED);
     EXPECT_NE(reply->error().message().find("not a binary ramguard.v1.Request"), std::string::npos)
@@ -163,7 +153,7 @@ TEST(ControlFraming, AGarbledOrOversizedFrameGetsItsErrorAndTheConnectionCloses)
       out.WriteVarint32(10 * 1024 * 1024);  // 10 MiB announced; the limit is 64 KiB
     }
     wire.send(header);
-    auto reply = read_frame(wire.fd());
+    auto reply = read_frame(wire);
     ASSERT_TRUE(reply.has_value());
     EXPECT_EQ(reply->error().code(), v1::Error::RESOURCE_EXHAUSTED);
     EXPECT_NE(reply->error().message().find("10485760 bytes exceeds the frame limit of 65536"),
@@ -178,7 +168,7 @@ TEST(ControlFraming, AGarbledOrOversizedFrameGetsItsErrorAndTheConnectionCloses)
     const std::string frame = frame_of(status_request("cut"));
     wire.send(frame.substr(0, frame.size() - 2));
     ::shutdown(wire.fd(), SHUT_WR);
-    auto reply = read_frame(wire.fd());
+    auto reply = read_frame(wire);
     ASSERT_TRUE(reply.has_value());
     EXPECT_NE(reply->error().message().find("truncated request frame"), std::string::npos)
         << reply->error().message();
@@ -212,13 +202,13 @@ TEST(ControlFraming, OnTheTcpListenerEveryFrameStillNeedsTheToken) {
                 R"(","hello":{"acceptFramings":["FRAMING_PROTOBUF_DELIMITED"]}})");
   ASSERT_EQ(hello.hello().framing(), v1::FRAMING_PROTOBUF_DELIMITED);
   wire.send(frame_of(status_request("no-token")));
-  auto refused = read_frame(wire.fd());
+  auto refused = read_frame(wire);
   ASSERT_TRUE(refused.has_value());
   EXPECT_EQ(refused->error().code(), v1::Error::PERMISSION_DENIED);
   v1::Request with_token = status_request("with-token");
   with_token.set_token(token);
   wire.send(frame_of(with_token));
-  auto served = read_frame(wire.fd());
+  auto served = read_frame(wire);
   ASSERT_TRUE(served.has_value());
   EXPECT_EQ(served->request_id(), "with-token");
   EXPECT_TRUE(served->has_status());

@@ -4,6 +4,7 @@
 // JSON lines in and out, no client library in between.
 
 #include <arpa/inet.h>
+#include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/util/json_util.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -12,6 +13,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -83,6 +85,28 @@ class Wire {
       char chunk[65536];
       const ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
       if (n <= 0) return {};
+      buffer_.append(chunk, static_cast<std::size_t>(n));
+    }
+  }
+  // The next length-delimited frame's payload (the binary framing); nothing when the peer
+  // closed or timed out. It shares read_line's buffer: bytes read past a line (the frame the
+  // daemon wrote right after its hello reply) are not lost.
+  std::optional<std::string> read_frame_payload() {
+    for (;;) {
+      google::protobuf::io::CodedInputStream in(
+          reinterpret_cast<const std::uint8_t*>(buffer_.data()), static_cast<int>(buffer_.size()));
+      std::uint32_t length = 0;
+      if (in.ReadVarint32(&length)) {
+        const auto header = static_cast<std::size_t>(in.CurrentPosition());
+        if (buffer_.size() - header >= length) {
+          std::string payload = buffer_.substr(header, length);
+          buffer_.erase(0, header + length);
+          return payload;
+        }
+      }
+      char chunk[65536];
+      const ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
+      if (n <= 0) return std::nullopt;
       buffer_.append(chunk, static_cast<std::size_t>(n));
     }
   }
