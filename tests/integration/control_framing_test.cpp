@@ -181,18 +181,7 @@ TEST(ControlFraming, OnTheTcpListenerEveryFrameStillNeedsTheToken) {
   const auto dir = make_temp_dir("framing-token");
   const std::string token = "s3cret-token-0123456789abcdef";
   std::ofstream(dir / "token") << token << "\n";
-  std::uint16_t port = 0;
-  {  // a free loopback port, as control_security_test picks one
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof addr;
-    ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-    ::close(fd);
-    port = ntohs(addr.sin_port);
-  }
+  const std::uint16_t port = free_loopback_port();
   auto d = Daemon::with_config(
       "control:\n  tcp:\n    enabled: true\n    listen: \"127.0.0.1:" + std::to_string(port) +
       "\"\n    token_file: \"" + (dir / "token").string() + "\"\n");

@@ -174,18 +174,6 @@ std::set<std::string> tcp_listeners(pid_t pid) {
   return listeners;
 }
 
-std::uint16_t free_tcp_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
 TEST(ControlSecurity, TcpListenerIsOffByDefault) {
   auto d = Daemon::with_args({});
   const auto listeners = tcp_listeners(d->pid());
@@ -197,7 +185,7 @@ TEST(ControlSecurity, TcpListenerRequiresTheToken) {
   const auto dir = make_temp_dir("token");
   const std::string token = "s3cret-token-0123456789abcdef";
   std::ofstream(dir / "token") << token << "\n";
-  const std::uint16_t port = free_tcp_port();
+  const std::uint16_t port = free_loopback_port();
   auto d = Daemon::with_config(
       "control:\n  tcp:\n    enabled: true\n    listen: \"127.0.0.1:" + std::to_string(port) +
       "\"\n    token_file: \"" + (dir / "token").string() + "\"\n");

@@ -58,6 +58,21 @@ std::filesystem::path make_temp_dir(const std::string& tag) {
   return templ;
 }
 
+std::uint16_t free_loopback_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    if (fd >= 0) ::close(fd);
+    throw std::runtime_error("no free loopback port");
+  }
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
 bool eventually(const std::function<bool()>& predicate, std::chrono::milliseconds timeout,
                 std::chrono::milliseconds step) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;

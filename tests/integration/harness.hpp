@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -20,6 +21,8 @@ namespace ramguard::testing {
 using namespace std::chrono_literals;
 
 std::filesystem::path make_temp_dir(const std::string& tag);
+// A loopback TCP port free at the time of the call (bound to port 0, then released).
+std::uint16_t free_loopback_port();
 
 // A running ramguardd. Its stderr (logfmt) is captured line by line.
 class Daemon {
