@@ -201,7 +201,6 @@ void MetricsExporter::remove_readings(TargetState& state) {
   }
   targets_->remove_metric(state, TargetFamily::kSwapBytes);
   targets_->remove_metric(state, TargetFamily::kLastReadingTimestampSeconds);
-  state.rss = state.anon = state.file = state.shmem = state.last_reading = nullptr;
 }
 
 void MetricsExporter::set_degraded(TargetState& state, const std::string& reason) {
@@ -241,43 +240,36 @@ void MetricsExporter::set_reading(TargetState& t, const MemoryReading& reading) 
     targets_->metric(t, TargetFamily::kUp) = 1;
     if (t.degraded_reason == "unreadable") set_degraded(t, "");
   }
-  if (t.rss == nullptr) {
-    t.rss = &targets_->metric(t, TargetFamily::kRssBytes);
-    t.anon = &targets_->metric(t, TargetFamily::kMemoryBytes, {{"kind", "anon"}});
-    t.file = &targets_->metric(t, TargetFamily::kMemoryBytes, {{"kind", "file"}});
-    t.shmem = &targets_->metric(t, TargetFamily::kMemoryBytes, {{"kind", "shmem"}});
-    t.last_reading = &targets_->metric(t, TargetFamily::kLastReadingTimestampSeconds);
-  }
-  *t.rss = bytes(reading.rss_bytes);
-  *t.anon = bytes(reading.anon_bytes);
+  TargetSeries::hot(t, HotSeries::kRss) = bytes(reading.rss_bytes);
+  TargetSeries::hot(t, HotSeries::kAnon) = bytes(reading.anon_bytes);
+  double& file = TargetSeries::hot(t, HotSeries::kFile);
   if (reading.source == ReadingSource::kMark) {
     t.last_shmem_bytes = reading.shmem_bytes;
-    *t.file = bytes(reading.file_bytes);
-    targets_->metric(t, TargetFamily::kSwapBytes) = bytes(reading.swap_bytes);
+    file = bytes(reading.file_bytes);
+    TargetSeries::hot(t, HotSeries::kSwap) = bytes(reading.swap_bytes);
   } else {
     // statm's shared pages are file + shmem: split with the shmem of the last mark, so the
     // three kinds still add up to RSS.
     const std::uint64_t shmem = std::min(t.last_shmem_bytes, reading.file_bytes);
-    *t.file = bytes(reading.file_bytes - shmem);
+    file = bytes(reading.file_bytes - shmem);
   }
-  *t.shmem = bytes(reading.source == ReadingSource::kMark
-                       ? reading.shmem_bytes
-                       : std::min(t.last_shmem_bytes, reading.file_bytes));
-  *t.last_reading = std::chrono::duration<double>(reading.at.wall).count();
+  TargetSeries::hot(t, HotSeries::kShmem) = bytes(
+      reading.source == ReadingSource::kMark ? reading.shmem_bytes
+                                             : std::min(t.last_shmem_bytes, reading.file_bytes));
+  TargetSeries::hot(t, HotSeries::kLastReading) =
+      std::chrono::duration<double>(reading.at.wall).count();
 }
 
 void MetricsExporter::set_peak(TargetState& t, std::uint64_t peak_bytes, bool exact) {
   const double peak = bytes(peak_bytes);
-  if (t.peak == nullptr) {
-    t.peak = &targets_->metric(t, TargetFamily::kPeakBytes);
-    t.peak_exact = &targets_->metric(t, TargetFamily::kPeakExact);
-  }
+  double& peak_gauge = TargetSeries::hot(t, HotSeries::kPeak);
+  double& exact_gauge = TargetSeries::hot(t, HotSeries::kPeakExact);
   if (peak > t.peak_bytes) {
     t.peak_bytes = peak;
-    *t.peak = peak;
-    *t.peak_exact = exact ? 1 : 0;
+    peak_gauge = peak;
+    exact_gauge = exact ? 1 : 0;
   } else if (peak == t.peak_bytes && exact) {
-    *t.peak_exact = 1;  // the same peak, now confirmed by the high-water mark
+    exact_gauge = 1;  // the same peak, now confirmed by the high-water mark
   }
 }
 

@@ -4,6 +4,24 @@
 #include <cmath>
 
 namespace ramguard::exposition {
+namespace {
+
+// Backslash and newline as \\ and \n; a double quote as \" too inside a label value.
+void append_escaped(std::string& out, std::string_view text, bool quote) {
+  for (const char c : text) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (quote && c == '"') {
+      out += "\\\"";
+    } else {
+      out += c;
+    }
+  }
+}
+
+}  // namespace
 
 std::string render_labels(const std::map<std::string, std::string>& labels) {
   std::string out;
@@ -11,17 +29,7 @@ std::string render_labels(const std::map<std::string, std::string>& labels) {
     if (!out.empty()) out += ',';
     out += name;
     out += "=\"";
-    for (const char c : value) {
-      if (c == '\\') {
-        out += "\\\\";
-      } else if (c == '"') {
-        out += "\\\"";
-      } else if (c == '\n') {
-        out += "\\n";
-      } else {
-        out += c;
-      }
-    }
+    append_escaped(out, value, true);
     out += '"';
   }
   return out;
@@ -32,15 +40,7 @@ void append_header(std::string& out, std::string_view name, std::string_view hel
   out += "# HELP ";
   out += name;
   out += ' ';
-  for (const char c : help) {  // help text escapes only backslash and newline
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
-    }
-  }
+  append_escaped(out, help, false);  // help text escapes only backslash and newline
   out += "\n# TYPE ";
   out += name;
   out += ' ';

@@ -116,14 +116,17 @@ std::string TargetSeries::series_labels(const TargetState& target, const Labels&
   return exposition::render_labels(all);
 }
 
-double& TargetSeries::metric(TargetState& target, TargetFamily family, const Labels& extra) {
-  if (const auto slot = hot_slot(family, extra)) {
-    if ((target.hot_present & bit(*slot)) == 0) {
-      target.hot_present |= bit(*slot);
-      target.hot[*slot] = 0;
-    }
-    return target.hot[*slot];
+double& TargetSeries::hot(TargetState& target, HotSeries series) {
+  const auto slot = static_cast<std::size_t>(series);
+  if ((target.hot_present & bit(slot)) == 0) {
+    target.hot_present |= bit(slot);
+    target.hot[slot] = 0;
   }
+  return target.hot[slot];
+}
+
+double& TargetSeries::metric(TargetState& target, TargetFamily family, const Labels& extra) {
+  if (const auto slot = hot_slot(family, extra)) return hot(target, static_cast<HotSeries>(*slot));
   std::string labels = series_labels(target, extra);
   for (TargetState::Series& s : target.series) {
     if (s.family == family && s.labels == labels) return s.value;
@@ -159,8 +162,6 @@ std::string TargetSeries::bounded_value(TargetState& target, std::string_view la
 void TargetSeries::remove_all(TargetState& target) {
   target.hot_present = 0;
   target.series.clear();
-  target.rss = target.anon = target.file = target.shmem = target.last_reading = nullptr;
-  target.peak = target.peak_exact = nullptr;
   if (target.retired_at) --retired_;
 }
 

@@ -63,15 +63,7 @@ struct TargetState {
   std::string job_labels;  // rendered: ramguard_job="..."
   std::string run_labels;  // rendered: run_id="..." (empty for a job's admissions)
   std::array<double, kHotSeriesCount> hot{};
-  std::uint16_t hot_present = 0;  // bit per HotSeries
-  // Hot path: set by every reading; null while the target has no current reading.
-  double* rss = nullptr;
-  double* anon = nullptr;
-  double* file = nullptr;
-  double* shmem = nullptr;
-  double* last_reading = nullptr;
-  double* peak = nullptr;
-  double* peak_exact = nullptr;
+  std::uint16_t hot_present = 0;       // bit per HotSeries
   std::uint64_t last_shmem_bytes = 0;  // from the last mark reading
   double peak_bytes = -1;
   bool state_series = false;  // up, exited, degraded and verdict_active exist
@@ -109,6 +101,8 @@ class TargetSeries {
   // use. The reference of an inline series (HotSeries) stays valid until the series is
   // removed; any other only until the target's next new series.
   double& metric(TargetState& target, TargetFamily family, const Labels& extra = {});
+  // The same for an inline series, without looking it up: the periodic path.
+  static double& hot(TargetState& target, HotSeries series);
   // Removes one series of the target (e.g. a reading gauge once the process is gone).
   void remove_metric(TargetState& target, TargetFamily family, const Labels& extra = {});
 
