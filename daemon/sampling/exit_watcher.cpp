@@ -1,14 +1,17 @@
 #include "sampling/exit_watcher.hpp"
 
+#include <sys/epoll.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <asio/posix/stream_descriptor.hpp>
+#include <algorithm>
 #include <asio/post.hpp>
 #include <asio/steady_timer.hpp>
 #include <cerrno>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "common/log.hpp"
 #include "procfs/cgroup.hpp"
@@ -22,20 +25,31 @@
 
 namespace ramguard {
 
-// One watched PID: one pidfd, however many owners.
+// One watched PID: one pidfd in the watcher's epoll set, however many owners. Kept small: a
+// node may watch a thousand PIDs, and asio's per-descriptor state alone would be ~1 KiB each.
 struct ExitWatcher::Entry {
-  Entry(asio::io_context& io, int fd) : pidfd(io, fd), status_timer(io) {}
-  asio::posix::stream_descriptor pidfd;
-  asio::steady_timer status_timer;  // the wait for the proc connector's message
+  UniqueFd pidfd;
+  std::unique_ptr<asio::steady_timer> status_timer;  // only while the exit status is awaited
   pid_t pid = 0;
-  std::map<WatchId, OnExit> callbacks;
+  std::uint32_t serial = 0;  // tells this entry's epoll events from a former entry's of the PID
+  std::vector<std::pair<WatchId, OnExit>> callbacks;
   OomEvidence oom;
-  std::filesystem::path oom_file;
   bool awaiting_status = false;  // exited; the connector's message is not read yet
   bool done = false;             // completed or cancelled: a late completion must do nothing
+
+  void stop() {
+    done = true;
+    awaiting_status = false;
+    if (status_timer) status_timer->cancel();
+    pidfd.reset();  // the only reference to the pidfd's file: this also leaves the epoll set
+  }
 };
 
 namespace {
+
+std::uint64_t epoll_key(pid_t pid, std::uint32_t serial) {
+  return (std::uint64_t{serial} << 32) | static_cast<std::uint32_t>(pid);
+}
 
 // The exit status of one of our own children, without reaping it; nullopt for non-children.
 std::optional<ExitInfo> peek_child_status(int pidfd) {
@@ -62,7 +76,12 @@ ExitWatcher::ExitWatcher(asio::io_context& io, std::filesystem::path proc_root,
                                          .cgroup_root = std::move(cgroup_root)}) {}
 
 ExitWatcher::ExitWatcher(asio::io_context& io, ExitWatcherOptions options)
-    : io_(io), options_(std::move(options)) {
+    : io_(io), options_(std::move(options)), epoll_(io) {
+  if (const int fd = ::epoll_create1(EPOLL_CLOEXEC); fd >= 0) {
+    epoll_.assign(fd);
+  } else {
+    epoll_problem_ = "epoll_create1: " + errno_text(errno);
+  }
   if (!options_.proc_connector) {
     proc_events_problem_ = "the proc connector is switched off";
     return;
@@ -83,12 +102,9 @@ ExitWatcher::ExitWatcher(asio::io_context& io, ExitWatcherOptions options)
 
 ExitWatcher::~ExitWatcher() {
   *alive_ = false;
-  for (auto& [pid, entry] : entries_) {
-    entry->done = true;
-    entry->status_timer.cancel();
-    asio::error_code ignored;
-    entry->pidfd.close(ignored);
-  }
+  for (auto& [pid, entry] : entries_) entry->stop();
+  asio::error_code ignored;
+  epoll_.close(ignored);
 }
 
 std::size_t ExitWatcher::watches(pid_t pid) const {
@@ -99,9 +115,10 @@ std::size_t ExitWatcher::watches(pid_t pid) const {
 Result<ExitWatcher::WatchId> ExitWatcher::watch(pid_t pid, OnExit on_exit) {
   const std::string who = "cannot watch PID " + std::to_string(pid) + " for exit";
   if (pid <= 0) return Error{who + ": not a valid process id"};
+  if (!epoll_.is_open()) return Error{who + ": " + epoll_problem_};
   const WatchId id = next_id_++;
   if (auto it = entries_.find(pid); it != entries_.end()) {  // another owner: share the pidfd
-    it->second->callbacks[id] = std::move(on_exit);
+    it->second->callbacks.emplace_back(id, std::move(on_exit));
     owners_[id] = pid;
     return id;
   }
@@ -112,26 +129,65 @@ Result<ExitWatcher::WatchId> ExitWatcher::watch(pid_t pid, OnExit on_exit) {
     if (err == ESRCH) return Error{who + ": no such process"};
     return Error{who + ": pidfd_open: " + errno_text(err)};
   }
-  auto entry = std::make_shared<Entry>(io_, fd.release());
+  auto entry = std::make_shared<Entry>();
   entry->pid = pid;
-  entry->callbacks[id] = std::move(on_exit);
+  entry->serial = next_serial_++;
+  // One-shot: an exited pidfd stays readable, and one wake-up is all an exit needs.
+  epoll_event event{};
+  event.events = EPOLLIN | EPOLLONESHOT;
+  event.data.u64 = epoll_key(pid, entry->serial);
+  if (::epoll_ctl(epoll_.native_handle(), EPOLL_CTL_ADD, fd.get(), &event) != 0) {
+    return Error{who + ": epoll_ctl: " + errno_text(errno)};
+  }
+  entry->pidfd = std::move(fd);
+  entry->callbacks.emplace_back(id, std::move(on_exit));
   // The cgroup must be found now: after the exit /proc/PID/cgroup is gone.
   if (auto file = find_oom_counter(options_.proc_root, pid, options_.cgroup_root); file) {
-    entry->oom_file = *file;
     entry->oom.cgroup_file = file->string();
     if (auto n = read_oom_kill_count(*file); n) entry->oom.before = *n;
   } else {
     entry->oom.problem = file.error().message;
   }
   if (proc_events_) proc_events_->keep(pid);
-  entries_[pid] = entry;
+  entries_[pid] = std::move(entry);
   owners_[id] = pid;
-  entry->pidfd.async_wait(asio::posix::stream_descriptor::wait_read,
-                          [this, entry](const asio::error_code& ec) {
-                            if (entry->done || ec) return;  // cancelled, or watcher gone
-                            on_ready(entry);
-                          });
+  if (waits_pending_ == 0) wait_for_exits();
   return id;
+}
+
+void ExitWatcher::wait_for_exits() {
+  ++waits_pending_;
+  epoll_.async_wait(asio::posix::stream_descriptor::wait_read,
+                    [this, alive = alive_](const asio::error_code& ec) {
+                      if (!*alive) return;
+                      --waits_pending_;
+                      // Re-armed before reading, so an exit that lands meanwhile is not missed
+                      // (asio waits for the next edge of the epoll descriptor).
+                      if (!entries_.empty() && waits_pending_ == 0) wait_for_exits();
+                      if (!ec) read_exits();
+                    });
+}
+
+void ExitWatcher::read_exits() {
+  constexpr int kBatch = 64;
+  epoll_event events[kBatch];
+  for (;;) {
+    const int n = ::epoll_wait(epoll_.native_handle(), events, kBatch, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      log::error("exit.epoll_wait_failed", {{"error", errno_text(errno)}});
+      return;
+    }
+    for (int i = 0; i < n; ++i) {
+      const auto pid = static_cast<pid_t>(events[i].data.u64 & 0xffffffffU);
+      const auto serial = static_cast<std::uint32_t>(events[i].data.u64 >> 32);
+      // An earlier callback in this batch may have cancelled or replaced the watch.
+      auto it = entries_.find(pid);
+      if (it == entries_.end() || it->second->serial != serial || it->second->done) continue;
+      on_ready(std::shared_ptr<Entry>(it->second));
+    }
+    if (n < kBatch) return;
+  }
 }
 
 Result<ExitWatcher::WatchId> ExitWatcher::watch(const TargetId& target, OnExit on_exit) {
@@ -155,18 +211,23 @@ void ExitWatcher::cancel(WatchId id) {
   auto it = entries_.find(pid);
   if (it == entries_.end()) return;
   Entry& entry = *it->second;
-  entry.callbacks.erase(id);
+  std::erase_if(entry.callbacks, [id](const auto& callback) { return callback.first == id; });
   if (!entry.callbacks.empty()) return;  // other owners still watch
-  entry.done = true;
-  entry.status_timer.cancel();
-  asio::error_code ignored;
-  entry.pidfd.close(ignored);
+  entry.stop();
+  erase(it);
+}
+
+void ExitWatcher::erase(std::map<pid_t, std::shared_ptr<Entry>>::iterator it) {
+  if (proc_events_) proc_events_->forget(it->first);
   entries_.erase(it);
-  if (proc_events_) proc_events_->forget(pid);
+  if (entries_.empty()) {  // nothing to wait for: the loop may run out of work
+    asio::error_code ignored;
+    epoll_.cancel(ignored);
+  }
 }
 
 void ExitWatcher::on_ready(const std::shared_ptr<Entry>& entry) {
-  if (auto child = peek_child_status(entry->pidfd.native_handle())) {
+  if (auto child = peek_child_status(entry->pidfd.get())) {
     complete(entry, *child);
     return;
   }
@@ -180,8 +241,8 @@ void ExitWatcher::on_ready(const std::shared_ptr<Entry>& entry) {
   }
   // The exit is certain, its message not read yet: wait briefly, never blocking the loop.
   entry->awaiting_status = true;
-  entry->status_timer.expires_after(options_.status_wait);
-  entry->status_timer.async_wait([this, entry, alive = alive_](const asio::error_code& ec) {
+  entry->status_timer = std::make_unique<asio::steady_timer>(io_, options_.status_wait);
+  entry->status_timer->async_wait([this, entry, alive = alive_](const asio::error_code& ec) {
     if (!*alive || ec || entry->done) return;
     log::debug("exit.status_not_received",
                {{"pid", entry->pid}, {"waited_ms", options_.status_wait.count()}});
@@ -196,31 +257,24 @@ void ExitWatcher::on_status(pid_t pid, int wait_status) {
   if (it == entries_.end() || !it->second->awaiting_status) return;
   auto entry = it->second;
   entry->awaiting_status = false;
-  entry->status_timer.cancel();
+  entry->status_timer->cancel();
   asio::post(io_, [this, entry, wait_status, alive = alive_] {
     if (*alive && !entry->done) complete(entry, exit_info_from_wait_status(wait_status));
   });
 }
 
 void ExitWatcher::complete(const std::shared_ptr<Entry>& entry, ExitInfo info) {
-  entry->done = true;
-  entry->awaiting_status = false;
-  entry->status_timer.cancel();
+  entry->stop();
   if (entry->oom.before) {
-    if (auto n = read_oom_kill_count(entry->oom_file); n) {
+    if (auto n = read_oom_kill_count(entry->oom.cgroup_file); n) {
       entry->oom.after = *n;
     } else {
       entry->oom.problem = n.error().message;
     }
   }
   describe_exit(info, entry->pid, entry->oom);
-  asio::error_code ignored;
-  entry->pidfd.close(ignored);
   auto it = entries_.find(entry->pid);
-  if (it != entries_.end() && it->second == entry) {
-    entries_.erase(it);
-    if (proc_events_) proc_events_->forget(entry->pid);
-  }
+  if (it != entries_.end() && it->second == entry) erase(it);
   // Last: a callback may watch or cancel other PIDs, this PID again, or a sibling's watch
   // (which is then not called).
   auto callbacks = std::move(entry->callbacks);

@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <memory>
 #include <optional>
+#include <vector>
 
 #include "procfs/proc_fs.hpp"
 #include "unit/procfs/fake_proc.hpp"
@@ -245,6 +247,67 @@ TEST(ExitWatcher, CancelSuppressesTheCallback) {
   ::kill(child.pid(), SIGKILL);
   io.run_for(std::chrono::milliseconds(200));
   EXPECT_FALSE(called);
+  child.reap();
+}
+
+// All watched PIDs share one epoll set, read 64 events at a time: a hundred exits at once
+// reach every owner exactly once, and a cancelled watch among them stays silent.
+TEST(ExitWatcher, MoreExitsAtOnceThanOneBatchEachReachTheirOwnerOnce) {
+  asio::io_context io;
+  ExitWatcher watcher(io);
+  constexpr int kChildren = 100;
+  std::vector<std::unique_ptr<TestChild>> children;
+  std::vector<int> calls(kChildren, 0);
+  std::vector<ExitWatcher::WatchId> ids;
+  for (int i = 0; i < kChildren; ++i) {
+    children.push_back(std::make_unique<TestChild>());
+    ASSERT_TRUE(children.back()->hold(0));
+    auto id = watcher.watch(children.back()->pid(), [&calls, i](ExitInfo) { ++calls[i]; });
+    ASSERT_TRUE(id.ok()) << id.error().message;
+    ids.push_back(*id);
+  }
+  watcher.cancel(ids[7]);
+  for (auto& child : children) ASSERT_EQ(::kill(child->pid(), SIGKILL), 0);
+  ASSERT_TRUE(run_until(
+      io, [&] { return watcher.size() == 0; }, std::chrono::seconds(10)));
+  io.run_for(std::chrono::milliseconds(100));  // a second call would come now
+  for (int i = 0; i < kChildren; ++i) EXPECT_EQ(calls[i], i == 7 ? 0 : 1) << "child " << i;
+  for (auto& child : children) child->reap();
+}
+
+// The last cancel stops the wait on the epoll set (so a loop can run out of work); a watch
+// made before that stopped wait has run must still hear its exit.
+TEST(ExitWatcher, AWatchRightAfterTheLastCancelStillHearsTheExit) {
+  asio::io_context io;
+  ExitWatcher watcher(io);
+  TestChild first;
+  TestChild second;
+  ASSERT_TRUE(first.hold(0));
+  ASSERT_TRUE(second.hold(0));
+  auto id = watcher.watch(first.pid(), [](ExitInfo) {});
+  ASSERT_TRUE(id.ok());
+  watcher.cancel(*id);
+  std::optional<ExitInfo> got;
+  ASSERT_TRUE(watcher.watch(second.pid(), [&](ExitInfo info) { got = std::move(info); }).ok());
+  ASSERT_TRUE(second.exit_with(5));
+  ASSERT_TRUE(run_until(
+      io, [&] { return got.has_value(); }, std::chrono::seconds(5)));
+  EXPECT_EQ(got->exit_code, 5);
+  second.reap();
+}
+
+// With nothing watched, the watcher leaves the loop no work: run() returns. (The proc
+// connector, when open, always has a read pending, so it is off here.)
+TEST(ExitWatcher, NothingWatchedLeavesTheLoopNoWork) {
+  asio::io_context io;
+  ExitWatcher watcher(io, ExitWatcherOptions{.proc_connector = false});
+  TestChild child;
+  ASSERT_TRUE(child.hold(0));
+  bool called = false;
+  ASSERT_TRUE(watcher.watch(child.pid(), [&](ExitInfo) { called = true; }).ok());
+  ASSERT_TRUE(child.exit_with(0));
+  io.run();  // returns only once the exit is heard and no wait is left
+  EXPECT_TRUE(called);
   child.reap();
 }
 
