@@ -14,6 +14,7 @@
 #include "metrics/http_server.hpp"
 #include "metrics/listen_address.hpp"
 #include "metrics/self_stats.hpp"
+#include "metrics/target_scrape.hpp"
 #include "metrics/target_series.hpp"
 #include "runs/watch_list.hpp"
 
@@ -102,14 +103,16 @@ void MetricsExporter::render(std::string& out,
   std::ostringstream globals;
   prometheus::TextSerializer().Serialize(globals, registry_->Collect());
   out += globals.view();
-  // One family at a time under the lock; what is written goes out between families, never
-  // while the lock is held (a slow reader must not stall sampling).
+  // The targets' series are copied under the lock, then written and sent without it (a slow
+  // reader must not stall sampling).
+  TargetScrape scrape;
+  {
+    std::lock_guard lock(mutex_);
+    targets_->copy_to(scrape);
+  }
   constexpr std::size_t kFlushBytes = 64 * 1024;
   for (std::size_t f = 0; f < kTargetFamilyCount; ++f) {
-    {
-      std::lock_guard lock(mutex_);
-      targets_->write_family(static_cast<TargetFamily>(f), out);
-    }
+    scrape.write_family(static_cast<TargetFamily>(f), out);
     if (out.size() >= kFlushBytes) flush(out);
   }
 }

@@ -1,7 +1,9 @@
 #include "metrics/exposition.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 
 namespace ramguard::exposition {
 namespace {
@@ -49,27 +51,45 @@ void append_header(std::string& out, std::string_view name, std::string_view hel
 }
 
 void append_sample(std::string& out, std::string_view name, std::string_view labels, double value) {
-  out += name;
-  if (!labels.empty()) {
-    out += '{';
-    out += labels;
-    out += '}';
+  append_line(out, name, {labels}, value);
+}
+
+void append_line(std::string& out, std::string_view name,
+                 std::initializer_list<std::string_view> label_parts, double value) {
+  std::size_t labels_size = 0;
+  for (const std::string_view part : label_parts) labels_size += part.size();
+  // Room made once, then filled: a scrape writes ~12,000 lines at a thousand targets, and a
+  // capacity check and a call per piece were half of its time.
+  const std::size_t start = out.size();
+  out.resize(start + name.size() + labels_size + 3 + kMaxValueChars + 1);
+  char* at = out.data() + start;
+  at = std::copy(name.begin(), name.end(), at);
+  if (labels_size != 0) {
+    *at++ = '{';
+    for (const std::string_view part : label_parts) at = std::copy(part.begin(), part.end(), at);
+    *at++ = '}';
   }
-  out += ' ';
-  append_value(out, value);
+  *at++ = ' ';
+  at = write_value(at, value);
+  *at++ = '\n';
+  out.resize(static_cast<std::size_t>(at - out.data()));
 }
 
 void append_value(std::string& out, double value) {
-  if (std::isnan(value)) {
-    out += "NaN";
-  } else if (std::isinf(value)) {
-    out += value > 0 ? "+Inf" : "-Inf";
-  } else {
-    char text[32];
-    const auto written = std::to_chars(text, text + sizeof text, value);
-    out.append(text, written.ptr);
-  }
+  char text[kMaxValueChars];
+  out.append(text, write_value(text, value));
   out += '\n';
+}
+
+char* write_value(char* at, double value) {
+  if (std::isnan(value)) return std::copy_n("NaN", 3, at);
+  if (std::isinf(value)) return std::copy_n(value > 0 ? "+Inf" : "-Inf", 4, at);
+  // Whole numbers (byte counts, mostly) in plain digits: faster than the shortest double form,
+  // and 1000000 rather than 1e+06. Exact below 2^53; -0 keeps its sign through the double form.
+  if (std::fabs(value) < 0x1p53 && value == std::trunc(value) && !std::signbit(value)) {
+    return std::to_chars(at, at + kMaxValueChars, static_cast<std::int64_t>(value)).ptr;
+  }
+  return std::to_chars(at, at + kMaxValueChars, value).ptr;
 }
 
 }  // namespace ramguard::exposition

@@ -4,20 +4,12 @@
 #include <optional>
 
 #include "metrics/exposition.hpp"
+#include "metrics/target_scrape.hpp"
 
 namespace ramguard {
 namespace {
 
-// Each inline series: its family and its own label, if any. "kind" sorts before ramguard_job,
-// "reason" between ramguard_job and run_id: labels stay in name order, as parsers expect.
-struct HotInfo {
-  TargetFamily family;
-  const char* label;  // nullptr: none
-  const char* value;
-  bool before_job;       // the label sorts before ramguard_job; otherwise between it and run_id
-  const char* rendered;  // as written: `kind="anon",` before, `,reason="unreadable"` after
-};
-constexpr std::array<HotInfo, kHotSeriesCount> kHot = {{
+constexpr std::array<HotSeriesInfo, kHotSeriesCount> kHot = {{
     {TargetFamily::kRssBytes, nullptr, nullptr, false, ""},
     {TargetFamily::kMemoryBytes, "kind", "anon", true, "kind=\"anon\","},
     {TargetFamily::kMemoryBytes, "kind", "file", true, "kind=\"file\","},
@@ -35,7 +27,7 @@ constexpr std::array<HotInfo, kHotSeriesCount> kHot = {{
 std::optional<std::size_t> hot_slot(TargetFamily family, const Labels& extra) {
   if (extra.size() > 1) return std::nullopt;
   for (std::size_t i = 0; i < kHot.size(); ++i) {
-    const HotInfo& h = kHot[i];
+    const HotSeriesInfo& h = kHot[i];
     if (h.family != family) continue;
     if (h.label == nullptr ? extra.empty()
                            : (!extra.empty() && extra.begin()->first == h.label &&
@@ -59,6 +51,10 @@ void set_label_parts(TargetState& t) {
 }
 
 }  // namespace
+
+const HotSeriesInfo& hot_series_info(std::size_t slot) {
+  return kHot[slot];
+}
 
 TargetState& TargetSeries::target(std::string_view key, const Labels& labels) {
   auto it = targets_.find(key);
@@ -201,32 +197,9 @@ void TargetSeries::remove(std::string_view key) {
   targets_.erase(it);
 }
 
-void TargetSeries::write_family(TargetFamily family, std::string& out) const {
-  const TargetFamilyInfo& about = info(family);
-  exposition::append_header(out, about.name, about.help, about.counter ? "counter" : "gauge");
-  // This family's inline series: consecutive in kHot.
-  std::size_t first = 0;
-  while (first < kHot.size() && kHot[first].family != family) ++first;
-  std::size_t last = first;
-  while (last < kHot.size() && kHot[last].family == family) ++last;
-  for (const auto& [key, t] : targets_) {
-    for (std::size_t slot = first; slot < last; ++slot) {
-      if ((t.hot_present & bit(slot)) == 0) continue;
-      const HotInfo& h = kHot[slot];
-      // Written in place, labels in name order: the bulk of every scrape.
-      out += about.name;
-      out += '{';
-      if (h.before_job) out += h.rendered;
-      out += t.job_labels;
-      if (!h.before_job) out += h.rendered;
-      if (!t.run_labels.empty()) (out += ',') += t.run_labels;
-      out += "} ";
-      exposition::append_value(out, t.hot[slot]);
-    }
-    for (const TargetState::Series& s : t.series) {
-      if (s.family == family) exposition::append_sample(out, about.name, s.labels, s.value);
-    }
-  }
+void TargetSeries::copy_to(TargetScrape& scrape) const {
+  scrape.clear();
+  for (const auto& [key, t] : targets_) scrape.add(t);
 }
 
 }  // namespace ramguard

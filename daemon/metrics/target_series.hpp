@@ -58,6 +58,19 @@ enum class HotSeries : std::uint8_t {
 inline constexpr std::size_t kHotSeriesCount =
     static_cast<std::size_t>(HotSeries::kDegradedHwmResetDenied) + 1;
 
+// Each inline series: its family and its own label, if any. "kind" sorts before ramguard_job,
+// "reason" between ramguard_job and run_id: labels stay in name order, as parsers expect.
+struct HotSeriesInfo {
+  TargetFamily family;
+  const char* label;  // nullptr: none
+  const char* value;
+  bool before_job;       // the label sorts before ramguard_job; otherwise between it and run_id
+  const char* rendered;  // as written: `kind="anon",` before, `,reason="unreadable"` after
+};
+const HotSeriesInfo& hot_series_info(std::size_t slot);  // slot: a HotSeries as an index
+
+class TargetScrape;
+
 struct TargetState {
   Labels labels;           // ramguard_job, and run_id for a run
   std::string job_labels;  // rendered: ramguard_job="..."
@@ -122,8 +135,8 @@ class TargetSeries {
   std::size_t target_count() const { return targets_.size(); }
   bool has_target(std::string_view key) const { return targets_.find(key) != targets_.end(); }
 
-  // One family, with its HELP and TYPE even when it has no series, in the text format.
-  void write_family(TargetFamily family, std::string& out) const;
+  // Copies every target's series for one scrape (under the exporter's lock).
+  void copy_to(TargetScrape& scrape) const;
 
  private:
   struct Hash {

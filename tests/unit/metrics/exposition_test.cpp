@@ -31,6 +31,25 @@ TEST(Exposition, ValuesReadBackExactly) {
   EXPECT_EQ(out, "m 17179869184\nm{a=\"1\"} 1796151988.409693\nm -2.5\nm NaN\nm +Inf\nm -Inf\n");
 }
 
+// Whole numbers below 2^53 take the integer path: plain digits where the shortest double form
+// would say 1e+06. Above it, and for fractions and -0, the shortest double form.
+TEST(Exposition, WholeNumbersArePlainDigitsAndTheRestTheShortestForm) {
+  std::string out;
+  for (const double v :
+       {1e6, 0.0, -5.0, 9007199254740991.0, 9007199254740992.0, 1e300, -0.0, 0.1}) {
+    exposition::append_value(out, v);
+  }
+  EXPECT_EQ(out, "1000000\n0\n-5\n9007199254740991\n9007199254740992\n1e+300\n-0\n0.1\n");
+}
+
+// A label set given in pieces is joined in order; with no labels, no braces.
+TEST(Exposition, ALineJoinsItsLabelPiecesInOrder) {
+  std::string out;
+  exposition::append_line(out, "m", {"kind=\"anon\",", "job=\"j\"", "", ",run_id=\"r\""}, 3);
+  exposition::append_line(out, "m", {"", ""}, 4);
+  EXPECT_EQ(out, "m{kind=\"anon\",job=\"j\",run_id=\"r\"} 3\nm 4\n");
+}
+
 TEST(Exposition, HelpTextEscapesBackslashAndNewline) {
   std::string out;
   exposition::append_header(out, "m", "a\\b\nc", "gauge");
