@@ -119,6 +119,7 @@ int run_daemon(Config config, const CommandLine& flags) {
   control::Dispatcher dispatcher(registry, admission, store.get(), procfs,
                                  control::dispatch_settings(config));
   dispatcher.set_metrics(metrics->get());
+  dispatcher.set_group_commit(true);  // the server below flushes before each reply
   control::ControlServer server(io, dispatcher, control::server_limits(config), RAMGUARD_VERSION);
   std::optional<gid_t> socket_group;
   if (!config.control.socket_group.empty()) {

@@ -353,7 +353,7 @@ Status Dispatcher::admit(const v1::AdmitRequest& in, const Caller& caller, v1::A
   out.set_estimate_source(d.estimate_source);
   out.set_reason(choice->detail.empty() ? d.reason : d.reason + "; estimate: " + choice->detail);
   out.set_lease_seconds(d.lease_seconds);
-  if (d.admitted) registry_.sync_reservations();
+  if (d.admitted) reservations_changed();
   if (metrics_ != nullptr) {
     metrics_->observe_admission(in.job().empty() ? "default" : in.job(), d.admitted,
                                 d.headroom_bytes);
@@ -376,9 +376,23 @@ Status Dispatcher::release(const v1::ReleaseRequest& in, const Caller& caller,
   auto released = admission_.release(in.reservation_id(), actor_of(caller));
   if (!released) return released.error();
   out.set_released_bytes(*released);
-  registry_.sync_reservations();
+  reservations_changed();
   if (metrics_ != nullptr) metrics_->set_reserved_bytes(admission_.reserved_bytes());
   return ok_status();
+}
+
+void Dispatcher::reservations_changed() {
+  if (group_commit_) {
+    reservations_dirty_ = true;
+  } else {
+    registry_.sync_reservations();
+  }
+}
+
+void Dispatcher::flush_writes() {
+  if (!reservations_dirty_) return;
+  reservations_dirty_ = false;
+  registry_.sync_reservations();  // one transaction for every change since the last flush
 }
 
 Status Dispatcher::status(const v1::StatusRequest& in, const Caller& caller, v1::StatusReply& out) {

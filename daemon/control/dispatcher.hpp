@@ -35,6 +35,11 @@ class Dispatcher final : public RequestHandler {
   void set_metrics(MetricsExporter* metrics) { metrics_ = metrics; }
 
   void handle(const v1::Request& request, const Peer& peer, v1::Reply& reply) override;
+  // With group commit on, admissions and releases leave the reservations' ledger write to
+  // flush_writes() (the control server's CommitBatch); off, they write at once.
+  void set_group_commit(bool on) { group_commit_ = on; }
+  bool writes_pending() const override { return reservations_dirty_; }
+  void flush_writes() override;
 
  private:
   Status hello(const v1::HelloRequest& in, const Peer& peer, v1::HelloReply& out);
@@ -47,6 +52,7 @@ class Dispatcher final : public RequestHandler {
   Status report(const v1::ReportRequest& in, const Caller& caller, v1::ReportReply& out);
   Status compare(const v1::CompareRequest& in, const Caller& caller, v1::CompareReply& out);
   Status list_runs(const v1::ListRunsRequest& in, const Caller& caller, v1::ListRunsReply& out);
+  void reservations_changed();
 
   RunRegistry& registry_;
   Admission& admission_;
@@ -54,6 +60,8 @@ class Dispatcher final : public RequestHandler {
   const ProcFs& procfs_;
   DispatchSettings settings_;
   MetricsExporter* metrics_ = nullptr;
+  bool group_commit_ = false;
+  bool reservations_dirty_ = false;
 };
 
 }  // namespace ramguard::control

@@ -12,6 +12,10 @@ class RequestHandler {
   virtual ~RequestHandler() = default;
   // Fills the result or the error of `reply`; the envelope (version, ids) is set by the caller.
   virtual void handle(const v1::Request& request, const Peer& peer, v1::Reply& reply) = 0;
+  // Group commit: a handler may leave a request's ledger write pending. The caller then calls
+  // flush_writes() before sending that reply, once for all the requests of one loop turn.
+  virtual bool writes_pending() const { return false; }
+  virtual void flush_writes() {}
 };
 
 }  // namespace ramguard::control

@@ -95,7 +95,8 @@ ControlServer::ControlServer(asio::io_context& io, RequestHandler& handler, Serv
       limits_(limits),
       server_version_(std::move(server_version)),
       socket_check_(io),
-      slots_(std::make_shared<ConnectionSlots>(::geteuid())) {}
+      slots_(std::make_shared<ConnectionSlots>(::geteuid())),
+      commits_(io.get_executor(), [this] { handler_.flush_writes(); }) {}
 
 ControlServer::~ControlServer() {
   stop();
@@ -270,6 +271,7 @@ asio::awaitable<Served> ControlServer::serve_request(Incoming incoming, const Pe
       reply.set_version(kProtocolVersion);
       reply.set_request_id(request.request_id());
       handler_.handle(request, peer, reply);
+      if (handler_.writes_pending()) co_await commits_.wait();
       if (request.has_hello() && reply.has_hello()) {
         served.framing = choose_framing(request.hello(), framing);
         reply.mutable_hello()->set_framing(served.framing);

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "common/result.hpp"
+#include "control/commit_batch.hpp"
 #include "control/connection_slots.hpp"
 #include "control/handler.hpp"
 #include "control/limits.hpp"
@@ -74,6 +75,7 @@ class ControlServer {
   std::shared_ptr<ConnectionSlots> slots_;
   std::shared_ptr<bool> stopped_ = std::make_shared<bool>(false);
   asio::thread_pool encoder_{1};
+  CommitBatch commits_;  // last: its pending write refers to handler_
 };
 
 }  // namespace ramguard::control

@@ -6,6 +6,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -17,6 +18,7 @@ namespace {
 class EchoHandler : public RequestHandler {
  public:
   void handle(const v1::Request& request, const Peer& peer, v1::Reply& reply) override {
+    pending_ = defer_writes;
     if (request.has_hello()) {
       reply.mutable_hello()->set_peer_pid(static_cast<std::uint32_t>(peer.pid));
       reply.mutable_hello()->set_peer_uid(peer.uid);
@@ -26,6 +28,17 @@ class EchoHandler : public RequestHandler {
       reply.mutable_error()->set_message("test handler only knows hello");
     }
   }
+  bool writes_pending() const override { return pending_; }
+  void flush_writes() override {
+    pending_ = false;
+    ++flushes;
+  }
+
+  bool defer_writes = false;  // leave each request's write to flush_writes()
+  std::atomic<int> flushes{0};
+
+ private:
+  bool pending_ = false;
 };
 
 class Client {
@@ -149,6 +162,21 @@ TEST(SocketFile, WithoutAGroupTheFileKeepsTheDaemonsGroup) {
   ASSERT_EQ(::stat((dir / "ctl.sock").c_str(), &st), 0);
   EXPECT_EQ(st.st_gid, ::getegid());
   std::filesystem::remove_all(dir);
+}
+
+// Group commit: a request whose write the handler left pending is answered only after the
+// server had it flushed (nobody else calls flush_writes here).
+TEST_F(ServerTest, AReplyWithAPendingWriteGoesOutAfterTheFlush) {
+  handler_.defer_writes = true;
+  start();
+  Client c(path_);
+  ASSERT_TRUE(c.connected());
+  c.send("{\"version\":1,\"hello\":{}}\n");
+  EXPECT_NE(c.read_line().find("\"hello\""), std::string::npos);
+  EXPECT_EQ(handler_.flushes.load(), 1);
+  c.send("{\"version\":1,\"hello\":{}}\n");
+  EXPECT_NE(c.read_line().find("\"hello\""), std::string::npos);
+  EXPECT_EQ(handler_.flushes.load(), 2);
 }
 
 TEST_F(ServerTest, BadInputGetsAnErrorAndTheConnectionCarriesOn) {
