@@ -69,11 +69,13 @@ TargetState& TargetSeries::target(std::string_view key, const Labels& labels) {
     it = targets_.find(key);
     if (it != targets_.end()) return it->second;
     it = targets_.try_emplace(std::string(key)).first;
+    rebuild_index();
     it->second.labels = std::move(overflow);
     set_label_parts(it->second);
     return it->second;
   }
   it = targets_.try_emplace(std::string(key)).first;
+  rebuild_index();
   for (const auto& [name, value] : labels) {
     it->second.labels[name] = value.substr(0, kMaxLabelValueLength);
   }
@@ -87,8 +89,27 @@ void TargetSeries::forget_folded(std::string_view key) {
 }
 
 TargetState* TargetSeries::find(std::string_view key) {
-  auto it = targets_.find(key);
-  return it == targets_.end() ? nullptr : &it->second;
+  if (index_.empty()) return nullptr;
+  const std::size_t hash = Hash{}(key);
+  const std::size_t mask = index_.size() - 1;
+  for (std::size_t i = hash & mask;; i = (i + 1) & mask) {  // ends: at most half full
+    const IndexSlot& slot = index_[i];
+    if (slot.state == nullptr) return nullptr;
+    if (slot.hash == hash && *slot.key == key) return slot.state;
+  }
+}
+
+void TargetSeries::rebuild_index() {
+  std::size_t size = 16;
+  while (size < 2 * targets_.size()) size *= 2;
+  index_.assign(size, IndexSlot{});
+  const std::size_t mask = size - 1;
+  for (auto& [key, state] : targets_) {
+    const std::size_t hash = Hash{}(key);
+    std::size_t i = hash & mask;
+    while (index_[i].state != nullptr) i = (i + 1) & mask;
+    index_[i] = IndexSlot{hash, &key, &state};
+  }
 }
 
 bool TargetSeries::evict_oldest_retired() {
@@ -102,6 +123,7 @@ bool TargetSeries::evict_oldest_retired() {
   if (oldest == targets_.end()) return false;
   remove_all(oldest->second);
   targets_.erase(oldest);
+  rebuild_index();
   return true;
 }
 
@@ -187,6 +209,7 @@ std::size_t TargetSeries::sweep(std::chrono::nanoseconds now, std::chrono::nanos
       ++it;
     }
   }
+  if (removed != 0) rebuild_index();
   return removed;
 }
 
@@ -195,6 +218,7 @@ void TargetSeries::remove(std::string_view key) {
   if (it == targets_.end()) return;
   remove_all(it->second);
   targets_.erase(it);
+  rebuild_index();
 }
 
 void TargetSeries::copy_to(TargetScrape& scrape) const {
