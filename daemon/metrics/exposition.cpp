@@ -23,6 +23,21 @@ void append_escaped(std::string& out, std::string_view text, bool quote) {
   }
 }
 
+// Room write_value needs at most.
+constexpr std::size_t kMaxValueChars = 32;
+
+// Writes `value` at `at`, returns the end. Whole numbers (byte counts, mostly) below 2^53 in
+// plain digits: faster than the shortest double form, and 1000000 rather than 1e+06. The rest
+// in the shortest form that reads back exactly; -0 keeps its sign through it.
+char* write_value(char* at, double value) {
+  if (std::isnan(value)) return std::copy_n("NaN", 3, at);
+  if (std::isinf(value)) return std::copy_n(value > 0 ? "+Inf" : "-Inf", 4, at);
+  if (std::fabs(value) < 0x1p53 && value == std::trunc(value) && !std::signbit(value)) {
+    return std::to_chars(at, at + kMaxValueChars, static_cast<std::int64_t>(value)).ptr;
+  }
+  return std::to_chars(at, at + kMaxValueChars, value).ptr;
+}
+
 }  // namespace
 
 std::string render_labels(const std::map<std::string, std::string>& labels) {
@@ -58,8 +73,8 @@ void append_line(std::string& out, std::string_view name,
                  std::initializer_list<std::string_view> label_parts, double value) {
   std::size_t labels_size = 0;
   for (const std::string_view part : label_parts) labels_size += part.size();
-  // Room made once, then filled: a scrape writes ~12,000 lines at a thousand targets, and a
-  // capacity check and a call per piece were half of its time.
+  // Room made once, then filled: one capacity check per line instead of one per piece (a
+  // scrape writes ~12,000 lines at a thousand targets).
   const std::size_t start = out.size();
   out.resize(start + name.size() + labels_size + 3 + kMaxValueChars + 1);
   char* at = out.data() + start;
@@ -73,23 +88,6 @@ void append_line(std::string& out, std::string_view name,
   at = write_value(at, value);
   *at++ = '\n';
   out.resize(static_cast<std::size_t>(at - out.data()));
-}
-
-void append_value(std::string& out, double value) {
-  char text[kMaxValueChars];
-  out.append(text, write_value(text, value));
-  out += '\n';
-}
-
-char* write_value(char* at, double value) {
-  if (std::isnan(value)) return std::copy_n("NaN", 3, at);
-  if (std::isinf(value)) return std::copy_n(value > 0 ? "+Inf" : "-Inf", 4, at);
-  // Whole numbers (byte counts, mostly) in plain digits: faster than the shortest double form,
-  // and 1000000 rather than 1e+06. Exact below 2^53; -0 keeps its sign through the double form.
-  if (std::fabs(value) < 0x1p53 && value == std::trunc(value) && !std::signbit(value)) {
-    return std::to_chars(at, at + kMaxValueChars, static_cast<std::int64_t>(value)).ptr;
-  }
-  return std::to_chars(at, at + kMaxValueChars, value).ptr;
 }
 
 }  // namespace ramguard::exposition

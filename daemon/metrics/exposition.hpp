@@ -2,7 +2,6 @@
 // Pieces of Prometheus's text exposition format (version 0.0.4), as pure functions writing into
 // a string: label sets rendered once when a series is created, values written at each scrape.
 
-#include <cstddef>
 #include <initializer_list>
 #include <map>
 #include <string>
@@ -19,20 +18,13 @@ std::string render_labels(const std::map<std::string, std::string>& labels);
 void append_header(std::string& out, std::string_view name, std::string_view help,
                    std::string_view type);
 
-// `name{labels} value\n` (or `name value\n` without labels). Values are written in the
-// shortest form that reads back exactly; NaN and infinities as Prometheus spells them.
+// `name{labels} value\n` (or `name value\n` without labels). Whole numbers below 2^53 in plain
+// digits, other values in the shortest form that reads back exactly; NaN and infinities as
+// Prometheus spells them.
 void append_sample(std::string& out, std::string_view name, std::string_view labels, double value);
 // The same line with its label set given as pieces already rendered (a target's own labels, a
 // series' extra label, separators), joined in order; no braces when all are empty.
 void append_line(std::string& out, std::string_view name,
                  std::initializer_list<std::string_view> label_parts, double value);
-// The value and the line's end alone.
-void append_value(std::string& out, double value);
-
-// Room write_value needs at most.
-inline constexpr std::size_t kMaxValueChars = 32;
-// Writes `value` at `at` as append_sample does, returns the end. Whole numbers below 2^53 in
-// plain digits (1000000, not 1e+06).
-char* write_value(char* at, double value);
 
 }  // namespace ramguard::exposition

@@ -37,9 +37,11 @@ TEST(Exposition, WholeNumbersArePlainDigitsAndTheRestTheShortestForm) {
   std::string out;
   for (const double v :
        {1e6, 0.0, -5.0, 9007199254740991.0, 9007199254740992.0, 1e300, -0.0, 0.1}) {
-    exposition::append_value(out, v);
+    exposition::append_sample(out, "m", "", v);
   }
-  EXPECT_EQ(out, "1000000\n0\n-5\n9007199254740991\n9007199254740992\n1e+300\n-0\n0.1\n");
+  EXPECT_EQ(out,
+            "m 1000000\nm 0\nm -5\nm 9007199254740991\nm 9007199254740992\nm 1e+300\nm -0\n"
+            "m 0.1\n");
 }
 
 // A label set given in pieces is joined in order; with no labels, no braces.
