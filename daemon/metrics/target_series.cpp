@@ -69,13 +69,13 @@ TargetState& TargetSeries::target(std::string_view key, const Labels& labels) {
     it = targets_.find(key);
     if (it != targets_.end()) return it->second;
     it = targets_.try_emplace(std::string(key)).first;
-    rebuild_index();
+    index_added(it->first, it->second);
     it->second.labels = std::move(overflow);
     set_label_parts(it->second);
     return it->second;
   }
   it = targets_.try_emplace(std::string(key)).first;
-  rebuild_index();
+  index_added(it->first, it->second);
   for (const auto& [name, value] : labels) {
     it->second.labels[name] = value.substr(0, kMaxLabelValueLength);
   }
@@ -103,13 +103,23 @@ void TargetSeries::rebuild_index() {
   std::size_t size = 16;
   while (size < 2 * targets_.size()) size *= 2;
   index_.assign(size, IndexSlot{});
-  const std::size_t mask = size - 1;
-  for (auto& [key, state] : targets_) {
-    const std::size_t hash = Hash{}(key);
-    std::size_t i = hash & mask;
-    while (index_[i].state != nullptr) i = (i + 1) & mask;
-    index_[i] = IndexSlot{hash, &key, &state};
+  for (auto& [key, state] : targets_) index_place(key, state);
+}
+
+void TargetSeries::index_added(const std::string& key, TargetState& state) {
+  if (2 * targets_.size() > index_.size()) {
+    rebuild_index();  // doubles: insertions cost O(1) on average
+  } else {
+    index_place(key, state);
   }
+}
+
+void TargetSeries::index_place(const std::string& key, TargetState& state) {
+  const std::size_t hash = Hash{}(key);
+  const std::size_t mask = index_.size() - 1;
+  std::size_t i = hash & mask;
+  while (index_[i].state != nullptr) i = (i + 1) & mask;
+  index_[i] = IndexSlot{hash, &key, &state};
 }
 
 bool TargetSeries::evict_oldest_retired() {

@@ -146,15 +146,18 @@ class TargetSeries {
     std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
   // find()'s index over the map's nodes (their addresses are stable): open addressing in one
-  // array, at most half full, rebuilt when a target is added or removed. The periodic path looks
-  // a target up at every reading, and the map's bucket chain cost two cache misses (a third of
-  // that path's own time at a thousand targets) before the state itself.
+  // array, at most half full; a new target is placed in it, a removal rebuilds it (linear
+  // probing has no cheap delete, and targets leave rarely). The periodic path looks a target
+  // up at every reading, and the map's bucket chain cost two cache misses (a third of that
+  // path's own time at a thousand targets) before the state itself.
   struct IndexSlot {
     std::size_t hash = 0;
     const std::string* key = nullptr;
     TargetState* state = nullptr;  // nullptr: empty
   };
   void rebuild_index();
+  void index_added(const std::string& key, TargetState& state);
+  void index_place(const std::string& key, TargetState& state);
   std::string series_labels(const TargetState& target, const Labels& extra) const;
   void remove_all(TargetState& target);
   bool evict_oldest_retired();
