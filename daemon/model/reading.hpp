@@ -41,6 +41,10 @@ struct MemoryReading {
   // Proportional set size, shared pages split among their processes: tree-scope marks only
   // (0: not measured).
   std::uint64_t pss_bytes = 0;
+
+  // The memory that counts: what the OOM killer cannot reclaim (anonymous + shmem + swap).
+  // Page cache (file_bytes) is reported beside it and never judged.
+  std::uint64_t counted_bytes() const { return anon_bytes + shmem_bytes + swap_bytes; }
 };
 
 }  // namespace ramguard
