@@ -287,7 +287,9 @@ def test_leak(c):
 
 
 def test_signal(c):
-    r = c.srun("--ramguard-estimate=100MB", "--job-name=killed", "bash", "-c", "kill -9 $$")
+    # The estimate from the environment this time (SLURM_SPANK_RAMGUARD_*), not an option.
+    r = c.srun("--job-name=killed", "bash", "-c", "kill -9 $$",
+               env={"SLURM_SPANK_RAMGUARD_ESTIMATE": "100MB"})
     out = r.stdout + r.stderr
     check(r.returncode != 0, "the killed task fails its step", out)
     # srun terminates a step whose task died by a signal at once and may stop reading before
@@ -301,6 +303,8 @@ def test_signal(c):
     check(killed and killed[0]["state"] == "exited"
           and any(v["kind"] == "exited" for v in killed[0].get("verdicts", [])),
           "the ledger has the exited run with its exited verdict", json.dumps(killed)[:2000])
+    check(int(killed[0].get("estimateBytes", 0)) == 100 * MB,
+          "SLURM_SPANK_RAMGUARD_ESTIMATE was the admitted estimate", json.dumps(killed[0])[:2000])
 
 
 def test_sbatch(c):
@@ -309,6 +313,7 @@ def test_sbatch(c):
     marker = os.path.join(c.work, "batch.marker")
     with open(script, "w") as f:
         f.write(f"#!/bin/bash\n#SBATCH --ramguard-estimate=200MB\n#SBATCH --job-name=batchy\n"
+                f"#SBATCH --ramguard-scope=tree\n"
                 f"#SBATCH --output={output}\n"
                 f"echo run=$RAMGUARD_RUN > {marker}\nsleep 1\n")
     r = subprocess.run(["sbatch", "--parsable", script], env=c.env, capture_output=True,
@@ -323,6 +328,9 @@ def test_sbatch(c):
     runs = [x for x in c.runs_json() if job_id_of(x) == job]
     check(len(runs) == 1 and runs[0]["labels"].get("slurm_step_id") == "batch",
           "the batch step is one run labelled slurm_step_id=batch", json.dumps(runs)[:2000])
+    report = c.cli("--json", "report", runs[0]["runId"])
+    check(report.returncode == 0 and json.loads(report.stdout)["run"].get("scope") == "tree",
+          "--ramguard-scope=tree is the run's scope", report.stdout[:2000] + report.stderr)
     check(open(marker).read().strip() == "run=" + runs[0]["runId"],
           "the batch script saw RAMGUARD_RUN of its run", open(marker).read())
 
