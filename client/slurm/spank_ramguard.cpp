@@ -278,8 +278,12 @@ extern "C" {
 
 RAMGUARD_SPANK_EXPORT int slurm_spank_init(spank_t sp, int ac, char** av) {
   return guarded("init", [&] {
+    // Options exist where users type them (srun, sbatch, salloc) and where they are read
+    // (slurmstepd); slurmd and the prolog/epilog contexts have none to register.
+    const spank_context_t context = spank_context();
+    if (context != S_CTX_LOCAL && context != S_CTX_REMOTE && context != S_CTX_ALLOCATOR) return 0;
     if (register_options(sp) != 0) return -1;
-    if (!spank_remote(sp)) return 0;
+    if (context != S_CTX_REMOTE) return 0;
     const auto config = parse_plugin_args(std::vector<std::string>(av, av + ac));
     if (config) {
       g_state.config = *config;

@@ -1,5 +1,7 @@
 // The plugin's rules without a cluster: plugstack.conf arguments, --ramguard-* values, the run's
 // labels; and libramguard's start_run attaching to a launcher's run (RAMGUARD_RUN_ATTACH).
+#include "step_options.hpp"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -7,7 +9,6 @@
 
 #include "ramguard/client.hpp"
 #include "step_guard.hpp"
-#include "step_options.hpp"
 #include "unit/client/fake_server.hpp"
 
 namespace ramguard::slurm {
