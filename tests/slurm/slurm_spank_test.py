@@ -353,6 +353,21 @@ def test_daemon_down(c):
     check(not os.path.exists(marker), "required=yes: the task never ran", out)
     check("required and unreachable" in r.stderr, "required=yes: the reason is on stderr", out)
 
+    # A daemon that accepts and never answers: the plugin's per-call timeout (2 s here) bounds
+    # the wait, and slurmstepd goes on (required=yes: refused, saying so).
+    with socket.socket(socket.AF_UNIX) as hung:
+        hung.bind(c.rg_socket)
+        hung.listen(8)
+        marker = os.path.join(c.work, "hung.marker")
+        started = time.monotonic()
+        r = c.srun("--ramguard-estimate=100MB", "touch", marker)
+        elapsed = time.monotonic() - started
+    os.unlink(c.rg_socket)
+    out = r.stdout + r.stderr
+    check(r.returncode != 0 and not os.path.exists(marker) and "required and unreachable" in out,
+          "a daemon that never answers: the step is refused, not hung", out)
+    check(elapsed < 15, f"a daemon that never answers costs the step {elapsed:.1f} s (< 15 s)")
+
 
 def main():
     ap = argparse.ArgumentParser()
