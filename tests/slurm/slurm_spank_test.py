@@ -106,6 +106,19 @@ class Cluster:
     def stop(self):
         for name in ["slurmd", "slurmctld", "ramguardd", "munged"]:
             self.stop_one(name)
+        # A slurmstepd that outlived its slurmd (e.g. still retrying a step's completion message
+        # after a failure here) is ours when it carries our SLURM_CONF: stopped by its PID.
+        mine = ("SLURM_CONF=" + self.env["SLURM_CONF"]).encode()
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{pid}/comm") as f:
+                    if f.read().strip() != "slurmstepd":
+                        continue
+                with open(f"/proc/{pid}/environ", "rb") as f:
+                    if mine in f.read().split(b"\0"):
+                        os.kill(int(pid), signal.SIGKILL)
+            except (OSError, ProcessLookupError):
+                pass
 
     def log(self, name):
         path = os.path.join(self.work, name)
