@@ -294,6 +294,13 @@ def test_leak(c):
           "the run carries its Slurm labels", json.dumps(labels))
     check(runs[run_id].get("job") == "leaky", "the run's job is the Slurm job name",
           json.dumps(runs[run_id]))
+    listed = c.cli("--json", "runs", "--label", "slurm_job_id=" + labels["slurm_job_id"])
+    check(listed.returncode == 0
+          and [x["runId"] for x in json.loads(listed.stdout).get("runs", [])] == [run_id],
+          "ramguard runs --label slurm_job_id=N lists exactly the job's run",
+          listed.stdout[:2000] + listed.stderr)
+    text = c.cli("runs", "--label", "slurm_job_id=" + labels["slurm_job_id"])
+    check(text.returncode == 0 and run_id in text.stdout, "... also as a table", text.stdout)
     cmp = c.cli("compare", "--label", "slurm_job_id=" + labels["slurm_job_id"])
     check(cmp.returncode == 0 and run_id in cmp.stdout,
           "compare --label slurm_job_id=N finds the run", cmp.stdout + cmp.stderr)
