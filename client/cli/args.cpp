@@ -74,7 +74,7 @@ const std::vector<CommandSpec>& command_specs() {
       {"release", {}},
       {"status", {}},
       {"exec", exec_options()},
-      {"runs", {{"limit", true}}},
+      {"runs", {{"limit", true}, {"label", true, true}}},
       {"report", {{"svg", true}}},
       {"compare", {{"label", true, true}, {"format", true}}},
   };
@@ -362,7 +362,7 @@ Command build(std::string_view name, const Scanned& s) {
   }
   if (name == "runs") {
     expect_positionals(s, name, 0, 0, "");
-    return RunsArgs{u32_option(s, "limit")};
+    return RunsArgs{u32_option(s, "limit"), label_options(s)};
   }
   if (name == "report") {
     expect_positionals(s, name, 1, 1, "RUN");

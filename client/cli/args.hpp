@@ -85,6 +85,7 @@ struct ExecArgs {
 };
 struct RunsArgs {
   std::uint32_t limit = 0;
+  Labels labels;  // only runs carrying all of these (e.g. slurm_job_id=42)
 };
 struct ReportArgs {
   std::string run_id;

@@ -41,7 +41,7 @@ int cmd_status(const GlobalOptions& g, const StatusArgs& a, std::ostream& out) {
 
 int cmd_runs(const GlobalOptions& g, const RunsArgs& a, std::ostream& out) {
   Client client = connect(g);
-  const v1::ListRunsReply reply = client.list_runs(a.limit);
+  const v1::ListRunsReply reply = list_runs(client, a);
   out << (g.json ? to_json(reply) + "\n" : report::runs_table(reply, render_options(g)));
   return kExitOk;
 }

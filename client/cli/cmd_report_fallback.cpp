@@ -13,7 +13,8 @@ int cmd_status(const GlobalOptions& g, const StatusArgs& a, std::ostream& out) {
 }
 
 int cmd_runs(const GlobalOptions& g, const RunsArgs& a, std::ostream& out) {
-  out << to_json(connect(g).list_runs(a.limit)) << "\n";
+  Client client = connect(g);
+  out << to_json(list_runs(client, a)) << "\n";
   return kExitOk;
 }
 

@@ -75,4 +75,19 @@ int cmd_end(const GlobalOptions& g, const EndArgs& a, std::ostream& out) {
   return kExitOk;
 }
 
+v1::ListRunsReply list_runs(Client& client, const RunsArgs& a) {
+  if (a.labels.empty()) return client.list_runs(a.limit);
+  v1::ListRunsReply all = client.list_runs(a.limit != 0 ? a.limit : 1000);
+  v1::ListRunsReply matching;
+  for (v1::RunStatus& run : *all.mutable_runs()) {
+    bool carries = true;
+    for (const auto& [key, value] : a.labels) {
+      const auto found = run.labels().find(key);
+      carries = carries && found != run.labels().end() && found->second == value;
+    }
+    if (carries) *matching.add_runs() = std::move(run);
+  }
+  return matching;
+}
+
 }  // namespace ramguard::cli

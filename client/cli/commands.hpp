@@ -18,6 +18,8 @@ int cmd_start(const GlobalOptions& g, const StartArgs& a, std::ostream& out);
 int cmd_mark(const GlobalOptions& g, const MarkArgs& a, std::ostream& out);
 int cmd_round_end(const GlobalOptions& g, const RoundEndArgs& a, std::ostream& out);
 int cmd_end(const GlobalOptions& g, const EndArgs& a, std::ostream& out);
+// The recent runs for `runs`: with labels, the newest runs (--limit, else 1000) that carry them.
+v1::ListRunsReply list_runs(Client& client, const RunsArgs& a);
 
 // Admission (cmd_admit.cpp).
 int cmd_admit(const GlobalOptions& g, const AdmitArgs& a, std::ostream& out);

@@ -22,7 +22,7 @@ commands:
   release RESERVATION            give back an admitted reservation
   status [RUN]                   budget, reservations and runs
   exec [OPTIONS] -- CMD ARGS...  admit, run CMD under a run, exit with CMD's status
-  runs [--limit N]               recent runs
+  runs [--limit N] [--label K=V]...  recent runs (with all the labels given)
   report RUN [--svg FILE]        a run's report (--json, --gib)
   compare RUN... | --label K=V...  runs side by side [--format text|markdown|json|csv]
 
@@ -75,7 +75,10 @@ const std::map<std::string, std::string>& topics() {
        "--allocator starts CMD with Debian's jemalloc preloaded (jemalloc), with glibc's\n"
        "MALLOC_ARENA_MAX=1 MALLOC_MMAP_THRESHOLD_=1048576 MALLOC_TRIM_THRESHOLD_=134217728\n"
        "(glibc-tuned) or unchanged (glibc), and labels the run allocator=NAME for compare.\n"},
-      {"runs", "usage: ramguard runs [--limit N]\n"},
+      {"runs",
+       "usage: ramguard runs [--limit N] [--label KEY=VALUE]...\n"
+       "With --label, the newest runs (--limit, else 1000) that carry every label given,\n"
+       "e.g. --label slurm_job_id=42 for a Slurm job's steps.\n"},
       {"report", "usage: ramguard report RUN [--json] [--svg FILE] [--gib]\n"},
       {"compare",
        "usage: ramguard compare RUN... | --label KEY=VALUE... [--format text|markdown|json|csv]"

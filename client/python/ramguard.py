@@ -97,6 +97,9 @@ MAX_REQUEST_BYTES = 64 * 1024  # the daemon's default frame limit
 MAX_REPLY_BYTES = 64 * 1024 * 1024  # reports with samples can be large; a bound all the same
 SOCKET_ENV = "RAMGUARD_SOCKET"
 RUN_ENV = "RAMGUARD_RUN"
+# Set (with RAMGUARD_RUN) by a launcher that runs this process inside a run of its own, e.g.
+# the Slurm plugin (spank_ramguard.so): start_run then attaches to that run.
+ATTACH_ENV = "RAMGUARD_RUN_ATTACH"
 
 # Reconnection backoff of the non-strict client: first retry after this, doubling up to the max.
 RETRY_FIRST_SECONDS = 0.5
@@ -1315,7 +1318,16 @@ class Client:
         the process's memory cgroup (every process in it, with the cgroup's exact peak);
         cgroup= names another cgroup (root only).
         Not strict and the daemon unreachable: the Run starts when the daemon answers again.
-        A refusal (e.g. PERMISSION_DENIED) raises in both modes: it is a mistake to fix."""
+        A refusal (e.g. PERMISSION_DENIED) raises in both modes: it is a mistake to fix.
+        Inside a launcher's run (RAMGUARD_RUN_ATTACH and RAMGUARD_RUN set, e.g. a Slurm step
+        under spank_ramguard.so) it returns that run, attached, instead of starting another."""
+        launched = _launcher_run(pid)
+        if launched:
+            # The launcher admitted and started the run (a Slurm step): join it, so the marks
+            # land on it, and leave its end to the launcher.
+            logger.info("ramguard: job %s joins run %s started by its launcher (%s)", job,
+                        launched, os.environ.get(ATTACH_ENV))
+            return Run.attach(launched, self)
         if admission is not None and reservation_id is None:
             reservation_id = admission.reservation_id or None
         body = {"pid": pid, "job": job, "labels": labels or None,
@@ -1354,6 +1366,14 @@ class Client:
 
     def list_runs(self, limit: Optional[int] = None) -> List[Dict[str, Any]]:
         return self.call("list_runs", {"limit": limit}).get("runs", [])
+
+
+def _launcher_run(pid: Optional[int]) -> Optional[str]:
+    """The run a launcher started for this process (RAMGUARD_RUN with RAMGUARD_RUN_ATTACH set),
+    when start_run is asked for this process; else None."""
+    if pid not in (None, 0, os.getpid()) or not os.environ.get(ATTACH_ENV):
+        return None
+    return os.environ.get(RUN_ENV) or None
 
 
 def current_run(client: Optional[Client] = None) -> Optional[Run]:

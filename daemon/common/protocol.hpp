@@ -20,5 +20,8 @@ inline constexpr std::size_t kMaxReplyBytes = 64 * 1024 * 1024;
 // The environment `ramguard exec` hands its child, and clients read.
 inline constexpr const char* kSocketEnv = "RAMGUARD_SOCKET";
 inline constexpr const char* kRunEnv = "RAMGUARD_RUN";
+// Set with RAMGUARD_RUN by a launcher whose run the process is (the Slurm plugin): a client's
+// start_run for this process attaches to that run instead of starting a second one.
+inline constexpr const char* kRunAttachEnv = "RAMGUARD_RUN_ATTACH";
 
 }  // namespace ramguard::protocol

@@ -89,6 +89,7 @@ class ProtocolConstantsTest(unittest.TestCase):
             self.assertEqual(eval(expression, {"__builtins__": {}}), value, name)
         self.assertEqual(self.constant(text, "kSocketEnv"), f'"{ramguard.SOCKET_ENV}"')
         self.assertEqual(self.constant(text, "kRunEnv"), f'"{ramguard.RUN_ENV}"')
+        self.assertEqual(self.constant(text, "kRunAttachEnv"), f'"{ramguard.ATTACH_ENV}"')
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <mutex>
 
 #include "codec.hpp"
@@ -186,6 +187,15 @@ v1::ReleaseReply Client::release(const std::string& reservation_id) {
 }
 
 Run Client::start_run(const RunOptions& options) {
+  // Inside a launcher's run (the Slurm plugin sets RAMGUARD_RUN_ATTACH with RAMGUARD_RUN): join
+  // it rather than start a second run on the same process; the launcher ends it.
+  if (options.pid == 0 || options.pid == static_cast<std::uint32_t>(::getpid())) {
+    const char* attach = std::getenv(protocol::kRunAttachEnv);
+    const char* launched = std::getenv(protocol::kRunEnv);
+    if (attach != nullptr && *attach != '\0' && launched != nullptr && *launched != '\0') {
+      return Run(*this, launched);
+    }
+  }
   v1::Request request;
   v1::RunStartRequest& start = *request.mutable_run_start();
   start.set_pid(options.pid);

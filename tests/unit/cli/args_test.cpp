@@ -114,6 +114,10 @@ TEST(CliArgs, ReportsAndComparisons) {
   EXPECT_EQ(d.labels.at("job"), "vit");
   EXPECT_EQ(d.format, CompareFormat::kJson);
   EXPECT_EQ(std::get<RunsArgs>(parse_ok({"runs", "--limit", "5"}).command).limit, 5u);
+  const auto runs = std::get<RunsArgs>(
+      parse_ok({"runs", "--label", "slurm_job_id=42", "--label", "slurm_step_id=0"}).command);
+  EXPECT_EQ(runs.labels.at("slurm_job_id"), "42");
+  EXPECT_EQ(runs.labels.at("slurm_step_id"), "0");
 }
 
 TEST(CliArgs, VersionBeforeOrAfterASubcommand) {

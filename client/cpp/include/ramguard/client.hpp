@@ -114,6 +114,8 @@ class Client {
   v1::HelloReply hello();
   v1::AdmitReply admit(const AdmitOptions& options);
   v1::ReleaseReply release(const std::string& reservation_id);
+  // Inside a launcher's run (RAMGUARD_RUN_ATTACH and RAMGUARD_RUN set, e.g. a Slurm step under
+  // spank_ramguard.so) and for this process: that run, attached, and no second run is started.
   Run start_run(const RunOptions& options);
   v1::StatusReply status(const std::string& run_id = {});
   v1::ReportReply report(const std::string& run_id, bool include_samples = false);
