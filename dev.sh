@@ -19,7 +19,8 @@ PACKAGES=(build-essential cmake ninja-build pkg-config ccache
   libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev
   prometheus python3 python3-jsonschema socat curl util-linux
   podman mmdebstrap runc
-  python3-torch python3-torchvision)
+  python3-torch python3-torchvision
+  librsvg2-bin)  # rsvg-convert: the chart test renders the SVGs to PNG
 
 # Tests whose code runs on several threads: the metrics exporter (scraped by civetweb's
 # threads), the C++ client called from many threads, admission with 64 racing threads.

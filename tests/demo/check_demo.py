@@ -66,10 +66,11 @@ def main():
     f.check(baseline and final and compare, "missing sections: baseline, final or compare")
 
     b_verdicts = verdict_lines(baseline)
-    f.check(any(re.search(r"verdict growth_warning WARNING: .*in round 2 .*model copies", v)
+    f.check(any(re.search(r"verdict \[warning\] growth_warning fail: .*in round 2 .*model copies", v)
                 for v in b_verdicts),
             f"baseline: no growth warning in round 2 among {b_verdicts}")
-    f.check(any("verdict release FAILED: Release failed" in v for v in b_verdicts),
+    f.check(any(re.search(r"verdict \[(warning|critical)\] release fail: Release failed", v)
+                for v in b_verdicts),
             f"baseline: no failed release among {b_verdicts}")
     f.check(re.search(r"admitted, headroom", baseline) is not None,
             "baseline: no admission with its terms")
@@ -77,11 +78,11 @@ def main():
             "baseline: no settled floor of ~1.73 GB after round 2 from the daemon's log")
 
     f_verdicts = verdict_lines(final)
-    f.check(any("verdict release PASSED: Release passed" in v for v in f_verdicts),
+    f.check(any("verdict [info] release pass: Release passed" in v for v in f_verdicts),
             f"final: no passed release among {f_verdicts}")
     unclean = [v for v in f_verdicts
-               if re.search(r"verdict (growth_warning|leak|runaway|over_budget|headroom|"
-                            r"phase_gap|exited|lost) ", v) or "FAILED" in v]
+               if re.search(r"verdict \[\w+\] (growth_warning|leak|runaway|over_budget|headroom|"
+                            r"phase_gap|exited|lost) ", v) or " fail: " in v]
     f.check(not unclean, f"final: verdicts that should not be there: {unclean}")
 
     rows = {label: next((line for line in compare.splitlines() if f"build={label}" in line), "")
@@ -93,7 +94,9 @@ def main():
             and "release(pass)" in rows["final"] and "growth_warning" not in rows["final"],
             f"compare: final row {rows['final']!r}")
 
-    for build in ("baseline", "final"):
+    torch_ran = "a real PyTorch FedAvg coordinator: skipped" not in out
+    charts = ["baseline", "final"] + (["torch-baseline", "torch-final"] if torch_ran else [])
+    for build in charts:
         svg = os.path.join(out_dir, f"{build}.svg")
         f.check(svg in out, f"the demo does not say where {svg} is")
         try:
