@@ -354,8 +354,11 @@ void reference_lines(Chart& c, const std::vector<Reference>& refs) {
     } else {
       c.out += "<g class=\"reference off-scale\" data-name=\"" + escape_xml(r.name) + "\">";
       const std::string text = "\u2191 " + label + " (above the chart)";
+      // At the top left, where the run's end and the release window are not.
       for (int tries = 0; tries < 4; ++tries, edge_y += 14) {
-        if (c.text(kRight - 4, edge_y, text, 11, Anchor::kEnd, " fill=\"" + r.color + "\"")) break;
+        if (c.text(kLeft + 6, edge_y, text, 11, Anchor::kStart, " fill=\"" + r.color + "\"")) {
+          break;
+        }
       }
       edge_y += 14;
       c.out += "</g>\n";

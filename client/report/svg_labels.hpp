@@ -25,7 +25,8 @@ inline TextBox text_box(double x, double y, std::string_view text, double font_s
   const double x0 = anchor == Anchor::kStart    ? x
                     : anchor == Anchor::kMiddle ? x - width / 2
                                                 : x - width;
-  return {x0, y - font_size * 0.8, x0 + width, y + font_size * 0.25};
+  // 2 px on each side, so neighbours such as R10 R11 keep a visible gap.
+  return {x0 - 2, y - font_size * 0.8, x0 + width + 2, y + font_size * 0.25};
 }
 
 class LabelPlacer {
