@@ -366,10 +366,35 @@ void reference_lines(Chart& c, const std::vector<Reference>& refs) {
   }
 }
 
+// One row of the verdict table: a verdict, or the verdicts of one kind and result when there
+// are many (a growth warning in each of 40 rounds), so the release still fits in the picture.
+struct VerdictRow {
+  std::vector<int> members;  // indexes into run.verdicts(), in order
+};
+
+std::vector<VerdictRow> verdict_rows(const v1::RunStatus& run) {
+  constexpr std::size_t kGroupFrom = 3;
+  std::vector<std::string> keys;
+  for (const v1::Verdict& v : run.verdicts()) keys.push_back(verdict_heading(v));
+  std::vector<VerdictRow> rows;
+  std::vector<bool> done(keys.size(), false);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (done[i]) continue;
+    VerdictRow row;
+    for (std::size_t j = i; j < keys.size(); ++j) {
+      if (!done[j] && keys[j] == keys[i]) row.members.push_back(static_cast<int>(j));
+    }
+    if (row.members.size() < kGroupFrom) row.members = {static_cast<int>(i)};
+    for (int m : row.members) done[static_cast<std::size_t>(m)] = true;
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
 // Numbered markers above the plot at the verdict's time; the numbers lead to the table below.
-void verdict_markers(Chart& c, std::int64_t t_end, int shown) {
+void verdict_markers(Chart& c, std::int64_t t_end, const std::vector<VerdictRow>& rows, int shown) {
   for (int i = 0; i < shown; ++i) {
-    const v1::Verdict& v = c.run.verdicts(i);
+    const v1::Verdict& v = c.run.verdicts(rows[static_cast<std::size_t>(i)].members.front());
     const double px =
         std::clamp(c.x_at_ms(v.at_unix_ms() > 0 ? v.at_unix_ms() : t_end), kLeft, kRight);
     const std::string n = std::to_string(i + 1);
@@ -467,7 +492,7 @@ std::vector<std::string> wrap(const std::string& text, std::size_t width) {
 }
 
 // The verdicts as sentences; returns the y below the table.
-double verdict_table(Chart& c, double top, int shown) {
+double verdict_table(Chart& c, double top, const std::vector<VerdictRow>& rows, int shown) {
   if (c.run.verdicts().empty()) {
     c.text(kLeft - 60, top + 4, "Verdicts: none", 12, Anchor::kStart, " font-weight=\"bold\"");
     return top + 20;
@@ -475,9 +500,20 @@ double verdict_table(Chart& c, double top, int shown) {
   c.text(kLeft - 60, top + 4, "Verdicts", 12, Anchor::kStart, " font-weight=\"bold\"");
   double ly = top + 22;
   for (int i = 0; i < shown; ++i) {
-    const v1::Verdict& v = c.run.verdicts(i);
+    const std::vector<int>& members = rows[static_cast<std::size_t>(i)].members;
+    const v1::Verdict& v = c.run.verdicts(members.back());
     std::string sentence = verdict_heading(v);
-    if (v.round() > 0) sentence += ", round " + std::to_string(v.round());
+    if (members.size() > 1) {
+      const v1::Verdict& first = c.run.verdicts(members.front());
+      sentence += " " + std::to_string(members.size()) + " times";
+      if (first.round() > 0 && v.round() > 0) {
+        sentence +=
+            ", rounds " + std::to_string(first.round()) + " to " + std::to_string(v.round());
+      }
+      sentence += "; the last";
+    } else if (v.round() > 0) {
+      sentence += ", round " + std::to_string(v.round());
+    }
     if (!v.phase().empty()) sentence += ", " + v.phase();
     sentence += ": " + sanitize_utf8(v.summary());
     c.out += "<g class=\"verdict-row\">";
@@ -490,10 +526,10 @@ double verdict_table(Chart& c, double top, int shown) {
     c.out += "</g>\n";
     ly += 3;
   }
-  if (shown < c.run.verdicts_size()) {
+  if (static_cast<std::size_t>(shown) < rows.size()) {
     c.text(kLeft - 40, ly,
-           std::to_string(c.run.verdicts_size() - shown) + " more verdicts: ramguard report " +
-               c.run.run_id(),
+           std::to_string(rows.size() - static_cast<std::size_t>(shown)) +
+               " more verdicts: ramguard report " + c.run.run_id(),
            11, Anchor::kStart);
     ly += 14;
   }
@@ -515,7 +551,8 @@ std::string report_svg(const v1::ReportReply& reply, const RenderOptions& option
   c.x = TimeAxis::make(run_end_s, span_s, kLeft, kRight);
   const std::vector<Reference> refs = references(run, options);
   scale_y(c, refs);
-  const int shown = std::min(run.verdicts_size(), kMaxVerdictRows);
+  const std::vector<VerdictRow> rows = verdict_rows(run);
+  const int shown = std::min(static_cast<int>(rows.size()), kMaxVerdictRows);
 
   std::string& out = c.out;
   const std::string title = "ramguard run " + run.run_id() + ": " + run.job() +
@@ -540,10 +577,10 @@ std::string report_svg(const v1::ReportReply& reply, const RenderOptions& option
   rss_series(c);
   run_end_marker(c);
   reference_lines(c, refs);
-  verdict_markers(c, t_end, shown);
+  verdict_markers(c, t_end, rows, shown);
   x_axis(c);
   const double legend_bottom = legend(c);
-  const double height = verdict_table(c, legend_bottom + 6, shown) + 10;
+  const double height = verdict_table(c, legend_bottom + 6, rows, shown) + 10;
 
   std::string head = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   head += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(kWidth) + "\" height=\"" +
