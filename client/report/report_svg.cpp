@@ -555,18 +555,32 @@ std::string report_svg(const v1::ReportReply& reply, const RenderOptions& option
   const int shown = std::min(static_cast<int>(rows.size()), kMaxVerdictRows);
 
   std::string& out = c.out;
-  const std::string title = "ramguard run " + run.run_id() + ": " + run.job() +
-                            (run.labels().empty() ? "" : " [" + labels_string(run.labels()) + "]") +
-                            " (" + run.state() + ")";
-  out += "<title>" + escape_xml(title) + "</title>\n";
+  // The labels go to the second line, so a long set of them cannot push the title off the
+  // picture; a line too long for the width is cut with an ellipsis.
+  auto fit = [](std::string line, std::size_t chars) {
+    if (display_width(line) <= chars) return line;
+    std::string cut;
+    for (char ch : line) {
+      if (display_width(cut) + 1 >= chars && (static_cast<unsigned char>(ch) & 0xC0) != 0x80) break;
+      cut += ch;
+    }
+    return cut + "\u2026";
+  };
+  const std::string title =
+      "ramguard run " + run.run_id() + ": " + run.job() + " (" + run.state() + ")";
+  out += "<title>" + escape_xml(title) +
+         (run.labels().empty() ? "" : escape_xml(" [" + labels_string(run.labels()) + "]")) +
+         "</title>\n";
   out += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  c.text(kLeft - 60, 22, title, 15, Anchor::kStart, " font-weight=\"bold\"");
-  std::string subtitle = "peak " + c.bytes(static_cast<double>(run.peak_bytes())) +
-                         (run.peak_exact() ? " (exact, high-water mark)" : " (sampled)") +
-                         ", baseline " + c.bytes(static_cast<double>(run.baseline().rss_bytes()));
+  c.text(kLeft - 60, 22, fit(title, 100), 15, Anchor::kStart, " font-weight=\"bold\"");
+  std::string subtitle = run.labels().empty() ? "" : labels_string(run.labels()) + "; ";
+  subtitle += "peak " + c.bytes(static_cast<double>(run.peak_bytes())) +
+              (run.peak_exact() ? " (exact, high-water mark)" : " (sampled)") + ", baseline " +
+              c.bytes(static_cast<double>(run.baseline().rss_bytes()));
   if (run.estimate_bytes() > 0) {
     subtitle += ", estimate " + c.bytes(static_cast<double>(run.estimate_bytes()));
   }
+  subtitle = fit(subtitle, 125);
   c.text(kLeft - 60, 42, subtitle, 12, Anchor::kStart);
   out += "\n";
 
