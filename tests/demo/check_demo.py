@@ -68,7 +68,8 @@ def check_doc(out, f):
     except OSError as e:
         f.check(False, f"cannot read {DOC}: {e}")
         return
-    samples = "\n".join(re.findall(r"```\n(.*?)```", doc, re.S))
+    # Headings are found after a newline, as in the demo's output.
+    samples = "\n" + "\n".join(re.findall(r"```text\n(.*?)```", doc, re.S))
     documented, printed = demo_parts(samples), demo_parts(out)
     for part, text in documented.items():
         if not printed[part].strip():
