@@ -45,16 +45,6 @@ const char* anchor_name(Anchor a) {
   return a == Anchor::kStart ? "start" : a == Anchor::kMiddle ? "middle" : "end";
 }
 
-// "[warning] release fail": the words the CLI and the text report use for a verdict.
-std::string verdict_heading(const v1::Verdict& v) {
-  const std::string result = v.cleared() ? "cleared"
-                             : v.kind() == "release"
-                                 ? release_outcome(v.passed(), severity_name(v.severity()))
-                             : v.passed() ? "pass"
-                                          : "fail";
-  return std::string("[") + severity_name(v.severity()) + "] " + v.kind() + " " + result;
-}
-
 std::string verdict_color(const v1::Verdict& v) {
   if (v.cleared()) return "#999999";
   if (v.passed()) return "#38761d";

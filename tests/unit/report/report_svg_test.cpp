@@ -34,10 +34,10 @@ TEST(ReportSvg, BaselineBuildShowsItsWarningsInBinaryUnits) {
   EXPECT_THAT(svg, HasSubstr("RSS (GiB)"));
   EXPECT_EQ(svg.find("budget"), std::string::npos);  // no budget known: no line, no legend
   const std::string path = write_temp("baseline.svg", svg);
-  EXPECT_EQ(
-      run_python_check("check_svg.py", path + " growth_warning release '[warning] growth_warning fail' "
-                                              "'[critical] release fail'"),
-      0);
+  EXPECT_EQ(run_python_check("check_svg.py",
+                             path + " growth_warning release '[warning] growth_warning fail' "
+                                    "'[critical] release fail'"),
+            0);
 }
 
 TEST(ReportSvg, MarksTheRunEndAndWhetherTheReleasePassed) {
