@@ -504,7 +504,7 @@ ParseOutcome parse_args(const std::vector<std::string>& args) {
       for (const CommandSpec& c : specs) names.push_back(c.name);
       // Words people type for the commands that exist.
       std::string hint = did_you_mean(name, names);
-      if (hint.empty() && (name == "list" || name == "ls" || name == "history")) {
+      if (hint.empty() && (edit_distance(name, "list") <= 1 || name == "ls" || name == "history")) {
         hint = " (did you mean 'runs'?)";
       }
       if (hint.empty() && (name == "show" || name == "info")) hint = " (did you mean 'report'?)";

@@ -181,6 +181,7 @@ TEST(CliArgs, EveryBadInputGetsAMessageNamingIt) {
       {{"start", "--job", "vit"}, "ramguard start needs --pid PID"},
       {{"start", "--pid", "1", "--self"}, "--pid and --self exclude each other"},
       {{"list"}, "unknown subcommand 'list' (did you mean 'runs'?)"},
+      {{"lst"}, "unknown subcommand 'lst' (did you mean 'runs'?)"},
       {{"reprot", "r-1"}, "unknown subcommand 'reprot' (did you mean 'report'?)"},
       {{"--sockt", "/tmp/s", "hello"},
        "unknown option '--sockt' for ramguard (did you mean "
