@@ -20,7 +20,8 @@ PACKAGES=(build-essential cmake ninja-build pkg-config ccache
   prometheus python3 python3-jsonschema socat curl util-linux
   podman mmdebstrap runc
   python3-torch python3-torchvision
-  libslurm-dev slurm-wlm slurmctld slurmd slurm-client munge)
+  libslurm-dev slurm-wlm slurmctld slurmd slurm-client munge
+  librsvg2-bin)  # rsvg-convert: the chart test renders the SVGs to PNG
 
 # Tests whose code runs on several threads: the metrics exporter (scraped by civetweb's
 # threads), the C++ client called from many threads, admission with 64 racing threads.

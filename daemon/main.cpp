@@ -263,6 +263,16 @@ int run_daemon(Config config, const CommandLine& flags) {
   return 0;
 }
 
+// A budget this small is almost always a size written without its unit ("--budget 16" is 16
+// bytes): accepted, but said out loud.
+constexpr std::uint64_t kSmallBudgetBytes = 64'000'000;
+std::string small_budget_warning(const Config& c) {
+  if (c.budget_bytes >= kSmallBudgetBytes) return {};
+  return "budget " + std::to_string(c.budget_bytes) +
+         " bytes is under 64 MB: a size without a unit is bytes; write 16GB (16e9 bytes) or "
+         "16GiB (2^34 bytes)";
+}
+
 }  // namespace
 }  // namespace ramguard
 
@@ -293,6 +303,9 @@ int main(int argc, char** argv) {
       return 1;
     }
     std::cout << *flags->check_config_path << ": ok\n" << describe_config(*checked) << "\n";
+    if (const std::string w = small_budget_warning(*checked); !w.empty()) {
+      std::fprintf(stderr, "warning: %s\n", w.c_str());
+    }
     return 0;
   }
   Config config = default_config();
@@ -311,5 +324,9 @@ int main(int argc, char** argv) {
   }
   config = with_resolved_paths(config, RuntimeEnv::current());
   log::info("daemon.config", {{"summary", describe_config(config)}});
+  if (const std::string w = small_budget_warning(config); !w.empty()) {
+    std::fprintf(stderr, "ramguardd: warning: %s\n", w.c_str());
+    log::warning("config.small_budget", {{"budget_bytes", config.budget_bytes}, {"reason", w}});
+  }
   return run_daemon(config, *flags);
 }

@@ -60,6 +60,7 @@ const std::vector<CommandSpec>& command_specs() {
       {"admit", kAdmitOptions},
       {"start",
        {{"pid", true},
+        {"self", false},
         {"job", true},
         {"label", true, true},
         {"model-bytes", true},
@@ -76,7 +77,7 @@ const std::vector<CommandSpec>& command_specs() {
       {"exec", exec_options()},
       {"runs", {{"limit", true}, {"label", true, true}}},
       {"report", {{"svg", true}}},
-      {"compare", {{"label", true, true}, {"format", true}}},
+      {"compare", {{"label", true, true}, {"job", true}, {"format", true}}},
   };
   return specs;
 }
@@ -92,6 +93,38 @@ struct Scanned {
     return it == values.end() ? nullptr : &it->second.back();
   }
 };
+
+// Edit distance (insertions, deletions, substitutions), for "did you mean".
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// " (did you mean 'X'?)" for the closest candidate within a third of the word, else "".
+std::string did_you_mean(std::string_view word, const std::vector<std::string_view>& candidates,
+                         std::string_view prefix = {}) {
+  std::string_view best;
+  std::size_t best_distance = std::max<std::size_t>(1, (word.size() + 2) / 3) + 1;
+  for (std::string_view c : candidates) {
+    const std::size_t d = edit_distance(word, c);
+    if (d < best_distance) {
+      best = c;
+      best_distance = d;
+    }
+  }
+  return best.empty() ? std::string()
+                      : " (did you mean '" + std::string(prefix) + std::string(best) + "'?)";
+}
 
 const OptionSpec* find_option(const std::vector<OptionSpec>& specs, std::string_view name) {
   auto it =
@@ -124,7 +157,14 @@ Scanned scan(const std::vector<std::string>& args, std::size_t i, const CommandS
       }
       const OptionSpec* spec = find_option(command.options, name);
       if (spec == nullptr) spec = find_option(kGlobalOptions, name);
-      if (spec == nullptr) throw UsageError{"unknown option '--" + name + "' for " + where};
+      if (spec == nullptr) {
+        std::vector<std::string_view> names;
+        for (const auto* list : {&command.options, &kGlobalOptions}) {
+          for (const OptionSpec& o : *list) names.push_back(o.name);
+        }
+        throw UsageError{"unknown option '--" + name + "' for " + where +
+                         did_you_mean(name, names, "--")};
+      }
       std::string value;
       if (spec->takes_value) {
         if (inline_value) {
@@ -306,6 +346,14 @@ Command build(std::string_view name, const Scanned& s) {
     a.reservation_id = text_option(s, "reservation");
     a.scope = scope_option(s);
     a.cgroup_path = text_option(s, "cgroup");
+    // Without a PID the daemon would guard the process that asks: this CLI, which exits at once.
+    if (s.has("pid") && s.has("self")) throw UsageError{"--pid and --self exclude each other"};
+    if (a.pid == 0 && !s.has("self")) {
+      throw UsageError{
+          "ramguard start needs --pid PID, the coordinator's process (this command exits at "
+          "once, so guarding it would end the run as 'exited'); --self guards the calling "
+          "process anyway"};
+    }
     return a;
   }
   if (name == "mark") {
@@ -373,8 +421,17 @@ Command build(std::string_view name, const Scanned& s) {
   CompareArgs a;
   a.run_ids = s.positionals;
   a.labels = label_options(s);
-  if (a.run_ids.empty() && a.labels.empty()) {
-    throw UsageError{"ramguard compare needs run ids or --label KEY=VALUE"};
+  a.job = text_option(s, "job");
+  // The job is not a label, but people write it as one: --label job=NAME means --job NAME.
+  if (const auto job = a.labels.find("job"); job != a.labels.end()) {
+    if (!a.job.empty() && a.job != job->second) {
+      throw UsageError{"--label job=" + job->second + " contradicts --job " + a.job};
+    }
+    a.job = job->second;
+    a.labels.erase(job);
+  }
+  if (a.run_ids.empty() && a.labels.empty() && a.job.empty()) {
+    throw UsageError{"ramguard compare needs run ids, --job NAME or --label KEY=VALUE"};
   }
   if (const std::string* format = s.get("format")) {
     static const std::array<std::pair<std::string_view, CompareFormat>, 4> kFormats{{
@@ -443,7 +500,15 @@ ParseOutcome parse_args(const std::vector<std::string>& args) {
     auto spec = std::find_if(specs.begin(), specs.end(),
                              [&](const CommandSpec& c) { return c.name == name; });
     if (spec == specs.end()) {
-      throw UsageError{"unknown subcommand '" + name + "' (see ramguard --help)"};
+      std::vector<std::string_view> names;
+      for (const CommandSpec& c : specs) names.push_back(c.name);
+      // Words people type for the commands that exist.
+      std::string hint = did_you_mean(name, names);
+      if (hint.empty() && (edit_distance(name, "list") <= 1 || name == "ls" || name == "history")) {
+        hint = " (did you mean 'runs'?)";
+      }
+      if (hint.empty() && (name == "show" || name == "info")) hint = " (did you mean 'report'?)";
+      throw UsageError{"unknown subcommand '" + name + "'" + hint + " (see ramguard --help)"};
     }
     const Scanned scanned = scan(args, i + 1, *spec);
     if (scanned.has("version")) return {Invocation{invocation.global, VersionArgs{}}, {}};

@@ -44,7 +44,7 @@ struct AdmitArgs {
   std::string scope;  // the baseline of the coming run: process, tree or cgroup
 };
 struct StartArgs {
-  std::uint32_t pid = 0;
+  std::uint32_t pid = 0;  // 0 only with --self: the daemon guards the calling process
   std::string job;
   Labels labels;
   std::uint64_t model_bytes = 0;
@@ -95,6 +95,7 @@ enum class CompareFormat { kText, kMarkdown, kCsv, kJson };
 struct CompareArgs {
   std::vector<std::string> run_ids;
   Labels labels;
+  std::string job;  // --job NAME (or --label job=NAME): the runs of that job
   CompareFormat format = CompareFormat::kText;
 };
 

@@ -1,13 +1,16 @@
-// exec: admit, start CMD under a run on its PID, wait, end the run, exit with CMD's status.
+// exec: admit, start CMD under a run on its PID, wait, end the run, print a summary (how CMD
+// ended, its peak, the worst verdict, the release), exit with CMD's status.
 //
 // The child is forked first and held at a pipe until the run has started, so the run's baseline
 // is taken before CMD does anything and RAMGUARD_RUN can be handed to it.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -17,6 +20,7 @@
 #include "allocator_env.hpp"
 #include "commands.hpp"
 #include "common/protocol.hpp"
+#include "exec_summary.hpp"
 #include "output.hpp"
 
 namespace ramguard::cli {
@@ -58,14 +62,26 @@ void forward_signal(int signal_number) {
   ::_exit(error == ENOENT ? 127 : 126);
 }
 
-int wait_for_child(pid_t child) {
+struct ChildEnd {
+  int exit_code = 1;
+  int signal_number = 0;
+  std::uint64_t max_rss_bytes = 0;  // ru_maxrss, the child's high-water mark (kernel: KiB)
+};
+
+ChildEnd wait_for_child(pid_t child) {
   int status = 0;
-  while (::waitpid(child, &status, 0) < 0) {
-    if (errno != EINTR) return 1;
+  struct rusage usage {};
+  ChildEnd end;
+  while (::wait4(child, &status, 0, &usage) < 0) {
+    if (errno != EINTR) return end;
   }
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return 1;
+  end.max_rss_bytes = static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;
+  if (WIFEXITED(status)) end.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) {
+    end.signal_number = WTERMSIG(status);
+    end.exit_code = 128 + end.signal_number;
+  }
+  return end;
 }
 
 // SIGTERM/SIGHUP go on to the child; SIGINT/SIGQUIT come from the terminal to the child's
@@ -164,7 +180,7 @@ int cmd_exec(const GlobalOptions& g, const ExecArgs& a, std::ostream& err) {
     run.emplace(start_run_on_child(client, child, a, reservation));
   } catch (const ClientError&) {
     ::close(gate[1]);  // the child sees no run id and exits without running CMD
-    wait_for_child(child);
+    (void)wait_for_child(child);
     if (!reservation.empty()) {
       try {
         client.release(reservation);
@@ -179,23 +195,38 @@ int cmd_exec(const GlobalOptions& g, const ExecArgs& a, std::ostream& err) {
   ::close(gate[1]);
   err << "ramguard: run " << run_id << " on pid " << child << ": " << a.command[0] << "\n";
 
-  int exit_code = 0;
+  ChildEnd ended;
+  ExecOutcome outcome;
+  outcome.run_id = run_id;
+  outcome.command = a.command[0];
   {
+    const auto started = std::chrono::steady_clock::now();
     SignalForwarding forwarding(child);
-    exit_code = wait_for_child(child);
+    ended = wait_for_child(child);
+    outcome.elapsed_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   }
+  outcome.exit_code = ended.exit_code;
+  outcome.signal_number = ended.signal_number;
+  outcome.ru_maxrss_bytes = ended.max_rss_bytes;
   try {
-    const v1::RunEndReply ended = run->end();
-    err << run_end_text(run_id, ended, g.binary_units);
+    run->end();
   } catch (const ClientError& e) {
-    // The daemon ends a run by itself when its process exits; that is no failure of exec.
-    if (e.code() == v1::Error::FAILED_PRECONDITION || e.code() == v1::Error::NOT_FOUND) {
-      err << "ramguard: run " << run_id << " was already ended by the daemon\n";
-    } else {
+    // The daemon ends the run by itself when CMD exits (end_on_exit), often before this request:
+    // that is the normal case, not worth a word.
+    if (e.code() != v1::Error::FAILED_PRECONDITION && e.code() != v1::Error::NOT_FOUND) {
       err << "ramguard: warning: could not end run " << run_id << ": " << e.what() << "\n";
     }
   }
-  return exit_code;
+  // The run as the daemon judged it: its verdicts, its peak and, when the grace has passed, its
+  // release. A daemon that cannot answer leaves the summary with what wait4 told us.
+  try {
+    outcome.run = client.report(run_id).run();
+  } catch (const ClientError&) {
+    outcome.run.reset();
+  }
+  err << exec_summary_text(outcome, g.binary_units);
+  return outcome.exit_code;
 }
 
 }  // namespace ramguard::cli

@@ -1,4 +1,5 @@
 // status, runs, report, compare: fetched here, rendered by ramguard::report (client/report).
+#include <algorithm>
 #include <fstream>
 #include <ostream>
 
@@ -66,7 +67,35 @@ int cmd_report(const GlobalOptions& g, const ReportArgs& a, std::ostream& out) {
 
 int cmd_compare(const GlobalOptions& g, const CompareArgs& a, std::ostream& out) {
   Client client = connect(g);
-  const v1::CompareReply reply = client.compare(a.run_ids, a.labels);
+  v1::CompareReply reply;
+  if (a.job.empty()) {
+    reply = client.compare(a.run_ids, a.labels);
+  } else if (!a.labels.empty()) {
+    // The daemon matches labels; the job is filtered here.
+    reply = client.compare(a.run_ids, a.labels);
+    auto& rows = *reply.mutable_rows();
+    rows.erase(std::remove_if(rows.begin(), rows.end(),
+                              [&](const v1::CompareRow& r) { return r.job() != a.job; }),
+               rows.end());
+  } else {
+    // The job is not a label: its runs come from the ledger's listing (the newest 1,000).
+    std::vector<std::string> ids = a.run_ids;
+    const v1::ListRunsReply listed = client.list_runs(1000);
+    for (const v1::RunStatus& run : listed.runs()) {
+      if (run.job() == a.job) ids.push_back(run.run_id());
+    }
+    if (ids.size() > a.run_ids.size()) reply = client.compare(ids, {});
+  }
+  if (reply.rows().empty()) {
+    std::string what;
+    for (const std::string& id : a.run_ids) what += " " + id;
+    if (!a.job.empty()) what += " --job " + a.job;
+    for (const auto& [key, value] : a.labels) what += " --label " + key + "=" + value;
+    // Exit 1 like any answer that is not there, with the query in the message.
+    throw ClientError(ClientError::Kind::kServer,
+                      "compare: no runs match" + what + " (see `ramguard runs` for recent runs)",
+                      v1::Error::NOT_FOUND);
+  }
   out << report::compare_table(reply, table_format(a.format), render_options(g));
   return kExitOk;
 }

@@ -5,6 +5,7 @@
 #include <iomanip>
 #include <sstream>
 
+#include "common/verdict_rank.hpp"
 #include "ramguard/units.hpp"
 
 namespace ramguard::cli {
@@ -57,15 +58,32 @@ std::string admit_text(const v1::AdmitReply& r, bool binary) {
   return out.str();
 }
 
-std::string verdict_line(const v1::Verdict& v) {
-  std::string severity = v1::Severity_Name(v.severity());
-  std::string line = "  [" + severity + "] " + v.kind();
-  if (v.passed()) {
-    line += " passed";
-  } else if (v.kind() == "release") {
-    line += " failed";
+const char* severity_label(v1::Severity severity) {
+  switch (severity) {
+    case v1::INFO:
+      return "info";
+    case v1::WARNING:
+      return "warning";
+    case v1::CRITICAL:
+      return "critical";
+    default:
+      return "unspecified";
   }
-  if (v.cleared()) line += " (cleared)";
+}
+
+std::string verdict_result(const v1::Verdict& v) {
+  if (v.cleared()) return "cleared";
+  if (v.kind() == "release") return release_outcome(v.passed(), severity_label(v.severity()));
+  return v.passed() ? "pass" : "fail";
+}
+
+std::string verdict_heading(const v1::Verdict& v) {
+  return std::string("[") + severity_label(v.severity()) + "] " + v.kind() + " " +
+         verdict_result(v);
+}
+
+std::string verdict_line(const v1::Verdict& v) {
+  std::string line = "  " + verdict_heading(v);
   if (!v.summary().empty()) line += ": " + v.summary();
   return line + "\n";
 }

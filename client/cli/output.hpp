@@ -25,4 +25,13 @@ std::string mark_text(const v1::MarkRequest::Kind kind, const std::string& phase
 std::string run_end_text(const std::string& run_id, const v1::RunEndReply& reply, bool binary);
 std::string verdict_line(const v1::Verdict& verdict);
 
+// One vocabulary for a verdict's outcome everywhere the CLI prints one (and the report and
+// compare tables use the same words): severity info|warning|critical, result pass|fail, a
+// release that only failed on memory the allocator keeps "allocator", a withdrawn one
+// "cleared".
+const char* severity_label(v1::Severity severity);
+std::string verdict_result(const v1::Verdict& verdict);
+// "[warning] release fail"
+std::string verdict_heading(const v1::Verdict& verdict);
+
 }  // namespace ramguard::cli

@@ -15,7 +15,7 @@ Talks to ramguardd, the RAM guard of a training coordinator.
 commands:
   hello                          check the daemon answers; show its version and budget
   admit ESTIMATE-OPTIONS         ask whether a Load fits the budget (exit 0 admitted, 3 refused)
-  start [OPTIONS]                start a run on a process; prints the run id
+  start --pid PID [OPTIONS]      start a run on a process; prints the run id
   mark RUN begin|end PHASE       mark a phase boundary (load, aggregation, synchronization, save)
   round-end RUN [--round N]      mark the end of a round
   end RUN                        end a run
@@ -24,7 +24,7 @@ commands:
   exec [OPTIONS] -- CMD ARGS...  admit, run CMD under a run, exit with CMD's status
   runs [--limit N] [--label K=V]...  recent runs (with all the labels given)
   report RUN [--svg FILE]        a run's report (--json, --gib)
-  compare RUN... | --label K=V...  runs side by side [--format text|markdown|json|csv]
+  compare RUN... | --job NAME | --label K=V...  runs side by side [--format FORMAT]
 
 global options (anywhere before --):
   --socket PATH       control socket (default: $RAMGUARD_SOCKET, /run/ramguard/ramguard.sock
@@ -51,14 +51,14 @@ const std::map<std::string, std::string>& topics() {
        "Prints every term of baseline + reserved + estimate <= budget - margin.\n"
        "Exit 0 when admitted (prints the reservation id), 3 when refused.\n"},
       {"start",
-       "usage: ramguard start [--pid PID] [--job NAME] [--label KEY=VALUE]... [--model-bytes "
-       "SIZE]\n"
-       "                      [--rounds N] [--hosts N] [--reservation ID]\n"
+       "usage: ramguard start (--pid PID | --self) [--job NAME] [--label KEY=VALUE]...\n"
+       "                      [--model-bytes SIZE] [--rounds N] [--hosts N] [--reservation ID]\n"
        "                      [--scope process|tree|cgroup] [--cgroup PATH]\n"
-       "Prints the run id. --pid defaults to this command's own PID as the daemon sees it;\n"
-       "give the coordinator's PID. --scope tree measures the PID and its descendants (peak:\n"
-       "the sum of their high-water marks, an upper bound); --scope cgroup the PID's memory\n"
-       "cgroup (every process in it, exact peak); --cgroup PATH names another one (root only).\n"},
+       "Prints the run id. --pid names the coordinator's process; --self guards the process\n"
+       "that runs this command, which exits at once (so the run ends 'exited').\n"
+       "--scope tree measures the PID and its descendants (peak: the sum of their high-water\n"
+       "marks, an upper bound); --scope cgroup the PID's memory cgroup (every process in it,\n"
+       "exact peak); --cgroup PATH names another one (root only).\n"},
       {"mark", "usage: ramguard mark RUN begin|end PHASE [--round N]\n"},
       {"round-end", "usage: ramguard round-end RUN [--round N]\n"},
       {"end", "usage: ramguard end RUN\n"},
@@ -72,6 +72,9 @@ const std::map<std::string, std::string>& topics() {
        "Admits (when an estimate is given; exit 3 without running CMD if refused), starts CMD\n"
        "with RAMGUARD_SOCKET and RAMGUARD_RUN set, runs it under a run claiming the reservation,\n"
        "ends the run when CMD exits and exits with CMD's status (128+N if killed by signal N).\n"
+       "At the end it prints a summary on stderr: how CMD ended, its peak (from wait4's\n"
+       "ru_maxrss, and marked so, when CMD ended before the daemon read it), the worst verdict\n"
+       "and the release, or where to read it once judged (ramguard report RUN).\n"
        "--allocator starts CMD with Debian's jemalloc preloaded (jemalloc), with glibc's\n"
        "MALLOC_ARENA_MAX=1 MALLOC_MMAP_THRESHOLD_=1048576 MALLOC_TRIM_THRESHOLD_=134217728\n"
        "(glibc-tuned) or unchanged (glibc), and labels the run allocator=NAME for compare.\n"},
@@ -81,8 +84,11 @@ const std::map<std::string, std::string>& topics() {
        "e.g. --label slurm_job_id=42 for a Slurm job's steps.\n"},
       {"report", "usage: ramguard report RUN [--json] [--svg FILE] [--gib]\n"},
       {"compare",
-       "usage: ramguard compare RUN... | --label KEY=VALUE... [--format text|markdown|json|csv]"
-       " [--gib]\n"},
+       "usage: ramguard compare [RUN...] [--job NAME] [--label KEY=VALUE]...\n"
+       "                        [--format text|markdown|json|csv] [--gib]\n"
+       "Runs side by side: the runs named, the runs of a job (--job NAME, also written\n"
+       "--label job=NAME), the runs whose labels match (with --job: of that job only).\n"
+       "Exit 1 when no run matches.\n"},
   };
   return kTopics;
 }

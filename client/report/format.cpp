@@ -272,4 +272,14 @@ std::string verdict_label(const v1::Verdict* verdict) {
   return out;
 }
 
+std::string verdict_result(const v1::Verdict& v) {
+  if (v.cleared()) return "cleared";
+  if (v.kind() == "release") return release_outcome(v.passed(), severity_name(v.severity()));
+  return v.passed() ? "pass" : "fail";
+}
+
+std::string verdict_heading(const v1::Verdict& v) {
+  return std::string("[") + severity_name(v.severity()) + "] " + v.kind() + " " + verdict_result(v);
+}
+
 }  // namespace ramguard::report

@@ -49,5 +49,10 @@ const char* severity_name(v1::Severity severity);
 const v1::Verdict* worst_verdict(const google::protobuf::RepeatedPtrField<v1::Verdict>& verdicts);
 // "warning growth_warning" style short form, "(cleared)" appended to a cleared one; "-" when none.
 std::string verdict_label(const v1::Verdict* verdict);
+// A verdict's result in the one vocabulary of the CLI, reports and charts: "pass", "fail",
+// "allocator" (a release that failed only on free memory the allocator keeps) or "cleared".
+std::string verdict_result(const v1::Verdict& verdict);
+// "[warning] release fail"
+std::string verdict_heading(const v1::Verdict& verdict);
 
 }  // namespace ramguard::report

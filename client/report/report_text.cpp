@@ -141,8 +141,7 @@ void release_section(const v1::RunStatus& run, const RenderOptions& o, std::stri
     out += run.state() == "active" ? "  run still active\n" : "  no release verdict yet\n";
     return;
   }
-  out += std::string("  ") + (release->passed() ? "PASSED" : "FAILED") + ": " +
-         escape_text(release->summary()) + "\n";
+  out += "  " + verdict_heading(*release) + ": " + escape_text(release->summary()) + "\n";
   for (const auto& [name, value] : sorted_figures(*release)) {
     out += "  " + escape_text(name) + ": " + format_figure(name, value, o.binary_units) + "\n";
   }
@@ -161,11 +160,7 @@ void verdicts_section(const v1::RunStatus& run, std::string& out) {
   t.add_column("phase");
   t.add_column("summary");
   for (const v1::Verdict& v : run.verdicts()) {
-    const std::string result = v.cleared() ? "cleared"
-                               : v.kind() == "release"
-                                   ? release_outcome(v.passed(), severity_name(v.severity()))
-                               : v.passed() ? "pass"
-                                            : "fail";
+    const std::string result = verdict_result(v);
     t.add_row({severity_name(v.severity()), v.kind(), result,
                v.round() ? std::to_string(v.round()) : "-", v.phase().empty() ? "-" : v.phase(),
                v.summary()});

@@ -6,7 +6,9 @@ build and check that it shows what the demo is for:
   - the final build: a passed release and no growth, budget, headroom or gap verdict;
   - the comparison table with both runs, the SVG charts (well-formed) where it says they are;
   - the daemon stopped with SIGTERM (exit 0), its temp directory removed, all within the
-    two minutes.
+    two minutes;
+  - docs/demo.md's sample output shows the same verdicts (kind, severity, result) in each
+    part as the demo printed, whatever the figures.
 
     check_demo.py BUILD_DIR OUT_DIR
 """
@@ -19,6 +21,63 @@ import time
 import xml.dom.minidom
 
 DEMO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "run_demo.sh")
+DOC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "demo.md")
+
+# "verdict [warning] growth_warning fail: ..." (the daemon's log, as follow_log.py prints it)
+_LOG_VERDICT = re.compile(r"verdict \[(\w+)\] (\w+) (pass|fail|allocator|cleared):")
+# "verdict growth_warning WARNING round 2: ..." (torch_fedavg.py: KIND SEVERITY [passed])
+_TORCH_VERDICT = re.compile(r"^verdict (\w+) (INFO|WARNING|CRITICAL)( passed)?\b")
+
+
+def verdict_kinds(text):
+    """The verdicts a piece of demo output shows, as (severity, kind, result), figures aside."""
+    found = set()
+    for line in text.splitlines():
+        m = _LOG_VERDICT.search(line)
+        if m:
+            found.add((m.group(1), m.group(2), m.group(3)))
+            continue
+        m = _TORCH_VERDICT.search(line.strip())
+        if m:
+            severity, passed = m.group(2).lower(), bool(m.group(3))
+            result = ("pass" if passed else
+                      "allocator" if m.group(1) == "release" and severity == "info" else "fail")
+            found.add((severity, m.group(1), result))
+    return found
+
+
+def demo_parts(text):
+    """The demo's parts by heading: the replay's two builds and the PyTorch coordinator's."""
+    torch = section(text, "a real PyTorch FedAvg coordinator", "done in")
+    t_base = torch.find("-- baseline build")
+    t_final = torch.find("-- final build")
+    return {
+        "baseline build": section(text, "baseline build", "final build"),
+        "final build": section(text, "final build", "ramguard compare"),
+        "torch baseline build": torch[t_base:t_final] if t_base >= 0 and t_final >= 0 else "",
+        "torch final build": torch[t_final:] if t_final >= 0 else "",
+    }
+
+
+def check_doc(out, f):
+    """docs/demo.md's sample output shows the verdicts the demo prints: the same kinds with the
+    same severity and result in each part (figures and timings vary from run to run)."""
+    try:
+        with open(DOC, encoding="utf-8") as doc_file:
+            doc = doc_file.read()
+    except OSError as e:
+        f.check(False, f"cannot read {DOC}: {e}")
+        return
+    # Headings are found after a newline, as in the demo's output.
+    samples = "\n" + "\n".join(re.findall(r"```text\n(.*?)```", doc, re.S))
+    documented, printed = demo_parts(samples), demo_parts(out)
+    for part, text in documented.items():
+        if not printed[part].strip():
+            continue  # e.g. the PyTorch part where torch is not installed
+        want, got = verdict_kinds(text), verdict_kinds(printed[part])
+        f.check(bool(want), f"docs/demo.md: no sample verdicts for the {part}")
+        f.check(want == got, f"docs/demo.md and the demo differ in the {part}: documented "
+                             f"{sorted(want)}, printed {sorted(got)}")
 # The replay must finish in about a minute on a 2-core machine; the real PyTorch coordinator
 # adds half a minute idle, more while other tests run beside it.
 LIMIT_SECONDS = 240
@@ -66,10 +125,11 @@ def main():
     f.check(baseline and final and compare, "missing sections: baseline, final or compare")
 
     b_verdicts = verdict_lines(baseline)
-    f.check(any(re.search(r"verdict growth_warning WARNING: .*in round 2 .*model copies", v)
+    f.check(any(re.search(r"verdict \[warning\] growth_warning fail: .*in round 2 .*model copies", v)
                 for v in b_verdicts),
             f"baseline: no growth warning in round 2 among {b_verdicts}")
-    f.check(any("verdict release FAILED: Release failed" in v for v in b_verdicts),
+    f.check(any(re.search(r"verdict \[(warning|critical)\] release fail: Release failed", v)
+                for v in b_verdicts),
             f"baseline: no failed release among {b_verdicts}")
     f.check(re.search(r"admitted, headroom", baseline) is not None,
             "baseline: no admission with its terms")
@@ -77,11 +137,11 @@ def main():
             "baseline: no settled floor of ~1.73 GB after round 2 from the daemon's log")
 
     f_verdicts = verdict_lines(final)
-    f.check(any("verdict release PASSED: Release passed" in v for v in f_verdicts),
+    f.check(any("verdict [info] release pass: Release passed" in v for v in f_verdicts),
             f"final: no passed release among {f_verdicts}")
     unclean = [v for v in f_verdicts
-               if re.search(r"verdict (growth_warning|leak|runaway|over_budget|headroom|"
-                            r"phase_gap|exited|lost) ", v) or "FAILED" in v]
+               if re.search(r"verdict \[\w+\] (growth_warning|leak|runaway|over_budget|headroom|"
+                            r"phase_gap|exited|lost) ", v) or " fail: " in v]
     f.check(not unclean, f"final: verdicts that should not be there: {unclean}")
 
     rows = {label: next((line for line in compare.splitlines() if f"build={label}" in line), "")
@@ -93,7 +153,9 @@ def main():
             and "release(pass)" in rows["final"] and "growth_warning" not in rows["final"],
             f"compare: final row {rows['final']!r}")
 
-    for build in ("baseline", "final"):
+    torch_ran = "a real PyTorch FedAvg coordinator: skipped" not in out
+    charts = ["baseline", "final"] + (["torch-baseline", "torch-final"] if torch_ran else [])
+    for build in charts:
         svg = os.path.join(out_dir, f"{build}.svg")
         f.check(svg in out, f"the demo does not say where {svg} is")
         try:
@@ -127,6 +189,8 @@ def main():
     f.check(re.search(r"metrics: http://127\.0\.0\.1:\d+/metrics", out) is not None
             and re.search(r"^\s+ramguard_verdicts_total\{", out, re.M) is not None,
             "no metrics URL or scraped ramguard_ lines")
+
+    check_doc(out, f)
 
     for message in f.messages:
         print(f"check_demo: FAIL: {message}")

@@ -52,16 +52,16 @@ def describe(f):
         return (f"round {f.get('round')} boundary: settled floor {gb(f.get('floor_bytes', '0'))}"
                 f" (at the mark {gb(f.get('rss_bytes', '0'))})")
     if event == "verdict":
-        pass_fail = f.get("kind") in ("release", "estimate_accuracy", "phase_gap")
-        if pass_fail and f.get("passed") == "true":
-            status = "PASSED"
-        elif f.get("kind") == "release":
-            status = "FAILED"
-        elif f.get("cleared") == "true":
-            status = "cleared"
+        # The words of the CLI, the reports and the charts: [severity] kind result.
+        if f.get("cleared") == "true":
+            result = "cleared"
+        elif f.get("passed") == "true":
+            result = "pass"
+        elif f.get("kind") == "release" and f.get("severity") == "info":
+            result = "allocator"
         else:
-            status = f.get("severity", "").upper()
-        return f"verdict {f.get('kind')} {status}: {f.get('summary')}"
+            result = "fail"
+        return f"verdict [{f.get('severity')}] {f.get('kind')} {result}: {f.get('summary')}"
     if event == "run.end":
         return (f"run {f.get('run')} {f.get('state')}: peak {gb(f.get('peak_bytes', '0'))}"
                 f"{' (exact)' if f.get('peak_exact') == 'true' else ''}, reservation of "

@@ -9,7 +9,8 @@
 # (tests/demo/coordinator.py, a real Python process holding real memory) twice: the baseline
 # build and the final build of that investigation at one tenth of the size, each admitted
 # against the budget first. The daemon's log is followed and printed as it happens. Then
-# `ramguard compare` of the two runs and `ramguard report RUN --svg` for each. Reports and SVG charts stay in
+# `ramguard compare` of the two runs and `ramguard report RUN --svg` for each (and for the
+# PyTorch runs, when torch is installed). Reports and SVG charts stay in
 # OUT_DIR (default BUILD_DIR/demo); everything else is removed and the daemon is stopped with
 # SIGTERM. Peak memory: about 3 GB (the baseline build), for about a minute.
 set -euo pipefail
@@ -156,7 +157,15 @@ if "$PYTHON" -c 'import torch, torchvision' 2>/dev/null && [ -n "$JEMALLOC" ]; t
     say "-- $build build"
     RAMGUARD_SOCKET=$TORCH_SOCK LD_PRELOAD=$JEMALLOC MALLOC_CONF=dirty_decay_ms:0,muzzy_decay_ms:0 \
       "$PYTHON" -u "$ROOT/client/python/examples/torch_fedavg.py" --build "$build" \
-      --rounds 3 --hosts 2 --pause-seconds 0.75 --release-timeout-seconds 30 | grep -v '^{'
+      --rounds 3 --hosts 2 --pause-seconds 0.75 --release-timeout-seconds 30 \
+      | tee "$TMP/torch-$build.out" | grep -v '^{'
+    # The last line is the run's summary as JSON: its run id gives the chart and the report.
+    run=$(tail -n 1 "$TMP/torch-$build.out" \
+      | "$PYTHON" -c 'import json, sys; print(json.load(sys.stdin).get("run_id", ""))' || true)
+    if [ -n "$run" ]; then
+      "$CLI" --socket "$TORCH_SOCK" report "$run" --svg "$OUT/torch-$build.svg" >"$OUT/torch-$build.txt"
+      say "ramguard report $run --svg $OUT/torch-$build.svg"
+    fi
   done
   kill -TERM "$TORCH_DAEMON_PID"
   wait "$TORCH_DAEMON_PID" || true
@@ -172,4 +181,8 @@ DAEMON_PID=""
 sync_log
 section "done in ${SECONDS} s"
 say "ramguardd stopped with SIGTERM (exit $DAEMON_STATUS); its socket and state dir are removed."
-say "Open the charts: $OUT/baseline.svg $OUT/final.svg"
+charts="$OUT/baseline.svg $OUT/final.svg"
+for build in baseline final; do
+  [ -f "$OUT/torch-$build.svg" ] && charts="$charts $OUT/torch-$build.svg"
+done
+say "Open the charts: $charts"

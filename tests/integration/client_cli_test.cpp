@@ -362,6 +362,24 @@ TEST(ClientCli, ReportJsonSvgAndCompareInEveryFormat) {
       "assert [r['labels']['build'] for r in rows] == ['first', 'second'], rows\n",
       {compare_file.string(), r1, r2});
   EXPECT_EQ(rows_ok.exit_code, 0) << rows_ok.output;
+
+  // By job: --job NAME, and --label job=NAME as people write it; a job without runs says so.
+  for (const std::vector<std::string>& query :
+       {std::vector<std::string>{"compare", "--job", "cli-cmp"},
+        std::vector<std::string>{"compare", "--label", "job=cli-cmp"}}) {
+    const auto by_job = cli(*d, query);
+    EXPECT_EQ(by_job.exit_code, 0) << by_job.output;
+    EXPECT_NE(by_job.output.find(r1), std::string::npos) << by_job.output;
+    EXPECT_NE(by_job.output.find(r2), std::string::npos) << by_job.output;
+  }
+  const auto by_job_and_label = cli(*d, {"compare", "--job", "cli-cmp", "--label", "build=second"});
+  EXPECT_EQ(by_job_and_label.exit_code, 0) << by_job_and_label.output;
+  EXPECT_EQ(by_job_and_label.output.find(r1), std::string::npos) << by_job_and_label.output;
+  EXPECT_NE(by_job_and_label.output.find(r2), std::string::npos) << by_job_and_label.output;
+  const auto none = cli(*d, {"compare", "--job", "no-such-job"});
+  EXPECT_EQ(none.exit_code, 1) << none.output;
+  EXPECT_NE(none.output.find("compare: no runs match --job no-such-job"), std::string::npos)
+      << none.output;
   std::filesystem::remove_all(dir);
 }
 

@@ -169,6 +169,24 @@ TEST(DaemonCore, CheckConfigStartupAndReloadRefuseAFitTheLeakDetectorCannotUse) 
   EXPECT_EQ(ok.exit_code, 0) << ok.output;
 }
 
+TEST(DaemonCore, ABudgetUnder64MBIsAcceptedWithAWarningNamingTheUnitRules) {
+  // "--budget 16" is 16 bytes: the daemon runs, and says so.
+  auto d = Daemon::with_args({"--budget", "16"});
+  EXPECT_FALSE(d->wait_for_log("event=config.small_budget", 5s).empty()) << d->log_text();
+  EXPECT_NE(d->log_text().find("a size without a unit is bytes; write 16GB"), std::string::npos)
+      << d->log_text();
+  const auto dir = make_temp_dir("smallbudget");
+  std::ofstream(dir / "small.yaml") << "budget: 16\n";
+  auto check = run_command({daemon_path(), "--check-config", (dir / "small.yaml").string()});
+  EXPECT_EQ(check.exit_code, 0) << check.output;
+  EXPECT_NE(check.output.find("warning: budget 16 bytes is under 64 MB"), std::string::npos)
+      << check.output;
+  std::ofstream(dir / "fine.yaml") << "budget: 16GB\n";
+  auto fine = run_command({daemon_path(), "--check-config", (dir / "fine.yaml").string()});
+  EXPECT_EQ(fine.output.find("warning"), std::string::npos) << fine.output;
+  std::filesystem::remove_all(dir);
+}
+
 TEST(DaemonCore, BadConfigExitsNonZeroNamingTheKey) {
   const auto dir = make_temp_dir("badcfg");
   const auto path = dir / "bad.yaml";

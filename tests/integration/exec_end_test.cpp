@@ -137,5 +137,37 @@ TEST(ExecEnd, RamguardExecEndsCleanRunsNormallyAndFailedOnesExited) {
   EXPECT_NE(exited->summary().find("exited with code 4"), std::string::npos) << exited->summary();
 }
 
+// A short process ends before the daemon's first periodic reading (interval 2 s): the peak comes
+// from wait4's ru_maxrss and says so; the summary tells the worst verdict and the release state,
+// and a normal run prints no "already ended" message.
+TEST(ExecEnd, ASummaryWithThePeakFromWait4WhenTheProcessEndedBeforeAReading) {
+  auto d = Daemon::with_args({"--interval", "2s"});
+  constexpr std::uint64_t kTouched = 50'000'000;
+  // exec keeps memchild on the PID the run guards; its commands come from a here-document.
+  const std::string script = "exec " + memchild_path() + " <<'E'\nalloc a " +
+                             std::to_string(kTouched) + "\nsleep 200\nexit 0\nE\n";
+  const auto r = run_command({cli_path(), "--socket", d->socket_path().string(), "exec", "--job",
+                              "exec-summary", "--", "sh", "-c", script});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("already ended"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("exited with code 0 after"), std::string::npos) << r.output;
+  const auto peak_at = r.output.find("  peak:     ");
+  ASSERT_NE(peak_at, std::string::npos) << r.output;
+  const std::string peak_line = r.output.substr(peak_at, r.output.find('\n', peak_at) - peak_at);
+  // "  peak:     52.6 MB (from wait4's ru_maxrss: ...)"
+  const double peak_mb = std::stod(peak_line.substr(12));
+  ASSERT_NE(peak_line.find(" MB "), std::string::npos) << peak_line;
+  EXPECT_GE(peak_mb * 1e6, static_cast<double>(kTouched)) << peak_line;
+  EXPECT_NE(peak_line.find("from wait4's ru_maxrss"), std::string::npos) << peak_line;
+  EXPECT_EQ(peak_line.find("(exact"), std::string::npos) << peak_line;
+  EXPECT_NE(r.output.find("  verdicts: no warning or critical"), std::string::npos) << r.output;
+  // The release is judged once the process is gone, often before exec asks; if not yet, the
+  // summary says where to read it.
+  const bool judged = r.output.find("  release:  pass (info): Release passed") != std::string::npos;
+  const bool pending =
+      r.output.find("  release:  pending: see `ramguard report r-") != std::string::npos;
+  EXPECT_TRUE(judged || pending) << r.output;
+}
+
 }  // namespace
 }  // namespace ramguard::testing

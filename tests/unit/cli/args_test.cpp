@@ -59,6 +59,10 @@ TEST(CliArgs, AdmitWithAModelAndAPlan) {
   EXPECT_TRUE(c.use_calibrated);
 }
 
+TEST(CliArgs, StartGuardsItselfOnlyWhenAsked) {
+  EXPECT_EQ(std::get<StartArgs>(parse_ok({"start", "--self"}).command).pid, 0u);
+}
+
 TEST(CliArgs, StartCollectsLabels) {
   const auto a =
       std::get<StartArgs>(parse_ok({"start", "--pid", "123", "--job", "vit", "--label",
@@ -109,10 +113,16 @@ TEST(CliArgs, ReportsAndComparisons) {
       std::get<CompareArgs>(parse_ok({"compare", "r-1", "r-2", "--format", "markdown"}).command);
   EXPECT_EQ(c.run_ids, (std::vector<std::string>{"r-1", "r-2"}));
   EXPECT_EQ(c.format, CompareFormat::kMarkdown);
+  // The job is not a label: --label job=NAME means --job NAME.
   const auto d =
       std::get<CompareArgs>(parse_ok({"compare", "--label", "job=vit", "--json"}).command);
-  EXPECT_EQ(d.labels.at("job"), "vit");
+  EXPECT_EQ(d.job, "vit");
+  EXPECT_TRUE(d.labels.empty());
   EXPECT_EQ(d.format, CompareFormat::kJson);
+  const auto e = std::get<CompareArgs>(
+      parse_ok({"compare", "--job", "vit", "--label", "build=final"}).command);
+  EXPECT_EQ(e.job, "vit");
+  EXPECT_EQ(e.labels.at("build"), "final");
   EXPECT_EQ(std::get<RunsArgs>(parse_ok({"runs", "--limit", "5"}).command).limit, 5u);
   const auto runs = std::get<RunsArgs>(
       parse_ok({"runs", "--label", "slurm_job_id=42", "--label", "slurm_step_id=0"}).command);
@@ -172,6 +182,17 @@ TEST(CliArgs, EveryBadInputGetsAMessageNamingIt) {
       {{"admit", "--estimate", "1GB", "--pid", "99999999999"}, "from 0 to 4294967295"},
       {{"admit", "--estimate", "1GB", "--job", ""}, "--job must not be empty"},
       {{"start", "--label", "novalue"}, "--label 'novalue': expected KEY=VALUE"},
+      {{"start", "--job", "vit"}, "ramguard start needs --pid PID"},
+      {{"start", "--pid", "1", "--self"}, "--pid and --self exclude each other"},
+      {{"list"}, "unknown subcommand 'list' (did you mean 'runs'?)"},
+      {{"lst"}, "unknown subcommand 'lst' (did you mean 'runs'?)"},
+      {{"reprot", "r-1"}, "unknown subcommand 'reprot' (did you mean 'report'?)"},
+      {{"--sockt", "/tmp/s", "hello"},
+       "unknown option '--sockt' for ramguard (did you mean "
+       "'--socket'?)"},
+      {{"hello", "--sockt=/tmp/s"}, "(did you mean '--socket'?)"},
+      {{"admit", "--estimat", "1GB"}, "(did you mean '--estimate'?)"},
+      {{"compare", "--label", "job=a", "--job", "b"}, "--label job=a contradicts --job b"},
       {{"start", "--label", "=v"}, "expected KEY=VALUE"},
       {{"start", "--label", "a=1", "--label", "a=2"}, "key 'a' given twice"},
       {{"start", "--rounds", "3.5"}, "invalid number '3.5'"},
@@ -188,7 +209,7 @@ TEST(CliArgs, EveryBadInputGetsAMessageNamingIt) {
       {{"exec", "--plan", "fedavg", "--", "true"}, "--plan needs the model"},
       {{"report"}, "ramguard report needs RUN"},
       {{"report", "r-1", "--svg"}, "--svg of ramguard report needs a value"},
-      {{"compare"}, "needs run ids or --label"},
+      {{"compare"}, "needs run ids, --job NAME or --label"},
       {{"compare", "r-1", "--format", "html"}, "--format 'html': expected text, markdown"},
       {{"compare", "r-1", "--format", "csv", "--json"}, "--json contradicts --format csv"},
       {{"runs", "--limit", "many"}, "invalid number 'many'"},

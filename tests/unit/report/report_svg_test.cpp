@@ -34,10 +34,10 @@ TEST(ReportSvg, BaselineBuildShowsItsWarningsInBinaryUnits) {
   EXPECT_THAT(svg, HasSubstr("RSS (GiB)"));
   EXPECT_EQ(svg.find("budget"), std::string::npos);  // no budget known: no line, no legend
   const std::string path = write_temp("baseline.svg", svg);
-  EXPECT_EQ(
-      run_python_check("check_svg.py", path + " growth_warning release 'warning growth_warning:' "
-                                              "'critical release:'"),
-      0);
+  EXPECT_EQ(run_python_check("check_svg.py",
+                             path + " growth_warning release '[warning] growth_warning fail' "
+                                    "'[critical] release fail'"),
+            0);
 }
 
 TEST(ReportSvg, MarksTheRunEndAndWhetherTheReleasePassed) {
@@ -47,10 +47,11 @@ TEST(ReportSvg, MarksTheRunEndAndWhetherTheReleasePassed) {
     EXPECT_THAT(*svg, HasSubstr("<g class=\"run-end\"><title>run end</title>"));
     EXPECT_THAT(*svg, HasSubstr(">run end</text>"));  // the legend says what the line is
   }
-  EXPECT_THAT(failed, HasSubstr(">release: FAIL</text>"));
-  EXPECT_THAT(failed, Not(HasSubstr("release: pass")));
-  EXPECT_THAT(passed, HasSubstr(">release: pass</text>"));
-  EXPECT_THAT(passed, Not(HasSubstr("release: FAIL")));
+  // The verdict table inside the picture says it in the words of the CLI and the text report.
+  EXPECT_THAT(failed, HasSubstr(">[critical] release fail: "));
+  EXPECT_THAT(failed, Not(HasSubstr("release pass")));
+  EXPECT_THAT(passed, HasSubstr(">[info] release pass: "));
+  EXPECT_THAT(passed, Not(HasSubstr("release fail")));
 }
 
 TEST(ReportSvg, HostileLabelsAreEscaped) {

@@ -22,7 +22,7 @@ TEST(ReportText, BaselineBuildShowsPeakFloorsReleaseAndVerdicts) {
   EXPECT_THAT(text, HasSubstr("15.70 GB"));
   EXPECT_THAT(text, HasSubstr("17.30 GB"));
   EXPECT_THAT(text, HasSubstr("+1.60 GB"));  // floor change per round
-  EXPECT_THAT(text, HasSubstr("FAILED"));
+  EXPECT_THAT(text, HasSubstr("[critical] release fail: "));
   EXPECT_THAT(text, HasSubstr("held_bytes: 25.40 GB"));
   EXPECT_THAT(text, HasSubstr("growth_warning"));
   EXPECT_THAT(text, HasSubstr("critical"));
@@ -38,12 +38,12 @@ TEST(ReportText, FinalBuildShowsGapsEstimateAndPassedRelease) {
   EXPECT_THAT(text, HasSubstr("9.60 GB (exact"));
   EXPECT_THAT(text,
               HasSubstr("Estimate:       11.10 GB; peak/estimate 0.86 (peak within estimate)"));
-  EXPECT_THAT(text, HasSubstr("PASSED"));
+  EXPECT_THAT(text, HasSubstr("[info] release pass: "));
   EXPECT_THAT(text, HasSubstr("aggregation      synchronization  6.75 s"));
   EXPECT_THAT(text, HasSubstr("6.75 s"));
   EXPECT_THAT(text, HasSubstr("5.00 s"));
   EXPECT_THAT(text, HasSubstr("within target"));
-  EXPECT_THAT(text, Not(HasSubstr("FAILED")));
+  EXPECT_THAT(text, Not(HasSubstr("release fail")));
   EXPECT_THAT(text, Not(HasSubstr("growth_warning")));
 }
 
