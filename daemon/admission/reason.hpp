@@ -9,10 +9,15 @@ namespace ramguard {
 
 struct AdmissionSum {
   std::uint64_t baseline_bytes = 0;
-  std::uint64_t reserved_bytes = 0;  // other active reservations
+  std::uint64_t reserved_bytes = 0;  // what is committed: other reservations, runs' holdings
   std::uint64_t estimate_bytes = 0;
-  std::uint64_t budget_bytes = 0;
+  std::uint64_t budget_bytes = 0;  // the effective budget
   std::uint64_t margin_bytes = 0;
+  // Empty: the committed term is plain reservations ("reserved X"). Else it is written
+  // "committed X (<detail>)", e.g. "run r-1 holds 2.02 GB, reserved 0.20 GB: counted 2.02 GB".
+  std::string committed_detail;
+  std::string budget_cap;  // empty or "budget": the configured one; else "node" or "cgroup"
+  std::string caps;        // appended: every cap with its terms; empty without measured caps
 };
 
 struct AdmissionOutcome {
