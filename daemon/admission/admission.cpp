@@ -197,15 +197,16 @@ Decision Admission::admit(const AdmitInput& input, const std::vector<RunHolding>
   sum.budget_bytes = d.effective_budget_bytes;
   sum.margin_bytes = margin_bytes_;
   // Without holdings (callers that only book reservations) the sum is plain reservations.
-  if (!runs.empty()) sum.committed_detail = committed_detail(d);
+  ReasonDetail detail;
+  if (!runs.empty()) detail.committed_detail = committed_detail(d);
   if (measured) {
-    sum.budget_cap = cap_name(d.binding_cap);
-    sum.caps = caps_text(d);
+    detail.budget_cap = cap_name(d.binding_cap);
+    detail.caps = caps_text(d);
   }
   const AdmissionOutcome outcome = evaluate(sum);
   d.admitted = outcome.fits;
   d.headroom_bytes = outcome.headroom_bytes;
-  d.reason = admission_reason(sum, outcome, input.estimate_source);
+  d.reason = admission_reason(sum, outcome, input.estimate_source, detail);
   if (d.admitted) {
     d.reservation_id = new_id_locked();
     reservations_.emplace(d.reservation_id,

@@ -40,26 +40,27 @@ AdmissionOutcome evaluate(const AdmissionSum& sum) {
 }
 
 std::string admission_reason(const AdmissionSum& sum, const AdmissionOutcome& outcome,
-                             const std::string& estimate_source) {
+                             const std::string& estimate_source, const ReasonDetail& detail) {
   std::string text = outcome.fits ? "admitted: " : "refused: ";
   text += "baseline " + gb(sum.baseline_bytes);
-  if (sum.committed_detail.empty()) {
+  if (detail.committed_detail.empty()) {
     text += " + reserved " + gb(sum.reserved_bytes);
   } else {
-    text += " + committed " + gb(sum.reserved_bytes) + " (" + sum.committed_detail + ")";
+    text += " + committed " + gb(sum.reserved_bytes) + " (" + detail.committed_detail + ")";
   }
   text += " + estimate " + gb(sum.estimate_bytes);
   if (!estimate_source.empty()) text += " (" + estimate_source + ")";
   text += " = " + gb(outcome.total_bytes) +
           (outcome.total_bytes <= outcome.limit_bytes ? " <= " : " > ") + "budget " +
           gb(sum.budget_bytes) +
-          (sum.budget_cap.empty() || sum.budget_cap == "budget" ? ""
-                                                                : " (" + sum.budget_cap + " cap)") +
+          (detail.budget_cap.empty() || detail.budget_cap == "budget"
+               ? ""
+               : " (" + detail.budget_cap + " cap)") +
           " - margin " + gb(sum.margin_bytes) + "; headroom " +
           format_bytes(static_cast<double>(outcome.headroom_bytes));
-  if (!sum.caps.empty()) text += "; caps: " + sum.caps;
-  if (!outcome.fits && sum.estimate_bytes != 0 && !sum.budget_cap.empty()) {
-    text += "; refused by the " + sum.budget_cap + " cap";
+  if (!detail.caps.empty()) text += "; caps: " + detail.caps;
+  if (!outcome.fits && sum.estimate_bytes != 0 && !detail.budget_cap.empty()) {
+    text += "; refused by the " + detail.budget_cap + " cap";
   }
   if (sum.estimate_bytes == 0) text += "; an estimate of 0 B is refused: give a real estimate";
   return text;
