@@ -141,7 +141,7 @@ std::vector<RunHolding> Dispatcher::holdings() const {
   return out;
 }
 
-AdmitCaps Dispatcher::caps(pid_t pid) const {
+AdmitCaps Dispatcher::caps(pid_t pid) {
   AdmitCaps caps;
   if (meminfo_) {
     if (auto node = meminfo_->read()) {
@@ -151,14 +151,24 @@ AdmitCaps Dispatcher::caps(pid_t pid) const {
     }
   }
   if (pid > 0) {
-    const RunParams& params = registry_.params();
-    if (auto limit = process_cgroup_limit(params.proc_root, pid, params.cgroup_root)) {
-      caps.cgroup_limit_bytes = limit->bytes;
-      caps.cgroup_dir = limit->binding_dir.string();
-    } else {
-      // No memory cgroup (e.g. a v1 node without the controller mounted): no cgroup cap.
-      log::debug("admission.cgroup", {{"pid", pid}, {"message", limit.error().message}});
+    // A process's cgroup and its limits change rarely; admissions come in bursts from the
+    // same processes. A second-old answer spares the /proc/PID/cgroup read and the walk.
+    const auto now = std::chrono::steady_clock::now();
+    auto cached = cgroup_limits_.find(pid);
+    if (cached == cgroup_limits_.end() || now - cached->second.read_at > std::chrono::seconds(1)) {
+      if (cgroup_limits_.size() >= 4096) cgroup_limits_.clear();
+      CachedLimit fresh{now, {}};
+      const RunParams& params = registry_.params();
+      if (auto limit = process_cgroup_limit(params.proc_root, pid, params.cgroup_root)) {
+        fresh.limit = *limit;
+      } else {
+        // No memory cgroup (e.g. a v1 node without the controller mounted): no cgroup cap.
+        log::debug("admission.cgroup", {{"pid", pid}, {"message", limit.error().message}});
+      }
+      cached = cgroup_limits_.insert_or_assign(pid, std::move(fresh)).first;
     }
+    caps.cgroup_limit_bytes = cached->second.limit.bytes;
+    if (caps.cgroup_limit_bytes) caps.cgroup_dir = cached->second.limit.binding_dir.string();
   }
   return caps;
 }
