@@ -25,33 +25,49 @@ std::string bytes_text(double bytes, bool binary) {
 
 std::string admit_text(const v1::AdmitReply& r, bool binary) {
   auto b = [&](double v) { return bytes_text(v, binary); };
-  const double total = static_cast<double>(r.baseline_bytes()) +
-                       static_cast<double>(r.reserved_bytes()) +
-                       static_cast<double>(r.estimate_bytes());
-  const double limit =
-      static_cast<double>(r.budget_bytes()) - static_cast<double>(r.margin_bytes());
+  // Daemons that measure the caps send the committed sum and the effective budget; older ones
+  // (effective_budget_bytes 0) the plain reservations and the configured budget.
+  const bool caps = r.effective_budget_bytes() != 0;
+  const double committed = static_cast<double>(caps ? r.committed_bytes() : r.reserved_bytes());
+  const double budget = static_cast<double>(caps ? r.effective_budget_bytes() : r.budget_bytes());
+  const double total =
+      static_cast<double>(r.baseline_bytes()) + committed + static_cast<double>(r.estimate_bytes());
+  const double limit = budget - static_cast<double>(r.margin_bytes());
   std::ostringstream out;
   if (r.admitted()) {
     out << "admitted: reservation " << r.reservation_id();
     if (r.lease_seconds() > 0) out << " (lease " << units::format_seconds(r.lease_seconds()) << ")";
     out << "\n";
   } else {
-    out << "refused: the estimate does not fit the budget\n";
+    out << "refused: the estimate does not fit the "
+        << (caps && r.budget_cap() != "budget" ? r.budget_cap() + " cap" : std::string("budget"))
+        << "\n";
   }
   // Right-aligned amounts so the sum reads as a sum.
   auto row = [&](const char* label, double value) { out << label << std::setw(12) << b(value); };
   row("  baseline        ", static_cast<double>(r.baseline_bytes()));
   out << "\n";
-  row("+ reserved        ", static_cast<double>(r.reserved_bytes()));
+  row(caps ? "+ committed       " : "+ reserved        ", committed);
   out << "\n";
+  for (const auto& run : r.committed_runs()) {
+    out << "    run " << run.run_id() << " holds " << b(static_cast<double>(run.held_bytes()))
+        << ", reserved " << b(static_cast<double>(run.reserved_bytes())) << ": counted "
+        << b(static_cast<double>(run.counted_bytes())) << "\n";
+  }
   row("+ estimate        ", static_cast<double>(r.estimate_bytes()));
   if (!r.estimate_source().empty()) out << "  (" << r.estimate_source() << ")";
   out << "\n";
   row("= total           ", total);
   out << "\n";
   row("  budget - margin ", limit);
-  out << "  (" << b(static_cast<double>(r.budget_bytes())) << " - "
-      << b(static_cast<double>(r.margin_bytes())) << ")\n";
+  out << "  (" << b(budget) << " - " << b(static_cast<double>(r.margin_bytes())) << ")\n";
+  if (caps) {
+    out << "  caps: budget " << b(static_cast<double>(r.budget_bytes())) << ", node "
+        << (r.node_cap_bytes() != 0 ? b(static_cast<double>(r.node_cap_bytes())) : "unknown")
+        << ", cgroup "
+        << (r.cgroup_limit_bytes() != 0 ? b(static_cast<double>(r.cgroup_limit_bytes())) : "none")
+        << "; the " << r.budget_cap() << " cap binds\n";
+  }
   row("  headroom        ", static_cast<double>(r.headroom_bytes()));
   out << "\n";
   if (!r.reason().empty()) out << r.reason() << "\n";

@@ -1,7 +1,9 @@
 #include "admission/admission.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
+#include <string_view>
 
 #include "admission/reason.hpp"
 #include "common/units.hpp"
@@ -58,24 +60,153 @@ std::string Admission::new_id_locked() {
   }
 }
 
-Decision Admission::admit(const AdmitInput& input) {
+const char* cap_name(BudgetCap cap) {
+  switch (cap) {
+    case BudgetCap::kNode:
+      return "node";
+    case BudgetCap::kCgroup:
+      return "cgroup";
+    case BudgetCap::kConfigured:
+      break;
+  }
+  return "budget";
+}
+
+namespace {
+
+std::uint64_t add_capped(std::uint64_t a, std::uint64_t b) {
+  return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+std::string gb(std::uint64_t bytes) {
+  return format_bytes(static_cast<double>(bytes));
+}
+
+// "run r-1 holds 2.02 GB, reserved 0.20 GB: counted 2.02 GB; unclaimed reservations 0.10 GB"
+std::string committed_detail(const Decision& d) {
+  std::string text;
+  for (const CommittedTerm& t : d.runs) {
+    if (!text.empty()) text += "; ";
+    text += "run " + t.run_id + " holds " + gb(t.held_bytes) + ", reserved " +
+            gb(t.reserved_bytes) + ": counted " + gb(t.counted_bytes);
+  }
+  if (!text.empty()) text += "; unclaimed reservations " + gb(d.unclaimed_bytes);
+  return text;
+}
+
+std::string caps_text(const Decision& d) {
+  std::string text = "configured " + gb(d.budget_bytes) + ", node ";
+  if (d.node_cap_bytes) {
+    text += gb(*d.node_cap_bytes) + " (baseline and committed " +
+            gb(add_capped(d.baseline_bytes, d.committed_bytes)) + " + MemAvailable " +
+            gb(*d.node_available_bytes) + " - unallocated reservations " + gb(d.unallocated_bytes) +
+            ")";
+  } else {
+    text += "unknown";
+  }
+  text += ", cgroup ";
+  text += d.cgroup_limit_bytes ? gb(*d.cgroup_limit_bytes) + " (" + d.cgroup_dir + ")" : "none";
+  return text;
+}
+
+}  // namespace
+
+void Admission::commit_locked(const std::vector<RunHolding>& runs, const Instant& now,
+                              Decision& d) const {
+  // Reservations per claiming run; what no run claimed counts as reserved.
+  std::map<std::string_view, std::uint64_t> claimed;
+  for (const auto& [id, r] : reservations_) {
+    if (expired_locked(r, now)) continue;
+    d.reserved_bytes = add_capped(d.reserved_bytes, r.bytes);
+    if (r.run_id.empty()) {
+      d.unclaimed_bytes = add_capped(d.unclaimed_bytes, r.bytes);
+    } else {
+      auto& sum = claimed[r.run_id];
+      sum = add_capped(sum, r.bytes);
+    }
+  }
+  std::map<std::string_view, std::uint64_t> held;
+  for (const RunHolding& h : runs) held[h.run_id] = h.held_bytes;
+  // Every run with a holding or a claimed reservation, in run id order (both maps are sorted).
+  auto c = claimed.begin();
+  auto h = held.begin();
+  d.committed_bytes = d.unclaimed_bytes;
+  d.unallocated_bytes = d.unclaimed_bytes;
+  while (c != claimed.end() || h != held.end()) {
+    CommittedTerm t;
+    if (h == held.end() || (c != claimed.end() && c->first < h->first)) {
+      t.run_id = std::string(c->first);
+      t.reserved_bytes = (c++)->second;
+    } else if (c == claimed.end() || h->first < c->first) {
+      t.run_id = std::string(h->first);
+      t.held_bytes = (h++)->second;
+    } else {
+      t.run_id = std::string(c->first);
+      t.reserved_bytes = (c++)->second;
+      t.held_bytes = (h++)->second;
+    }
+    t.counted_bytes = std::max(t.held_bytes, t.reserved_bytes);
+    d.committed_bytes = add_capped(d.committed_bytes, t.counted_bytes);
+    d.unallocated_bytes = add_capped(d.unallocated_bytes, t.counted_bytes - t.held_bytes);
+    d.runs.push_back(std::move(t));
+  }
+}
+
+Decision Admission::admit(const AdmitInput& input, const std::vector<RunHolding>& runs,
+                          const AdmitCaps& caps) {
   std::lock_guard lock(mutex_);
   const Instant now = clock_.now();
-  AdmissionSum sum{input.baseline_bytes, reserved_locked(now), input.estimate_bytes, budget_bytes_,
-                   margin_bytes_};
-  const AdmissionOutcome outcome = evaluate(sum);
-
   Decision d;
-  d.admitted = outcome.fits;
-  d.baseline_bytes = sum.baseline_bytes;
-  d.reserved_bytes = sum.reserved_bytes;
-  d.estimate_bytes = sum.estimate_bytes;
-  d.budget_bytes = sum.budget_bytes;
-  d.margin_bytes = sum.margin_bytes;
-  d.headroom_bytes = outcome.headroom_bytes;
+  commit_locked(runs, now, d);
+  d.baseline_bytes = input.baseline_bytes;
+  d.estimate_bytes = input.estimate_bytes;
+  d.budget_bytes = budget_bytes_;
+  d.margin_bytes = margin_bytes_;
   d.estimate_source = input.estimate_source;
-  d.reason = admission_reason(sum, outcome, input.estimate_source);
   d.lease_seconds = to_seconds(lease_);
+
+  // The caps, each as a budget for the same sum. The node's: what is counted now plus what
+  // the node can still give (MemAvailable less what is promised but not yet allocated), so
+  // the sum fits it exactly when estimate <= MemAvailable - unallocated - margin.
+  d.effective_budget_bytes = budget_bytes_;
+  if (caps.node_available_bytes) {
+    d.node_available_bytes = caps.node_available_bytes;
+    const std::uint64_t free_bytes = *caps.node_available_bytes > d.unallocated_bytes
+                                         ? *caps.node_available_bytes - d.unallocated_bytes
+                                         : 0;
+    d.node_cap_bytes = add_capped(add_capped(d.baseline_bytes, d.committed_bytes), free_bytes);
+    if (*d.node_cap_bytes < d.effective_budget_bytes) {
+      d.effective_budget_bytes = *d.node_cap_bytes;
+      d.binding_cap = BudgetCap::kNode;
+    }
+  }
+  if (caps.cgroup_limit_bytes) {
+    d.cgroup_limit_bytes = caps.cgroup_limit_bytes;
+    d.cgroup_dir = caps.cgroup_dir;
+    if (*caps.cgroup_limit_bytes < d.effective_budget_bytes) {
+      d.effective_budget_bytes = *caps.cgroup_limit_bytes;
+      d.binding_cap = BudgetCap::kCgroup;
+    }
+  }
+  const bool measured = caps.node_available_bytes || caps.cgroup_limit_bytes;
+
+  AdmissionSum sum;
+  sum.baseline_bytes = input.baseline_bytes;
+  sum.reserved_bytes = d.committed_bytes;
+  sum.estimate_bytes = input.estimate_bytes;
+  sum.budget_bytes = d.effective_budget_bytes;
+  sum.margin_bytes = margin_bytes_;
+  // Without holdings (callers that only book reservations) the sum is plain reservations.
+  ReasonDetail detail;
+  if (!runs.empty()) detail.committed_detail = committed_detail(d);
+  if (measured) {
+    detail.budget_cap = cap_name(d.binding_cap);
+    detail.caps = caps_text(d);
+  }
+  const AdmissionOutcome outcome = evaluate(sum);
+  d.admitted = outcome.fits;
+  d.headroom_bytes = outcome.headroom_bytes;
+  d.reason = admission_reason(sum, outcome, input.estimate_source, detail);
   if (d.admitted) {
     d.reservation_id = new_id_locked();
     reservations_.emplace(d.reservation_id,

@@ -1,7 +1,10 @@
 #pragma once
-// The memory budget and its reservations. Rule (daemon/README.md, "An admission"):
-//   baseline + sum(active reservations) + estimate <= budget - margin
+// The memory budget and its reservations. Rule (docs/admission.md):
+//   baseline + committed + estimate <= effective budget - margin
 // admits and turns the estimate into a reservation; anything else refuses with every term.
+// committed = for every active run max(its reservations, what its scope holds now) + every
+// unclaimed reservation; effective budget = min(configured budget, the node's cap, the
+// cgroup's limit), the caps the caller measured and passed in AdmitCaps.
 // A reservation no run has claimed expires after the lease; a claimed one lives until its run
 // ends (release_run) or is released by id.
 //
@@ -13,6 +16,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -30,15 +34,52 @@ struct AdmitInput {
   std::uint32_t owner_uid = 0;       // who may claim or release the reservation (and root)
 };
 
+// An active run and what its scope holds now (MemoryReading::counted_bytes of its newest
+// reading). A run without a reservation counts with what it holds.
+struct RunHolding {
+  std::string run_id;
+  std::uint64_t held_bytes = 0;
+};
+
+// What the machine allows, measured by the caller just before admit(); nullopt: not known.
+struct AdmitCaps {
+  std::optional<std::uint64_t> node_available_bytes;  // MemAvailable now
+  std::optional<std::uint64_t> cgroup_limit_bytes;    // smallest limit up the Load's cgroup
+  std::string cgroup_dir;                             // whose limit that is
+};
+
+// One run's term of the committed sum.
+struct CommittedTerm {
+  std::string run_id;
+  std::uint64_t held_bytes = 0;
+  std::uint64_t reserved_bytes = 0;
+  std::uint64_t counted_bytes = 0;  // max(held, reserved)
+};
+
+// Which cap set the effective budget (the smallest; the configured one on ties).
+enum class BudgetCap { kConfigured, kNode, kCgroup };
+const char* cap_name(BudgetCap cap);  // "budget", "node", "cgroup"
+
 struct Decision {
   bool admitted = false;
   std::string reservation_id;  // empty when refused
   std::uint64_t baseline_bytes = 0;
   std::uint64_t reserved_bytes = 0;  // sum of OTHER active reservations at decision time
   std::uint64_t estimate_bytes = 0;
-  std::uint64_t budget_bytes = 0;
+  std::uint64_t budget_bytes = 0;  // the configured budget
   std::uint64_t margin_bytes = 0;
-  std::int64_t headroom_bytes = 0;  // budget - margin - baseline - reserved - estimate
+  std::int64_t headroom_bytes = 0;    // effective budget - margin - baseline - committed - estimate
+  std::uint64_t committed_bytes = 0;  // runs at max(held, reserved) + unclaimed reservations
+  std::uint64_t unclaimed_bytes = 0;  // reservations no run has claimed yet
+  std::vector<CommittedTerm> runs;    // the runs' terms, in run id order
+  std::uint64_t effective_budget_bytes = 0;
+  BudgetCap binding_cap = BudgetCap::kConfigured;
+  std::optional<std::uint64_t> node_available_bytes;
+  std::uint64_t unallocated_bytes = 0;  // promised but not yet held: MemAvailable less it
+  std::optional<std::uint64_t>
+      node_cap_bytes;  // baseline + committed + (MemAvailable - unallocated)
+  std::optional<std::uint64_t> cgroup_limit_bytes;
+  std::string cgroup_dir;
   std::string estimate_source;
   std::string reason;  // the whole sum in words, decimal GB
   double lease_seconds = 0;
@@ -78,7 +119,9 @@ class Admission {
 
   // Decides and, when admitted, reserves estimate_bytes, all under one lock. Reservations
   // past their lease no longer count, even before expire() drops them.
-  Decision admit(const AdmitInput& input);
+  // `runs` are the active runs with what they hold now; `caps` what node and cgroup allow.
+  Decision admit(const AdmitInput& input, const std::vector<RunHolding>& runs = {},
+                 const AdmitCaps& caps = {});
 
   // A run claims an admitted reservation: from then on it does not expire by lease. Claiming
   // it again for the same run is a no-op. Errors: unknown, expired, or claimed by another run.
@@ -131,6 +174,7 @@ class Admission {
 
   bool expired_locked(const Reservation& r, const Instant& now) const;
   std::uint64_t reserved_locked(const Instant& now) const;
+  void commit_locked(const std::vector<RunHolding>& runs, const Instant& now, Decision& d) const;
   ReservationView view_locked(const std::string& id, const Reservation& r,
                               const Instant& now) const;
   std::string new_id_locked();

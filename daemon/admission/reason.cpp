@@ -40,15 +40,28 @@ AdmissionOutcome evaluate(const AdmissionSum& sum) {
 }
 
 std::string admission_reason(const AdmissionSum& sum, const AdmissionOutcome& outcome,
-                             const std::string& estimate_source) {
+                             const std::string& estimate_source, const ReasonDetail& detail) {
   std::string text = outcome.fits ? "admitted: " : "refused: ";
-  text += "baseline " + gb(sum.baseline_bytes) + " + reserved " + gb(sum.reserved_bytes) +
-          " + estimate " + gb(sum.estimate_bytes);
+  text += "baseline " + gb(sum.baseline_bytes);
+  if (detail.committed_detail.empty()) {
+    text += " + reserved " + gb(sum.reserved_bytes);
+  } else {
+    text += " + committed " + gb(sum.reserved_bytes) + " (" + detail.committed_detail + ")";
+  }
+  text += " + estimate " + gb(sum.estimate_bytes);
   if (!estimate_source.empty()) text += " (" + estimate_source + ")";
   text += " = " + gb(outcome.total_bytes) +
           (outcome.total_bytes <= outcome.limit_bytes ? " <= " : " > ") + "budget " +
-          gb(sum.budget_bytes) + " - margin " + gb(sum.margin_bytes) + "; headroom " +
+          gb(sum.budget_bytes) +
+          (detail.budget_cap.empty() || detail.budget_cap == "budget"
+               ? ""
+               : " (" + detail.budget_cap + " cap)") +
+          " - margin " + gb(sum.margin_bytes) + "; headroom " +
           format_bytes(static_cast<double>(outcome.headroom_bytes));
+  if (!detail.caps.empty()) text += "; caps: " + detail.caps;
+  if (!outcome.fits && sum.estimate_bytes != 0 && !detail.budget_cap.empty()) {
+    text += "; refused by the " + detail.budget_cap + " cap";
+  }
   if (sum.estimate_bytes == 0) text += "; an estimate of 0 B is refused: give a real estimate";
   return text;
 }

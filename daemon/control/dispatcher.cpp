@@ -10,6 +10,7 @@
 #include "control/queries.hpp"
 #include "control/visibility.hpp"
 #include "metrics/exporter.hpp"
+#include "procfs/cgroup_limit.hpp"
 #include "procfs/cgroup_memory.hpp"
 #include "procfs/process_tree.hpp"
 #include "store/store.hpp"
@@ -117,7 +118,60 @@ Dispatcher::Dispatcher(RunRegistry& registry, Admission& admission, Store* store
       admission_(admission),
       store_(store),
       procfs_(procfs),
-      settings_(std::move(settings)) {}
+      settings_(std::move(settings)) {
+  // Kept open: every admission reads MemAvailable with one pread.
+  if (auto reader = MeminfoReader::open(procfs_.root())) {
+    meminfo_.emplace(std::move(*reader));
+  } else {
+    log::warning("admission.meminfo",
+                 {{"message", reader.error().message},
+                  {"effect", "admissions are not capped by the node's memory"}});
+  }
+}
+
+std::vector<RunHolding> Dispatcher::holdings() const {
+  std::vector<RunHolding> out;
+  for (const RunMachine* r : registry_.runs()) {
+    const RunLedger& ledger = r->ledger();
+    if (ledger.state != RunState::kActive) continue;
+    // The newest reading; before the first one, the baseline.
+    const MemoryReading& now = ledger.last.rss_bytes != 0 ? ledger.last : ledger.baseline;
+    out.push_back({ledger.info.run_id, now.counted_bytes()});
+  }
+  return out;
+}
+
+AdmitCaps Dispatcher::caps(pid_t pid) {
+  AdmitCaps caps;
+  if (meminfo_) {
+    if (auto node = meminfo_->read()) {
+      caps.node_available_bytes = node->available_bytes;
+    } else {
+      log::warning("admission.meminfo", {{"message", node.error().message}});
+    }
+  }
+  if (pid > 0) {
+    // A process's cgroup and its limits change rarely; admissions come in bursts from the
+    // same processes. A second-old answer spares the /proc/PID/cgroup read and the walk.
+    const auto now = std::chrono::steady_clock::now();
+    auto cached = cgroup_limits_.find(pid);
+    if (cached == cgroup_limits_.end() || now - cached->second.read_at > std::chrono::seconds(1)) {
+      if (cgroup_limits_.size() >= 4096) cgroup_limits_.clear();
+      CachedLimit fresh{now, {}};
+      const RunParams& params = registry_.params();
+      if (auto limit = process_cgroup_limit(params.proc_root, pid, params.cgroup_root)) {
+        fresh.limit = *limit;
+      } else {
+        // No memory cgroup (e.g. a v1 node without the controller mounted): no cgroup cap.
+        log::debug("admission.cgroup", {{"pid", pid}, {"message", limit.error().message}});
+      }
+      cached = cgroup_limits_.insert_or_assign(pid, std::move(fresh)).first;
+    }
+    caps.cgroup_limit_bytes = cached->second.limit.bytes;
+    if (caps.cgroup_limit_bytes) caps.cgroup_dir = cached->second.limit.binding_dir.string();
+  }
+  return caps;
+}
 
 void Dispatcher::handle(const v1::Request& request, const Peer& peer, v1::Reply& reply) {
   const Caller caller = caller_of(peer);
@@ -341,7 +395,7 @@ Status Dispatcher::admit(const v1::AdmitRequest& in, const Caller& caller, v1::A
     }
   }
   AdmitInput input{in.job(), choice->bytes, choice->source, baseline_bytes, owner_uid};
-  const Decision d = admission_.admit(input);
+  const Decision d = admission_.admit(input, holdings(), caps(pid));
   out.set_admitted(d.admitted);
   out.set_reservation_id(d.reservation_id);
   out.set_baseline_bytes(d.baseline_bytes);
@@ -353,10 +407,28 @@ Status Dispatcher::admit(const v1::AdmitRequest& in, const Caller& caller, v1::A
   out.set_estimate_source(d.estimate_source);
   out.set_reason(choice->detail.empty() ? d.reason : d.reason + "; estimate: " + choice->detail);
   out.set_lease_seconds(d.lease_seconds);
+  out.set_committed_bytes(d.committed_bytes);
+  for (const CommittedTerm& t : d.runs) {
+    auto* run = out.add_committed_runs();
+    run->set_run_id(t.run_id);
+    run->set_held_bytes(t.held_bytes);
+    run->set_reserved_bytes(t.reserved_bytes);
+    run->set_counted_bytes(t.counted_bytes);
+  }
+  out.set_effective_budget_bytes(d.effective_budget_bytes);
+  out.set_budget_cap(cap_name(d.binding_cap));
+  out.set_node_available_bytes(d.node_available_bytes.value_or(0));
+  out.set_unallocated_bytes(d.unallocated_bytes);
+  out.set_node_cap_bytes(d.node_cap_bytes.value_or(0));
+  out.set_cgroup_limit_bytes(d.cgroup_limit_bytes.value_or(0));
+  out.set_cgroup_dir(d.cgroup_dir);
   if (d.admitted) reservations_changed();
   if (metrics_ != nullptr) {
     metrics_->observe_admission(in.job().empty() ? "default" : in.job(), d.admitted,
                                 d.headroom_bytes);
+    metrics_->set_admission_caps(d.effective_budget_bytes, d.node_cap_bytes.value_or(0),
+                                 d.cgroup_limit_bytes.value_or(0), d.committed_bytes,
+                                 d.admitted ? "" : cap_name(d.binding_cap));
     metrics_->set_reserved_bytes(admission_.reserved_bytes());
   }
   log::info("admission", {{"job", in.job()},

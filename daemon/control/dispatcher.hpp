@@ -2,13 +2,18 @@
 // Typed request handling: one function per command, from protocol messages to the registry
 // and admission and back. Knows nothing about sockets (that is server.hpp).
 
+#include <chrono>
 #include <map>
+#include <optional>
 #include <string>
+#include <unordered_map>
 
 #include "admission/admission.hpp"
 #include "config/config.hpp"
 #include "control/handler.hpp"
 #include "model/plan.hpp"
+#include "procfs/cgroup_limit.hpp"
+#include "procfs/meminfo.hpp"
 #include "procfs/proc_fs.hpp"
 #include "runs/run_registry.hpp"
 
@@ -53,11 +58,20 @@ class Dispatcher final : public RequestHandler {
   Status compare(const v1::CompareRequest& in, const Caller& caller, v1::CompareReply& out);
   Status list_runs(const v1::ListRunsRequest& in, const Caller& caller, v1::ListRunsReply& out);
   void reservations_changed();
+  // Admission's view of the machine: active runs with what they hold, and the caps.
+  std::vector<RunHolding> holdings() const;
+  AdmitCaps caps(pid_t pid);
 
   RunRegistry& registry_;
   Admission& admission_;
   Store* store_;
   const ProcFs& procfs_;
+  std::optional<MeminfoReader> meminfo_;
+  struct CachedLimit {
+    std::chrono::steady_clock::time_point read_at;
+    CgroupLimit limit;
+  };
+  std::unordered_map<pid_t, CachedLimit> cgroup_limits_;  // per PID, for a second
   DispatchSettings settings_;
   MetricsExporter* metrics_ = nullptr;
   bool group_commit_ = false;

@@ -25,6 +25,8 @@ struct GlobalSeries {
   prometheus::Gauge* budget = nullptr;
   prometheus::Gauge* margin = nullptr;
   prometheus::Gauge* reserved = nullptr;
+  prometheus::Gauge* caps[3] = {nullptr, nullptr, nullptr};  // effective, node, cgroup
+  prometheus::Gauge* committed = nullptr;
   prometheus::Gauge* runs_active = nullptr;
   prometheus::Gauge* store_available = nullptr;
   prometheus::Gauge* store_writable = nullptr;
@@ -130,6 +132,26 @@ void MetricsExporter::set_budget(std::uint64_t budget_bytes, std::uint64_t margi
 void MetricsExporter::set_reserved_bytes(std::uint64_t total_bytes) {
   std::lock_guard lock(mutex_);
   global(globals_->reserved, families_->reserved_bytes).Set(bytes(total_bytes));
+}
+
+void MetricsExporter::set_admission_caps(std::uint64_t effective_bytes,
+                                         std::uint64_t node_cap_bytes,
+                                         std::uint64_t cgroup_limit_bytes,
+                                         std::uint64_t committed_bytes,
+                                         std::string_view refused_by) {
+  std::lock_guard lock(mutex_);
+  const std::uint64_t values[3] = {effective_bytes, node_cap_bytes, cgroup_limit_bytes};
+  const char* names[3] = {"effective", "node", "cgroup"};
+  for (int i = 0; i < 3; ++i) {
+    if (globals_->caps[i] == nullptr) {
+      globals_->caps[i] = &families_->admission_cap_bytes.Add({{"cap", names[i]}});
+    }
+    globals_->caps[i]->Set(bytes(values[i]));
+  }
+  global(globals_->committed, families_->admission_committed_bytes).Set(bytes(committed_bytes));
+  if (!refused_by.empty()) {
+    families_->admission_refusals_by_cap.Add({{"cap", std::string(refused_by)}}).Increment();
+  }
 }
 
 void MetricsExporter::set_runs_active(std::size_t runs) {

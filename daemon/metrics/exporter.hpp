@@ -65,6 +65,11 @@ class MetricsExporter {
   // Configuration and global state.
   void set_budget(std::uint64_t budget_bytes, std::uint64_t margin_bytes);
   void set_reserved_bytes(std::uint64_t total_bytes);
+  // One admission's caps (0: none) and committed memory; `refused_by` names the cap of a
+  // refusal ("budget", "node", "cgroup"), empty when admitted.
+  void set_admission_caps(std::uint64_t effective_bytes, std::uint64_t node_cap_bytes,
+                          std::uint64_t cgroup_limit_bytes, std::uint64_t committed_bytes,
+                          std::string_view refused_by);
   void set_runs_active(std::size_t runs);
   void set_store_available(bool available);
   void set_store_writable(bool writable);

@@ -37,6 +37,18 @@ MetricFamilies::MetricFamilies(prometheus::Registry& r)
       targets_folded(gauge(r, "ramguard_metrics_targets_folded",
                            "Live targets past metrics.max_targets, sharing the series labelled "
                            "\"other\"")),
+      admission_cap_bytes(gauge(r, "ramguard_admission_cap_bytes",
+                                "At the last admission: the effective budget and the caps on it "
+                                "(cap: effective, node, cgroup; 0 when there is none)")),
+      admission_committed_bytes(
+          gauge(r, "ramguard_admission_committed_bytes",
+                "At the last admission: every active run at max(held, reserved) plus every "
+                "unclaimed reservation")),
+      admission_refusals_by_cap(prometheus::BuildCounter()
+                                    .Name("ramguard_admission_refusals_by_cap_total")
+                                    .Help("Refused admissions by the cap that set the effective "
+                                          "budget (budget, node, cgroup)")
+                                    .Register(r)),
       sample_duration_seconds(prometheus::BuildHistogram()
                                   .Name("ramguard_sample_duration_seconds")
                                   .Help("Time taken by one periodic sample of a target")

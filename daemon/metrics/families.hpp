@@ -26,6 +26,10 @@ struct MetricFamilies {
   prometheus::Family<prometheus::Gauge>& store_writable;
   prometheus::Family<prometheus::Gauge>& max_targets;
   prometheus::Family<prometheus::Gauge>& targets_folded;
+  // Admission's caps and committed memory at the last decision (docs/admission.md).
+  prometheus::Family<prometheus::Gauge>& admission_cap_bytes;
+  prometheus::Family<prometheus::Gauge>& admission_committed_bytes;
+  prometheus::Family<prometheus::Counter>& admission_refusals_by_cap;
 
   // The daemon's own cost.
   prometheus::Family<prometheus::Histogram>& sample_duration_seconds;
