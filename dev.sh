@@ -6,8 +6,8 @@
 #   ./dev.sh test          every check CI runs, stage by stage (timings at the end):
 #                          format, build + tests (warnings are errors), ASan+UBSan build + tests,
 #                          TSan build + the threaded tests, libFuzzer targets (clang) for 60 s each,
-#                          and the packagers' default Release build of the programs, the
-#                          Debian packages built, linted, installed into a clean Debian 12 root
+#                          and the packagers' build: the Debian packages (default options,
+#                          Debian's flags), linted, installed into a clean Debian 12 root
 #   ./dev.sh test --quick  format, build + tests only
 #   ./dev.sh bench         the benchmarks (figures, not pass/fail)
 #   ./dev.sh package       the Debian packages (ramguard, libramguard-dev, python3-ramguard)
@@ -124,22 +124,12 @@ fuzz_runs() {
   (cd "$ROOT/build-fuzz" && ctest --output-on-failure -j 2 --no-tests=error -L fuzz)
 }
 
-# What a packager runs: default options (warnings are not errors there), Release. The shipped
-# programs and the client library are built (the tests ran above; this keeps CI in its time).
-# Its warnings are listed, not fatal: GCC 12 has -O3-only false positives.
-RELEASE_TARGETS=(ramguardd ramguard ramguard_client)
-release_build() {
-  cmake -S "$ROOT" -B "$ROOT/build-release" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    "${LAUNCHER[@]}" >/dev/null
-  build "$ROOT/build-release" "${RELEASE_TARGETS[@]}" | tee "$ROOT/build-release/build.log"
-  local warnings
-  warnings=$(grep -c "warning:" "$ROOT/build-release/build.log" || true)
-  [ "$warnings" -eq 0 ] || echo "dev.sh: the Release build printed $warnings warning(s); see build-release/build.log" >&2
-}
-
 # The Debian packages, built by dpkg-buildpackage from a copy of the tracked (and new, not
 # ignored) files in build/packages/src, so that the tree stays clean; the .debs land in
-# build/packages/ and lintian checks them (default profile: errors and warnings fail).
+# build/packages/ and lintian checks them (default profile: errors and warnings fail). This is
+# also the packagers' build: default options (warnings are not errors), Debian's flags (-O2,
+# hardening), only the shipped targets; its compiler warnings are counted, not fatal (GCC 12
+# has optimisation-only false positives).
 package_debs() {
   local out=$ROOT/build/packages
   local src=$out/src/ramguard
@@ -155,6 +145,9 @@ package_debs() {
     return 1
   }
   mv "$out"/src/*.deb "$out"/
+  local warnings
+  warnings=$(grep -c "warning:" "$out/build.log" || true)
+  [ "$warnings" -eq 0 ] || echo "dev.sh: the package build printed $warnings warning(s); see $out/build.log" >&2
   lintian --fail-on error,warning "$out"/*.deb
   ls -l "$out"/*.deb
 }
@@ -190,7 +183,6 @@ case "$cmd" in
     stage asan asan_tests
     stage tsan tsan_tests
     stage fuzz fuzz_runs
-    stage release release_build
     stage packages package_tests
     ;;
   bench)

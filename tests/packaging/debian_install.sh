@@ -39,7 +39,7 @@ for deb in "${debs[@]}"; do [ -f "$deb" ] || fail "no package $deb (run ./dev.sh
 # The root has the packages' dependencies before the snapshot, so that the comparison after the
 # purge sees only what our packages did. Names from the packages' own Depends fields.
 deps=$(for deb in "${debs[@]}"; do dpkg-deb -f "$deb" Depends; echo ,; done |
-  tr ',' '\n' | sed -e 's/(.*)//' -e 's/|.*//' -e 's/[[:space:]]//g' | grep -v '^$' | sort -u |
+  tr ',' '\n' | sed -e 's/(.*)//' -e 's/|.*//' -e 's/[[:space:]]//g' -e 's/:any$//' | grep -v '^$' | sort -u |
   grep -vx -e ramguard -e python3-ramguard -e libramguard-dev | paste -sd, -)
 echo "dependencies from the packages: $deps"
 
@@ -55,10 +55,10 @@ cp "${debs[@]}" "$work/"
 cp "$here/debian_install_inside.sh" "$work/inside.sh"
 
 # init-system-helpers: deb-systemd-helper, which enables the unit (as on any Debian system);
-# adduser also makes the test's coordinator user.
+# util-linux: setpriv, which starts the daemon as the unit would.
 start=$SECONDS
 PATH=/usr/sbin:/usr/bin:/sbin:/bin mmdebstrap --quiet --variant=apt --format=null \
-  --include="$deps,init-system-helpers" \
+  --include="$deps,init-system-helpers,util-linux" \
   --dpkgopt=force-unsafe-io \
   --setup-hook='mkdir -p "$1/etc/apt/apt.conf.d" && cp -a /etc/apt/apt.conf.d/. "$1/etc/apt/apt.conf.d/"' \
   --customize-hook="mkdir -p \"\$1/tmp/debs\" && cp $work/*.deb $work/inside.sh \"\$1/tmp/debs/\"" \

@@ -66,7 +66,7 @@ for _ in $(seq 100); do
   sleep 0.1
 done
 [ -S /run/ramguard/ramguard.sock ] || { cat /tmp/daemon.log; fail "no socket within 10 s"; }
-uid=$(awk '/^Uid:/ { print $2 }' "/proc/$daemon/status")
+uid=$(sed -n 's/^Uid:[[:space:]]*\([0-9]*\).*/\1/p' "/proc/$daemon/status")
 [ "$uid" = "$(id -u ramguard)" ] || fail "ramguardd runs as UID $uid, not ramguard"
 grep -q '^CapAmb:.*[1-9a-f]' "/proc/$daemon/status" || fail "ramguardd has no ambient capability"
 hello=$(ramguard hello) || { cat /tmp/daemon.log; fail "ramguard hello did not answer"; }
@@ -95,7 +95,8 @@ chmod 0644 /tmp/coordinator.py
 setpriv --reuid=trainer --regid=trainer --init-groups env -i PATH=/usr/bin:/bin \
   RAMGUARD_SOCKET=/run/ramguard/ramguard.sock python3 /tmp/coordinator.py ||
   { cat /tmp/daemon.log; fail "the guarded Python coordinator failed"; }
-deluser --quiet --remove-home trainer >/dev/null
+deluser --quiet trainer >/dev/null
+rm -rf /home/trainer
 
 kill -TERM "$daemon"
 wait "$daemon" || fail "ramguardd exited $? on SIGTERM"
