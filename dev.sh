@@ -138,7 +138,8 @@ package_debs() {
   git -C "$ROOT" ls-files -z --cached --others --exclude-standard -- . ':!tests' ':!Testing' |
     (cd "$ROOT" && xargs -0 cp --parents -a -t "$src" 2>/dev/null || true)
   [ -f "$src/debian/rules" ] || { echo "dev.sh: could not copy the tree to $src" >&2; return 1; }
-  (cd "$src" && DEB_BUILD_OPTIONS="nocheck noddebs parallel=$(nproc)" \
+  # Debian's python3 and tools: a python3 earlier on PATH (pyenv) lacks python3-build.
+  (cd "$src" && PATH=/usr/sbin:/usr/bin:/sbin:/bin DEB_BUILD_OPTIONS="nocheck noddebs parallel=$(nproc)" \
     dpkg-buildpackage -b -us -uc >"$out/build.log" 2>&1) || {
     tail -n 40 "$out/build.log"
     echo "dev.sh: dpkg-buildpackage failed; the log is $out/build.log" >&2
