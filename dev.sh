@@ -6,9 +6,12 @@
 #   ./dev.sh test          every check CI runs, stage by stage (timings at the end):
 #                          format, build + tests (warnings are errors), ASan+UBSan build + tests,
 #                          TSan build + the threaded tests, libFuzzer targets (clang) for 60 s each,
-#                          and the packagers' default Release build of the programs
+#                          and the packagers' build: the Debian packages (default options,
+#                          Debian's flags), linted, installed into a clean Debian 12 root
 #   ./dev.sh test --quick  format, build + tests only
 #   ./dev.sh bench         the benchmarks (figures, not pass/fail)
+#   ./dev.sh package       the Debian packages (ramguard, libramguard-dev, python3-ramguard)
+#                          into build/packages/, checked with lintian
 set -euo pipefail
 cd "$(dirname "$0")"
 ROOT=$PWD
@@ -22,6 +25,10 @@ PACKAGES=(build-essential cmake ninja-build pkg-config ccache
   python3-torch python3-torchvision
   libslurm-dev slurm-wlm slurmctld slurmd slurm-client munge
   librsvg2-bin)  # rsvg-convert: the chart test renders the SVGs to PNG
+# Packaging (./dev.sh package, tests/packaging): debhelper and pybuild, lintian, the Python
+# package's offline build and type check, the man pages' check.
+PACKAGES+=(debhelper dh-python python3-all python3-setuptools pybuild-plugin-pyproject
+  python3-build python3-wheel python3-installer python3-venv lintian mypy groff)
 
 # Tests whose code runs on several threads: the metrics exporter (scraped by civetweb's
 # threads), the C++ client called from many threads, admission with 64 racing threads.
@@ -119,25 +126,55 @@ fuzz_runs() {
   (cd "$ROOT/build-fuzz" && ctest --output-on-failure -j 2 --no-tests=error -L fuzz)
 }
 
-# What a packager runs: default options (warnings are not errors there), Release. The shipped
-# programs and the client library are built (the tests ran above; this keeps CI in its time).
-# Its warnings are listed, not fatal: GCC 12 has -O3-only false positives.
-RELEASE_TARGETS=(ramguardd ramguard ramguard_client)
-release_build() {
-  cmake -S "$ROOT" -B "$ROOT/build-release" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    "${LAUNCHER[@]}" >/dev/null
-  build "$ROOT/build-release" "${RELEASE_TARGETS[@]}" | tee "$ROOT/build-release/build.log"
+# The Debian packages, built by dpkg-buildpackage from a copy of the tracked (and new, not
+# ignored) files in build/packages/src, so that the tree stays clean; the .debs land in
+# build/packages/ and lintian checks them (default profile: errors and warnings fail). This is
+# also the packagers' build: default options (warnings are not errors), Debian's flags (-O2,
+# hardening), only the shipped targets; its compiler warnings are counted, not fatal (GCC 12
+# has optimisation-only false positives).
+package_debs() {
+  local out=$ROOT/build/packages
+  local src=$out/src/ramguard
+  rm -rf "$out"
+  mkdir -p "$src"
+  git -C "$ROOT" ls-files -z --cached --others --exclude-standard -- . ':!tests' ':!Testing' |
+    (cd "$ROOT" && xargs -0 cp --parents -a -t "$src" 2>/dev/null || true)
+  [ -f "$src/debian/rules" ] || { echo "dev.sh: could not copy the tree to $src" >&2; return 1; }
+  # Debian's python3 and tools: a python3 earlier on PATH (pyenv) lacks python3-build.
+  (cd "$src" && PATH=/usr/sbin:/usr/bin:/sbin:/bin DEB_BUILD_OPTIONS="nocheck noddebs parallel=$(nproc)" \
+    dpkg-buildpackage -b -us -uc >"$out/build.log" 2>&1) || {
+    tail -n 40 "$out/build.log"
+    echo "dev.sh: dpkg-buildpackage failed; the log is $out/build.log" >&2
+    return 1
+  }
+  mv "$out"/src/*.deb "$out"/
   local warnings
-  warnings=$(grep -c "warning:" "$ROOT/build-release/build.log" || true)
-  [ "$warnings" -eq 0 ] || echo "dev.sh: the Release build printed $warnings warning(s); see build-release/build.log" >&2
+  warnings=$(grep -c "warning:" "$out/build.log" || true)
+  [ "$warnings" -eq 0 ] || echo "dev.sh: the package build printed $warnings warning(s); see $out/build.log" >&2
+  lintian --fail-on error,warning "$out"/*.deb
+  ls -l "$out"/*.deb
+}
+
+# What the demo runs (tests/demo/run_demo.sh): the daemon and the CLI, nothing else.
+DEMO_TARGETS=(ramguardd ramguard)
+
+# The packages as an operator installs them: built, lintian-clean, installed into a clean
+# Debian 12 root, run, purged (tests/packaging/debian_install.sh).
+package_tests() {
+  package_debs
+  "$ROOT/tests/packaging/debian_install.sh" "$ROOT/build/packages"
 }
 
 cmd=${1:-}
 case "$cmd" in
+  package)
+    install_packages
+    package_debs
+    ;;
   demo)
     install_packages
     configure "$ROOT/build"
-    build "$ROOT/build"
+    build "$ROOT/build" "${DEMO_TARGETS[@]}"
     exec "$ROOT/tests/demo/run_demo.sh" "$ROOT/build"
     ;;
   test)
@@ -149,7 +186,7 @@ case "$cmd" in
     stage asan asan_tests
     stage tsan tsan_tests
     stage fuzz fuzz_runs
-    stage release release_build
+    stage packages package_tests
     ;;
   bench)
     PACKAGES+=(prometheus-process-exporter)  # the peer of peer_bench.sh; not needed by CI
@@ -161,7 +198,7 @@ case "$cmd" in
     exec "$ROOT/tests/bench/peer_bench.sh" "$ROOT/build" 1000 60
     ;;
   *)
-    sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

@@ -47,3 +47,9 @@ endif()
 if(TARGET ramguard)
   install(TARGETS ramguard RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT client)
 endif()
+
+# Component "daemon": ramguardd (daemon/CMakeLists.txt) and its configuration, the example that
+# equals the embedded defaults, as /etc/ramguard/ramguard.yaml (with the /usr prefix,
+# GNUInstallDirs makes the configuration directory /etc).
+install(FILES ${PROJECT_SOURCE_DIR}/deploy/ramguard.example.yaml
+        DESTINATION ${CMAKE_INSTALL_FULL_SYSCONFDIR}/ramguard RENAME ramguard.yaml COMPONENT daemon)

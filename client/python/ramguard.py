@@ -76,7 +76,7 @@ import select
 import socket
 import threading
 import time
-from typing import Any, Callable, Dict, List, Optional, Union
+from typing import Any, Callable, Dict, List, Literal, Optional, Set, Type, TypeVar, Union, cast
 
 __all__ = [
     "Admission", "Client", "FailedPreconditionError", "Hello", "InternalError",
@@ -157,7 +157,7 @@ class InternalError(RamguardError):
     """INTERNAL: a bug in ramguardd."""
 
 
-_ERROR_CLASSES: Dict[str, type] = {
+_ERROR_CLASSES: Dict[str, Type[RamguardError]] = {
     "MALFORMED": MalformedError, "UNSUPPORTED_VERSION": UnsupportedVersionError,
     "UNKNOWN_COMMAND": UnknownCommandError, "INVALID_ARGUMENT": InvalidArgumentError,
     "NOT_FOUND": NotFoundError, "PERMISSION_DENIED": PermissionDeniedError,
@@ -505,7 +505,7 @@ def _from_wire(value: Any, key: Optional[str] = None) -> Any:
 def _to_wire(value: Any) -> Any:
     """Request body -> JSON: camelCase keys, 64-bit integers as strings, None fields dropped."""
     if isinstance(value, dict):
-        out = {}
+        out: Dict[str, Any] = {}
         for k, v in value.items():
             if v is None:
                 continue
@@ -555,7 +555,10 @@ class _Fields:
             return default
 
 
-def _pick(cls: type, reply: Dict[str, Any], **converted: Any) -> Any:
+_T = TypeVar("_T")
+
+
+def _pick(cls: Type[_T], reply: Dict[str, Any], **converted: Any) -> _T:
     """cls from a reply dict: known fields only (a newer daemon may send more)."""
     names = {f.name for f in dataclasses.fields(cls)}
     values = {k: v for k, v in reply.items() if k in names}
@@ -701,7 +704,7 @@ _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]+")
 
 def _describe(exc_type: Optional[type], exc: Optional[BaseException]) -> str:
     """"ValueError: bad shape" on one line (the type first: it is what one groups by)."""
-    name = getattr(exc_type, "__qualname__", None) or getattr(exc_type, "__name__", "Exception")
+    name = str(getattr(exc_type, "__qualname__", None) or getattr(exc_type, "__name__", "Exception"))
     try:
         message = str(exc) if exc is not None else ""
     except Exception:  # noqa: BLE001 - a broken __str__ must not hide the original exception
@@ -726,7 +729,7 @@ class Phase:
         return self
 
     def __exit__(self, exc_type: Optional[type], exc: Optional[BaseException],
-                 tb: Any) -> bool:
+                 tb: Any) -> Literal[False]:
         if exc_type is None:
             self.end_reply = self.run.mark("end", self.name, round_no=self.round)
             return False
@@ -773,7 +776,7 @@ class Run:
         self.end_reply: Optional[RunEndResult] = None
         # What this process believes, to resynchronise the daemon after an outage.
         self._open: List[str] = []        # phases entered and not left, outermost first
-        self._began: set = set()          # phases this process ever began (only those it ends)
+        self._began: Set[str] = set()         # phases this process ever began (only those it ends)
         self._rounds_ended = 0            # round ends this process marked, heard or not
         self._counted = owned             # this process numbers rounds (attached: the daemon)
         self._rounds_unheard = 0          # uncounted round ends the daemon did not hear
@@ -874,9 +877,10 @@ class Run:
             except FailedPreconditionError as e:
                 if self.client.strict:
                     raise
-                reply = self._mark_refused(e, wire_kind, phase, body)
-                if reply is None:
+                resent = self._mark_refused(e, wire_kind, phase, body)
+                if resent is None:
                     return MarkResult(delivered=False)
+                reply = resent
         except RamguardError as e:
             return self._dropped(e)
         result = MarkResult.from_reply(reply)
@@ -1080,7 +1084,7 @@ class Run:
         return self
 
     def __exit__(self, exc_type: Optional[type], exc: Optional[BaseException],
-                 tb: Any) -> bool:
+                 tb: Any) -> Literal[False]:
         if not self.owned or self.end_reply is not None:
             return False
         normal = exc_type is None or (exc_type is SystemExit and
@@ -1157,7 +1161,7 @@ class Client:
     def __enter__(self) -> "Client":
         return self
 
-    def __exit__(self, *exc: Any) -> bool:
+    def __exit__(self, *exc: Any) -> Literal[False]:
         self.close()
         return False
 
@@ -1220,7 +1224,7 @@ class Client:
             raise _error(error.get("code", "CODE_UNSPECIFIED"), error.get("message", ""))
         self.server_version = reply.get("serverVersion", "")
         key = _camel(command)
-        return _from_wire(reply.get(key, {}), key)
+        return cast(Dict[str, Any], _from_wire(reply.get(key, {}), key))
 
     # -- the non-strict calls' outage handling ----------------------------------------------
 
