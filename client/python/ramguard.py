@@ -46,9 +46,16 @@ Run left by an exception ends the run with run_end's `failure` set to the except
 message, so the run carries a critical "failed" verdict; the exception propagates unchanged.
 (SystemExit(0) is a normal end.)
 
-Verdicts reach the coordinator in the replies of round_end() and end() (MarkResult.verdicts,
+Verdicts reach the coordinator in the replies of marks and end() (MarkResult.verdicts,
 RunEndResult.verdicts) and, as they arrive, through Client(on_verdict=callback); an exception in
-the callback is logged, never raised into the loop.
+the callback is logged, never raised into the loop. Each verdict names the round it judges
+(Verdict.round), which is not always the round whose reply carries it: a round's growth verdict
+needs its settled floor, so it comes with the next mark's reply, and the last round's with the
+end's. The release verdict is decided after the end: end() (and leaving the `with` block) asks
+for it with `report` until it is there or release_wait_seconds (Client's, 5 s by default; end()
+takes its own) have passed, and hands every verdict not yet delivered to on_verdict once
+(RunEndResult.release, RunEndResult.verdicts). A release still pending then is for
+`ramguard report RUN`.
 
 Round ends and the run's end carry allocator_stats() (glibc mallinfo2 / jemalloc mallctl, a
 few microseconds) so that memory the C allocator keeps after free() is not taken for a leak;
@@ -76,7 +83,7 @@ import select
 import socket
 import threading
 import time
-from typing import Any, Callable, Dict, List, Literal, Optional, Set, Type, TypeVar, Union, cast
+from typing import Any, Callable, Dict, List, Literal, Optional, Set, Tuple, Type, TypeVar, Union, cast
 
 __all__ = [
     "Admission", "Client", "FailedPreconditionError", "Hello", "InternalError",
@@ -652,6 +659,11 @@ class RunStart(_Fields):
     baseline: Reading = dataclasses.field(default_factory=Reading)
     start_time_ticks: int = 0
     exact_peaks: bool = False
+    # The thresholds this run is judged by (in model copies when it declared model_bytes).
+    thresholds: str = ""
+    growth_min_bytes: int = 0
+    runaway_bytes_per_second: float = 0.0
+    release_slack_bytes: int = 0
 
     @classmethod
     def from_reply(cls, reply: Dict[str, Any]) -> "RunStart":
@@ -681,13 +693,15 @@ class MarkResult(_Fields):
 @dataclasses.dataclass
 class RunEndResult(_Fields):
     """run_end's reply: the last reading, the run's peak, and the verdicts the end raised (the
-    release verdict follows within release.grace: ask report() for it).
+    last round's growth verdict among them), followed by those that arrived while end() waited
+    for the release verdict; release is that verdict, None when it was still pending.
     delivered=False: the daemon was unreachable or refused the end (see the log)."""
     reading: Reading = dataclasses.field(default_factory=Reading)
     peak_bytes: int = 0
     verdicts: List[Verdict] = dataclasses.field(default_factory=list)
     stored: bool = False
     delivered: bool = True
+    release: Optional[Verdict] = None
 
     @classmethod
     def from_reply(cls, reply: Dict[str, Any]) -> "RunEndResult":
@@ -786,6 +800,7 @@ class Run:
         self._generation: Optional[int] = client._generation if reply is not None else None
         self._gone = False                # the daemon no longer has this run active
         self._lock = threading.RLock()
+        self._delivered: Set[Tuple[str, int, int, bool, str]] = set()  # verdicts handed over
 
     @property
     def baseline(self) -> Reading:
@@ -884,7 +899,7 @@ class Run:
         except RamguardError as e:
             return self._dropped(e)
         result = MarkResult.from_reply(reply)
-        self.client._deliver(result.verdicts)
+        self._deliver(result.verdicts)
         return result
 
     def _mark_refused(self, error: RamguardError, wire_kind: str, phase: str,
@@ -1015,8 +1030,46 @@ class Run:
 
     # -- end --------------------------------------------------------------------------------
 
+    def _deliver(self, verdicts: List[Verdict]) -> List[Verdict]:
+        """Hand the verdicts not handed over before to on_verdict, once each; returns them."""
+        new: List[Verdict] = []
+        for v in verdicts:
+            key = (v.kind, int(v.round), int(v.at_unix_ms), bool(v.cleared), v.summary)
+            if key not in self._delivered:
+                self._delivered.add(key)
+                new.append(v)
+        self.client._deliver(new)
+        return new
+
+    def _await_release(self, result: RunEndResult, wait_seconds: float) -> None:
+        """Ask for the run's verdicts until the release verdict is among them or wait_seconds
+        have passed; deliver the ones no reply carried. Never raises for the daemon's sake."""
+        deadline = time.monotonic() + max(0.0, wait_seconds)
+        poll = 0.1
+        while True:
+            for v in result.verdicts:
+                if v.kind == "release":
+                    result.release = v
+            if result.release is not None:
+                return
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(min(poll, max(0.0, deadline - time.monotonic())))
+            poll = min(1.0, poll * 2)
+            try:
+                run = self.client.report(self.run_id).get("run", {})
+            except RamguardError as e:
+                logger.info("ramguard: run %s: cannot ask for the release verdict: %s",
+                            self.run_id, e.message)
+                return
+            late = self._deliver([Verdict.from_reply(v) for v in run.get("verdicts", [])])
+            result.verdicts.extend(late)
+        logger.info("ramguard: run %s: release pending after %.1f s: see `ramguard report %s`",
+                    self.run_id, wait_seconds, self.run_id)
+
     def end(self, failure: Optional[str] = None, allocator: bool = True,
-            trim_probe: bool = False, gc_probe: bool = False) -> RunEndResult:
+            trim_probe: bool = False, gc_probe: bool = False,
+            release_wait_seconds: Optional[float] = None) -> RunEndResult:
         """End the run; the result carries the last reading, the peak and the verdicts the end
         raised. failure: why the run failed (e.g. "ValueError: bad shape"; one line, at most
         256 bytes): the run gets a critical "failed" verdict that says so. Not strict: never
@@ -1026,7 +1079,11 @@ class Run:
         (RSS around gc.collect()), allocator=True (the default: allocator_stats(), live and
         free bytes, microseconds),
         trim_probe=True (RSS around malloc_trim(0) / jemalloc purge, which really returns the
-        allocator's free memory)."""
+        allocator's free memory).
+        release_wait_seconds: how long to wait for the release verdict after the end (default:
+        the Client's release_wait_seconds, 5 s); it arrives as soon as RSS is back within the
+        slack, or when release.grace (30 s by default) expires with memory still held. While
+        end() waits this process still holds what it holds: free first, then end. 0: no wait."""
         facts: Dict[str, Any] = {}
         if gc_probe:
             facts["gc"] = _gc_probe()
@@ -1074,7 +1131,11 @@ class Run:
                 result = RunEndResult(delivered=False)
             self.end_reply = result
             self._open.clear()
-        self.client._deliver(result.verdicts)
+            result.verdicts = self._deliver(result.verdicts) if result.delivered else []
+            wait = (self.client.release_wait_seconds if release_wait_seconds is None
+                    else release_wait_seconds)
+            if result.delivered and self.owned:
+                self._await_release(result, wait)
         return result
 
     def report(self, include_samples: bool = False) -> Dict[str, Any]:
@@ -1109,15 +1170,20 @@ class Client:
     strict=False (the default): the training loop's calls (start_run, marks, phases, round ends,
     run end) never raise because the daemon is unreachable or refuses them; see the module's
     documentation. strict=True: every failure raises its RamguardError subclass.
-    on_verdict: called with each Verdict of a mark's or run end's reply, in the caller's thread.
+    on_verdict: called once with each Verdict of a run, in the caller's thread: those of a
+    mark's or run end's reply, and those Run.end() fetches while it waits (release_wait_seconds)
+    for the release verdict.
     A refused admission is a normal answer, not an error."""
 
     def __init__(self, socket_path: Optional[str] = None, timeout: float = 10.0, *,
-                 strict: bool = False, on_verdict: Optional[VerdictCallback] = None) -> None:
+                 strict: bool = False, on_verdict: Optional[VerdictCallback] = None,
+                 release_wait_seconds: float = 5.0) -> None:
         self.socket_path = socket_path or default_socket_path()
         self.timeout = timeout
         self.strict = strict
         self.on_verdict = on_verdict
+        # How long Run.end() waits for the release verdict (Run.end's own argument wins).
+        self.release_wait_seconds = release_wait_seconds
         self._sock: Optional[socket.socket] = None
         self._buffer = b""
         self._ids = itertools.count(1)

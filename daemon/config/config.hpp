@@ -96,6 +96,15 @@ struct ControlConfig {
   friend bool operator==(const ControlConfig&, const ControlConfig&) = default;
 };
 
+// Embedded thresholds in model copies, for runs that declare their model size: 0.2 copies is
+// the 512 MB byte default for a 2.5 GB model; a run keeping half a copy per round warns at its
+// first judged round; the release slack (0.4 copies, 1 GB at 2.5 GB) tells a run that returns
+// to its baseline from one still holding a copy. Runaway: 0.8 copies/s sustained for the
+// runaway window (8 copies in 10 s) within one round.
+inline constexpr double kDefaultGrowthModelCopies = 0.2;
+inline constexpr double kDefaultRunawayModelCopiesPerSecond = 0.8;
+inline constexpr double kDefaultReleaseSlackModelCopies = 0.4;
+
 struct GrowthConfig {
   std::uint64_t min_bytes = 512'000'000;  // one round's growth that warns at once
   std::uint32_t warmup_rounds = 1;        // first rounds not judged
@@ -104,18 +113,20 @@ struct GrowthConfig {
   std::chrono::nanoseconds settle = 3s;   // floor = lowest reading this long after round end
   std::uint64_t runaway_bytes_per_second = 200'000'000;  // within-round slope that flags runaway
   std::chrono::nanoseconds runaway_min_duration = 10s;   // ... sustained at least this long
-  // The same thresholds in model copies (0: not given), applied through each run's model_bytes;
-  // a run without a model size uses the bytes. Where the file gives both, the reader keeps the
-  // bytes and sets the copies to 0.
-  double min_model_copies = 0;
-  double runaway_model_copies_per_second = 0;
+  // The same thresholds in model copies, applied through each run's model_bytes; a run without
+  // a model size uses the bytes. The embedded copies are the defaults for a run that declares
+  // its model: the bytes above fit a 2.5 GB model only (a 0.2 GB model leaking half a copy per
+  // round would never warn). Where the file gives a threshold in bytes, the reader keeps the
+  // bytes and sets its copies to 0 (0: not given).
+  double min_model_copies = kDefaultGrowthModelCopies;
+  double runaway_model_copies_per_second = kDefaultRunawayModelCopiesPerSecond;
   friend bool operator==(const GrowthConfig&, const GrowthConfig&) = default;
 };
 
 struct ReleaseConfig {
   std::uint64_t slack_bytes = 1'000'000'000;  // pass: RSS <= baseline + slack ...
   std::chrono::nanoseconds grace = 30s;       // ... within this long after run end
-  double slack_model_copies = 0;              // the slack in model copies (0: not given)
+  double slack_model_copies = kDefaultReleaseSlackModelCopies;  // in model copies (0: not given)
   friend bool operator==(const ReleaseConfig&, const ReleaseConfig&) = default;
 };
 

@@ -14,6 +14,7 @@
 #include "procfs/cgroup_memory.hpp"
 #include "procfs/process_tree.hpp"
 #include "store/store.hpp"
+#include "verdicts/params.hpp"
 
 namespace ramguard::control {
 namespace {
@@ -264,6 +265,12 @@ Status Dispatcher::run_start(const v1::RunStartRequest& in, const Caller& caller
   to_proto(ledger.baseline, *out.mutable_baseline());
   out.set_start_time_ticks(ledger.info.target.start_time_ticks);
   out.set_exact_peaks(ledger.peak_exact);
+  const DetectorParams& configured = registry_.params().detectors;
+  const DetectorParams resolved = resolve_model_copies(configured, ledger.info.model_bytes);
+  out.set_thresholds(describe_thresholds(configured, ledger.info.model_bytes));
+  out.set_growth_min_bytes(resolved.growth_min_bytes);
+  out.set_runaway_bytes_per_second(resolved.runaway_bytes_per_second);
+  out.set_release_slack_bytes(resolved.release_slack_bytes);
   return ok_status();
 }
 

@@ -85,6 +85,10 @@ struct BoundaryRecord {
   MemoryReading reading;          // at the round-end mark
   std::uint64_t floor_bytes = 0;  // lowest RSS in the settle window after the mark
   bool settled = false;           // the settle window has passed
+  // False when the window was cut short by the run's end, the process's exit or its loss: the
+  // floor is then taken from readings before the teardown and cannot clear a warning (the
+  // drop may be the teardown's, not recovery). Held in memory only; a restart counts it whole.
+  bool window_complete = true;
   std::optional<AllocatorFacts> allocator;
   std::optional<GcFacts> gc;
 };

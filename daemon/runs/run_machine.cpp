@@ -95,6 +95,9 @@ std::unique_ptr<RunMachine> RunMachine::resume(RunLedger ledger, const RunParams
 EndOutcome RunMachine::end(const std::optional<MemoryReading>& reading, Instant now,
                            const std::string& failure, std::optional<EndFacts> facts) {
   EndOutcome out;
+  // The last round's floor comes from before the end: what the coordinator frees after it is
+  // teardown. Its growth verdict goes out in this reply.
+  settle_before_teardown(reading ? reading->at : now, /*readings_until_cut=*/true);
   if (!failure.empty()) emit(failed_verdict(ledger_, failure, now));
   append_end_mark(reading.value_or(ledger_.last));
   if (facts) {  // the end mark keeps (and the store persists) the allocator and gc facts
@@ -126,6 +129,9 @@ void RunMachine::append_end_mark(const MemoryReading& reading) {
 
 void RunMachine::process_exited(const ExitInfo& info, Instant now) {
   exited_at_ = now;
+  // A process that exits inside the window was tearing down: the readings after the round-end
+  // mark may show its teardown, so the mark's own reading is the floor.
+  settle_before_teardown(now, /*readings_until_cut=*/false);
   const bool clean = info.status_known && info.signal == 0 && info.exit_code == 0;
   if (active() && end_on_exit_ && clean) {
     // A clean exit is the normal end of a run that ends with its process (ramguard exec).
@@ -149,6 +155,7 @@ void RunMachine::process_exited(const ExitInfo& info, Instant now) {
 }
 
 void RunMachine::lost(Instant now) {
+  settle_before_teardown(now, /*readings_until_cut=*/false);
   finish(RunState::kLost, now);
   emit(lost_verdict(ledger_, now));
   release_decided_ = true;
@@ -217,7 +224,7 @@ bool RunMachine::wants_sampling() const {
 
 void RunMachine::sampling_stopped(Instant now) {
   // A round that ended just before the run: its floor is taken now, not lost with the window.
-  settle_pending(now, nullptr);
+  settle_before_teardown(now, /*readings_until_cut=*/true);
   flush_progress();
   observers_.notify([&](RunObserver& o) { o.target_retired(target_ref(ledger_), now); });
 }

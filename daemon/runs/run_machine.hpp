@@ -105,7 +105,13 @@ class RunMachine {
   bool exact_peaks() const { return exact_peaks_; }
   bool store_ok() const { return store_ok_; }
   std::uint32_t rounds_ended() const { return rounds_ended_; }
-  std::uint32_t current_round() const { return rounds_ended_ + 1; }
+  // The round phases and verdicts belong to: the next one, or, once the declared rounds have
+  // all ended, the last (a save after the last round end is the run's end, not a round more).
+  std::uint32_t current_round() const {
+    const std::uint32_t declared = ledger_.info.declared_rounds;
+    if (declared > 0 && rounds_ended_ >= declared) return rounds_ended_;
+    return rounds_ended_ + 1;
+  }
   const std::vector<std::size_t>& open_phases() const { return open_phases_; }
   const SampleSeries& samples() const { return samples_; }
   bool release_decided() const { return release_decided_; }
@@ -117,8 +123,13 @@ class RunMachine {
   void fold_hwm(const MemoryReading& complete);
   void refresh_peak(TargetProbe& probe);
   Status validate_mark(const MarkInput& input) const;
-  void settle_boundary(std::size_t index, Instant now, TargetProbe* probe);
+  // full_window: the settle window of a live run ran its whole length (only such a floor may
+  // clear a growth warning).
+  void settle_boundary(std::size_t index, Instant now, TargetProbe* probe, bool full_window = true);
   void settle_pending(Instant now, TargetProbe* probe);
+  // The run's end, exit or loss at `cut` closes an open settle window: its floor is taken from
+  // the readings before the cut (readings_until_cut) or the round-end mark's alone.
+  void settle_before_teardown(Instant cut, bool readings_until_cut);
   void judge_growth();
   void trim_history();
   void evaluate_gaps(std::vector<Verdict>& out);

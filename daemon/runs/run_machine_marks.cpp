@@ -115,8 +115,11 @@ Result<MarkOutcome> RunMachine::mark(const MarkInput& input, TargetProbe& probe)
   mark.seq = ledger_.mark_count() + 1;
   mark.kind = input.kind;
   mark.phase = input.kind == MarkKind::kRoundEnd ? "" : input.phase;
-  mark.round =
-      input.kind == MarkKind::kRoundEnd && input.round != 0 ? input.round : current_round();
+  if (input.kind == MarkKind::kRoundEnd) {
+    mark.round = input.round != 0 ? input.round : rounds_ended_ + 1;
+  } else {
+    mark.round = current_round();
+  }
   mark.reading = *reading;
   mark.allocator = input.allocator;
   mark.gc = input.gc;
@@ -214,9 +217,24 @@ void RunMachine::settle_pending(Instant now, TargetProbe* probe) {
   if (settling_) settle_boundary(*settling_, now, probe);
 }
 
+void RunMachine::settle_before_teardown(Instant cut, bool readings_until_cut) {
+  if (!settling_) return;
+  const BoundaryRecord& boundary = ledger_.boundaries[*settling_];
+  Instant due = boundary.reading.at;
+  due.monotonic += params_.settle;
+  due.wall += params_.settle;
+  if (cut.monotonic >= due.monotonic) {  // the window had run its length before the cut
+    settle_boundary(*settling_, due, nullptr, /*full_window=*/active());
+    return;
+  }
+  settle_boundary(*settling_, readings_until_cut ? cut : boundary.reading.at, nullptr,
+                  /*full_window=*/false);
+}
+
 // The floor of a round boundary is the lowest RSS between the round-end mark and the end of
 // the settle window: memory freed just after the mark (a deferred cleanup) is not growth.
-void RunMachine::settle_boundary(std::size_t index, Instant now, TargetProbe* probe) {
+void RunMachine::settle_boundary(std::size_t index, Instant now, TargetProbe* probe,
+                                 bool full_window) {
   settling_.reset();
   if (index >= ledger_.boundaries.size()) return;
   BoundaryRecord& boundary = ledger_.boundaries[index];
@@ -232,11 +250,13 @@ void RunMachine::settle_boundary(std::size_t index, Instant now, TargetProbe* pr
   boundary.floor_bytes =
       std::min(boundary.reading.rss_bytes, low.value_or(boundary.reading.rss_bytes));
   boundary.settled = true;
+  boundary.window_complete = full_window;
   write("boundary", [&](RunObserver& o) { return o.boundary_settled(ledger_, boundary); });
   log::debug("run.boundary_settled", {{"run", run_id()},
                                       {"round", boundary.round},
                                       {"rss_bytes", boundary.reading.rss_bytes},
-                                      {"floor_bytes", boundary.floor_bytes}});
+                                      {"floor_bytes", boundary.floor_bytes},
+                                      {"window_complete", full_window}});
   growth_tracker_.add(floor_point(boundary), growth_context(ledger_.info), detectors());
   judge_growth();
 }

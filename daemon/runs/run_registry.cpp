@@ -239,14 +239,16 @@ Result<const RunLedger*> RunRegistry::start(const StartRunInput& input, const Ca
   sync_reservations();
   publish_counts();
   const RunLedger& ledger = ref.machine->ledger();
-  log::info("run.start", {{"run", run_id},
-                          {"job", ledger.info.job},
-                          {"pid", pid},
-                          {"baseline_bytes", ledger.baseline.rss_bytes},
-                          {"estimate_bytes", ledger.info.estimate_bytes},
-                          {"exact_peaks", ref.machine->exact_peaks()},
-                          {"scope", ledger.info.scope},
-                          {"cgroup", ledger.info.cgroup_dir}});
+  log::info("run.start",
+            {{"run", run_id},
+             {"job", ledger.info.job},
+             {"pid", pid},
+             {"baseline_bytes", ledger.baseline.rss_bytes},
+             {"estimate_bytes", ledger.info.estimate_bytes},
+             {"exact_peaks", ref.machine->exact_peaks()},
+             {"scope", ledger.info.scope},
+             {"cgroup", ledger.info.cgroup_dir},
+             {"thresholds", describe_thresholds(params_.detectors, ledger.info.model_bytes)}});
   return &ledger;
 }
 

@@ -19,6 +19,10 @@ FloorPoint floor_point(const BoundaryRecord& boundary) {
   p.rss_bytes = boundary.settled && boundary.floor_bytes > 0 ? boundary.floor_bytes : r.rss_bytes;
   p.file_bytes = std::min(r.file_bytes, p.rss_bytes);
   p.growth_bytes = p.rss_bytes - p.file_bytes + r.swap_bytes;
+  p.window_complete = boundary.window_complete;
+  if (boundary.gc && boundary.gc->rss_before_bytes > boundary.gc->rss_after_bytes) {
+    p.probe_drop_bytes = boundary.gc->rss_before_bytes - boundary.gc->rss_after_bytes;
+  }
   if (boundary.allocator) {
     p.allocator_free_bytes = std::min(boundary.allocator->retained_bytes, p.growth_bytes);
     p.growth_bytes -= p.allocator_free_bytes;
@@ -282,7 +286,9 @@ const GrowthAssessment& GrowthTracker::add(const FloorPoint& floor, const Growth
   const Local l = evaluate_at(f, ref, ref_growth, max_judged_growth_, i, ctx, p);
   max_judged_growth_ = std::max(max_judged_growth_, static_cast<double>(floor.growth_bytes));
   const bool growing = state_ == GrowthState::kWarning || state_ == GrowthState::kLeak;
-  const bool stopped = l.flat_tail || l.dropped;
+  // Teardown and the guard's own probe are not recovery: such a floor cannot stop growth.
+  const bool may_stop = floor.window_complete && floor.probe_drop_bytes <= p.plateau_band_bytes;
+  const bool stopped = (l.flat_tail || l.dropped) && may_stop;
   if (l.dropped && l.rose) sawtooth_ = true;
   GrowthState next = GrowthState::kNone;
   std::string why;

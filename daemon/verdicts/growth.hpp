@@ -27,6 +27,10 @@
 //     (scenario C).
 //  5. Persistence: a warning or leak stays until growth stops: the last `plateau_rounds`
 //     floors lie within plateau_band_bytes (plateau), or a floor drops by more than the band.
+//     Only a floor from a whole settle window of a live run can stop it: a window cut short by
+//     the run's end or the process's exit (teardown is not recovery), or a floor the client's
+//     own gc probe lowered by more than the band (the guard's collection, not the program's),
+//     leaves the warning standing.
 //  6. Plateau: growth stopped after the floor had risen >= growth_min_bytes above the
 //     reference: state plateau (info, "plateau at ..."), and any warning is cleared. A flat
 //     series that never rose is state none and says nothing.
@@ -57,6 +61,10 @@ struct FloorPoint {
   // ... the free memory the C allocator keeps (allocator facts sent with the round end):
   // memory the application freed is not the application's growth.
   std::uint64_t allocator_free_bytes = 0;
+  // What the client's own gc probe freed just before the round-end mark (rss before - after
+  // gc.collect()): a drop the guard caused, not the coordinator's recovery.
+  std::uint64_t probe_drop_bytes = 0;
+  bool window_complete = true;  // the whole settle window of a live run (BoundaryRecord)
   Instant at;
 };
 

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
+
+#include "common/units.hpp"
 
 namespace ramguard {
 
@@ -45,6 +48,40 @@ DetectorParams resolve_model_copies(const DetectorParams& params, std::uint64_t 
         static_cast<std::uint64_t>(std::llround(p.release_slack_model_copies * model));
   }
   return p;
+}
+
+namespace {
+
+// "40 MB/round (0.2 model copies)" where the threshold came from copies, the bytes otherwise.
+std::string one_threshold(double resolved, double copies, bool from_copies, const char* per) {
+  std::string out = format_bytes(resolved) + per;
+  if (!from_copies) return out;
+  char text[48];
+  std::snprintf(text, sizeof text, " (%g model copies%s)", copies, per);
+  return out + text;
+}
+
+}  // namespace
+
+std::string describe_thresholds(const DetectorParams& configured, std::uint64_t model_bytes) {
+  const DetectorParams p = resolve_model_copies(configured, model_bytes);
+  const bool model = model_bytes > 0;
+  std::string out =
+      "growth " +
+      one_threshold(static_cast<double>(p.growth_min_bytes), p.growth_min_model_copies,
+                    model && p.growth_min_model_copies > 0, "/round") +
+      ", runaway " +
+      one_threshold(p.runaway_bytes_per_second, p.runaway_model_copies_per_second,
+                    model && p.runaway_model_copies_per_second > 0, "/s") +
+      " for " + format_seconds(p.runaway_min_seconds) + ", release slack " +
+      one_threshold(static_cast<double>(p.release_slack_bytes), p.release_slack_model_copies,
+                    model && p.release_slack_model_copies > 0, "") +
+      " within " + format_seconds(p.release_grace_seconds);
+  if (!model && uses_model_copies(configured)) {
+    out +=
+        " (in bytes: the run declared no model size, so thresholds in model copies cannot apply)";
+  }
+  return out;
 }
 
 Status validate_params(const DetectorParams& p) {

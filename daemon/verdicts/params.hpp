@@ -70,6 +70,12 @@ bool uses_model_copies(const DetectorParams& params);
 // follows the growth step. model_bytes 0 (unknown) leaves the byte thresholds as they are.
 DetectorParams resolve_model_copies(const DetectorParams& params, std::uint64_t model_bytes);
 
+// The thresholds a run with model_bytes is judged by, in one line for its start reply, the log
+// and --check-config: "growth 40 MB/round (0.2 model copies), runaway 160 MB/s (0.8 model
+// copies/s) for 10 s, release slack 80 MB (0.4 model copies) within 30 s". A run without a
+// model size is told that the byte thresholds apply and why.
+std::string describe_thresholds(const DetectorParams& configured, std::uint64_t model_bytes);
+
 // Floors within half the step threshold count as flat (512MB -> 256MB by default): the band
 // must scale with growth.min_bytes, or a smaller threshold could never warn nor plateau.
 inline std::uint64_t plateau_band_for(std::uint64_t growth_min_bytes) {

@@ -126,7 +126,8 @@ class ServerTestCase(unittest.TestCase):
 
     def setUp(self):
         self.server = FakeServer(self.handler)
-        self.client = ramguard.Client(self.server.path, timeout=5)
+        # No wait for the release verdict after an end (ReleaseWaitTest covers the wait).
+        self.client = ramguard.Client(self.server.path, timeout=5, release_wait_seconds=0)
 
     def tearDown(self):
         self.client.close()
@@ -446,6 +447,64 @@ class AllocatorProbeTest(ServerTestCase):
                                           "collectedObjects", "durationSeconds"})
         self.assertEqual(set(end["trim"]), {"rssBeforeBytes", "rssAfterBytes",
                                             "durationSeconds"})
+
+
+GROWTH_R2 = {"kind": "growth_warning", "severity": "WARNING", "round": 2,
+             "summary": "Floor rose in round 2", "atUnixMs": "1714560010000"}
+RELEASE = {"kind": "release", "severity": "WARNING", "passed": False, "round": 3,
+           "summary": "Release failed: 0.30 GB held", "atUnixMs": "1714560050000"}
+
+
+class ReleaseWaitTest(unittest.TestCase):
+    """Run.end() asks `report` until the release verdict is there (bounded by
+    release_wait_seconds) and hands each verdict to on_verdict once, whichever reply had it."""
+
+    def make(self, reports, wait):
+        self.reports = list(reports)
+
+        def handler(request):
+            if "mark" in request and request["mark"].get("kind") == "ROUND_END":
+                return reply_to(request, mark={"round": 2, "verdicts": [GROWTH_R2]})
+            if "report" in request:
+                verdicts = self.reports.pop(0) if len(self.reports) > 1 else self.reports[0]
+                return reply_to(request, report={"run": {"runId": "r-1", "verdicts": verdicts}})
+            return daemon_like(request)
+        self.server = FakeServer(handler)
+        self.addCleanup(self.server.close)
+        self.seen = []
+        self.client = ramguard.Client(self.server.path, timeout=5, on_verdict=self.seen.append,
+                                      release_wait_seconds=wait)
+        self.addCleanup(self.client.close)
+
+    def test_the_release_verdict_and_late_ones_reach_on_verdict_once(self):
+        self.make([[GROWTH_R2], [GROWTH_R2, RELEASE]], wait=10)
+        with self.client.start_run("job") as run:
+            run.round_end()
+        self.assertEqual([(v.kind, v.round) for v in self.seen],
+                         [("growth_warning", 2), ("release", 3)])
+        self.assertEqual(run.end_reply.release.summary, "Release failed: 0.30 GB held")
+        self.assertEqual([v.kind for v in run.end_reply.verdicts], ["release"])
+        self.assertEqual(self.server.commands()[-3:], ["runEnd", "report", "report"])
+
+    def test_the_wait_is_bounded_and_says_where_the_release_will_be(self):
+        self.make([[GROWTH_R2]], wait=0.5)
+        run = self.client.start_run("job")
+        run.round_end()
+        started = time.monotonic()
+        with self.assertLogs("ramguard", "INFO") as logs:
+            result = run.end()
+        self.assertLess(time.monotonic() - started, 3.0)
+        self.assertIsNone(result.release)
+        self.assertIn("ramguard report r-1", "\n".join(logs.output))
+        self.assertEqual([v.kind for v in self.seen], ["growth_warning"])
+
+    def test_end_takes_its_own_wait(self):
+        self.make([[GROWTH_R2]], wait=30)
+        run = self.client.start_run("job")
+        started = time.monotonic()
+        run.end(release_wait_seconds=0)
+        self.assertLess(time.monotonic() - started, 1.0)
+        self.assertNotIn("report", self.server.commands())
 
 
 class EnvironmentTest(ServerTestCase):

@@ -111,6 +111,10 @@ const std::string& Client::socket_path() const {
   return state_->options.socket_path;
 }
 
+const ClientOptions& Client::options() const {
+  return state_->options;
+}
+
 v1::Reply Client::call(v1::Request request) {
   std::lock_guard lock(state_->mutex);
   const std::string& path = state_->options.socket_path;

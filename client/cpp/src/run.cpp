@@ -1,4 +1,6 @@
+#include <algorithm>
 #include <cstdlib>
+#include <thread>
 
 #include "ramguard/client.hpp"
 
@@ -30,7 +32,44 @@ v1::MarkReply Run::mark(v1::MarkRequest::Kind kind, const std::string& phase, st
   mark.set_round(round);
   if (facts.allocator) *mark.mutable_allocator() = *facts.allocator;
   if (facts.gc) *mark.mutable_gc() = *facts.gc;
-  return client_->call(std::move(request)).mark();
+  v1::MarkReply reply = client_->call(std::move(request)).mark();
+  deliver(reply.verdicts());
+  return reply;
+}
+
+std::vector<v1::Verdict> Run::deliver(
+    const google::protobuf::RepeatedPtrField<v1::Verdict>& verdicts) {
+  std::vector<v1::Verdict> fresh;
+  for (const v1::Verdict& v : verdicts) {
+    const std::string key = v.kind() + '\n' + std::to_string(v.round()) + '\n' +
+                            std::to_string(v.at_unix_ms()) + '\n' + (v.cleared() ? "1" : "0") +
+                            '\n' + v.summary();
+    if (delivered_.insert(key).second) fresh.push_back(v);
+  }
+  const auto& on_verdict = client_->options().on_verdict;
+  if (on_verdict) {
+    for (const v1::Verdict& v : fresh) on_verdict(v);
+  }
+  return fresh;
+}
+
+// The release verdict is decided after the end (at the first reading back within the slack, or
+// when the grace expires): ask for the run's verdicts until it is there or `wait` has passed.
+void Run::await_release(v1::RunEndReply& reply, std::chrono::milliseconds wait) {
+  const auto has_release = [&] {
+    return std::any_of(reply.verdicts().begin(), reply.verdicts().end(),
+                       [](const v1::Verdict& v) { return v.kind() == "release"; });
+  };
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  std::chrono::milliseconds poll{100};
+  while (!has_release() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::min<std::chrono::nanoseconds>(
+        poll, std::max<std::chrono::nanoseconds>(std::chrono::nanoseconds(0),
+                                                 deadline - std::chrono::steady_clock::now())));
+    poll = std::min(poll * 2, std::chrono::milliseconds(1000));
+    const v1::ReportReply report = client_->report(run_id_);
+    for (v1::Verdict& v : deliver(report.run().verdicts())) *reply.add_verdicts() = std::move(v);
+  }
 }
 
 v1::RunEndReply Run::end(const RunEndFacts& facts) {
@@ -41,7 +80,13 @@ v1::RunEndReply Run::end(const RunEndFacts& facts) {
   if (facts.allocator) *end.mutable_allocator() = *facts.allocator;
   if (facts.gc) *end.mutable_gc() = *facts.gc;
   if (facts.trim) *end.mutable_trim() = *facts.trim;
-  return client_->call(std::move(request)).run_end();
+  v1::RunEndReply reply = client_->call(std::move(request)).run_end();
+  deliver(reply.verdicts());
+  const ClientOptions& options = client_->options();
+  const auto wait = facts.release_wait.value_or(options.on_verdict ? options.release_wait
+                                                                   : std::chrono::milliseconds(0));
+  if (wait.count() > 0) await_release(reply, wait);
+  return reply;
 }
 
 PhaseGuard::PhaseGuard(Run& run, std::string phase) : run_(&run), phase_(std::move(phase)) {

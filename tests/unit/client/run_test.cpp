@@ -266,5 +266,59 @@ TEST(Client, TheSocketPathComesFromRamguardSocketWhenNoneIsGiven) {
   EXPECT_EQ(client.start_run({}).id(), "r-1");
 }
 
+v1::Verdict verdict(const std::string& kind, std::uint32_t round, const std::string& summary) {
+  v1::Verdict v;
+  v.set_kind(kind);
+  v.set_round(round);
+  v.set_summary(summary);
+  v.set_at_unix_ms(1'714'560'000'000 + round);
+  return v;
+}
+
+// on_verdict gets each verdict once, whichever reply carried it: a mark's, the end's, or the
+// report end() asks for until the release verdict is there.
+TEST(ClientRun, LateVerdictsAndTheReleaseReachOnVerdictOnce) {
+  int reports = 0;
+  FakeServer server([&reports](const v1::Request& request) {
+    v1::Reply reply = daemon_like(request);
+    if (request.has_mark() && request.mark().kind() == v1::MarkRequest::ROUND_END) {
+      *reply.mutable_mark()->add_verdicts() = verdict("growth_warning", 2, "Floor rose");
+    }
+    if (request.has_report()) {
+      ++reports;
+      auto* run = reply.mutable_report()->mutable_run();
+      *run->add_verdicts() = verdict("growth_warning", 2, "Floor rose");
+      if (reports >= 2) *run->add_verdicts() = verdict("release", 3, "Release failed");
+    }
+    return reply;
+  });
+  std::vector<std::string> seen;
+  Client client(
+      ClientOptions{.socket_path = server.path(), .on_verdict = [&seen](const v1::Verdict& v) {
+                      seen.push_back(v.kind() + ":" + std::to_string(v.round()));
+                    }});
+  ramguard::Run run = client.start_run({.job = "vit"});
+  run.round_end();
+  const v1::RunEndReply end = run.end();
+  EXPECT_EQ(seen, (std::vector<std::string>{"growth_warning:2", "release:3"}));
+  EXPECT_EQ(reports, 2);
+  ASSERT_EQ(end.verdicts_size(), 1);
+  EXPECT_EQ(end.verdicts(0).kind(), "release");
+}
+
+TEST(ClientRun, WithoutOnVerdictTheEndDoesNotWaitUnlessAsked) {
+  FakeServer server(daemon_like);
+  Client client(server.path());
+  ramguard::Run run = client.start_run({.job = "vit"});
+  run.end();
+  for (const v1::Request& r : server.requests()) EXPECT_FALSE(r.has_report());
+  // Asked: a bounded wait (the fake never has a release verdict).
+  ramguard::Run again = client.start_run({.job = "vit"});
+  const auto started = std::chrono::steady_clock::now();
+  again.end({.release_wait = std::chrono::milliseconds(300)});
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(3));
+  EXPECT_TRUE(server.requests().back().has_report());
+}
+
 }  // namespace
 }  // namespace ramguard

@@ -20,8 +20,11 @@ TEST(Describe, DefaultsSummary) {
   EXPECT_THAT(
       d, HasSubstr("plans: fedavg (load, aggregation, synchronization, save; overhead 1.10 GB)"));
   EXPECT_THAT(d, HasSubstr("phase gaps: aggregation.end -> synchronization.begin <= 10s"));
-  EXPECT_THAT(d, HasSubstr("growth 0.51 GB/round, runaway 0.20 GB/s, release 1.00 GB within 30s, "
-                           "headroom 90%, lease 1m"));
+  // The embedded thresholds are in model copies, with the bytes for a run without a model size.
+  EXPECT_THAT(d, HasSubstr("growth 0.2 model copies/round (0.51 GB/round for a run without a "
+                           "model size), runaway 0.8 model copies/s (0.20 GB/s for a run without "
+                           "a model size), release 0.4 model copies (1.00 GB for a run without a "
+                           "model size) within 30s, headroom 90%, lease 1m"));
   EXPECT_THAT(d, ::testing::Not(HasSubstr("watching")));
 }
 

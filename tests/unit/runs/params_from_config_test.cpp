@@ -74,7 +74,34 @@ release: { slack: 2GB, slack_model_copies: 0.4 }
   EXPECT_EQ(b.growth_min_bytes, 64'000'000u);
   EXPECT_EQ(b.release_slack_bytes, 2'000'000'000u);
   EXPECT_DOUBLE_EQ(b.runaway_bytes_per_second, 200e6);  // the default bytes: no copies given
-  EXPECT_FALSE(uses_model_copies(run_params(default_config()).detectors));
+}
+
+// Scenario L: a run that declares its model and a configuration that gives no byte threshold
+// is judged in model copies by the embedded defaults; a run without a model keeps the bytes.
+TEST(ParamsFromConfig, TheEmbeddedDefaultsAreInModelCopiesAndBytesGivenReplaceThem) {
+  const DetectorParams d = run_params(default_config()).detectors;
+  EXPECT_TRUE(uses_model_copies(d));
+  const DetectorParams small = resolve_model_copies(d, 200'000'000);
+  EXPECT_EQ(small.growth_min_bytes, 40'000'000u);  // half a copy (100 MB) per round warns
+  EXPECT_EQ(small.plateau_band_bytes, 20'000'000u);
+  EXPECT_DOUBLE_EQ(small.runaway_bytes_per_second, 160e6);
+  EXPECT_EQ(small.release_slack_bytes, 80'000'000u);  // 0.3 GB held fails the release
+  const DetectorParams none = resolve_model_copies(d, 0);
+  EXPECT_EQ(none.growth_min_bytes, 512'000'000u);
+  EXPECT_DOUBLE_EQ(none.runaway_bytes_per_second, 200e6);
+  EXPECT_EQ(none.release_slack_bytes, 1'000'000'000u);
+  EXPECT_EQ(describe_thresholds(d, 200'000'000),
+            "growth 40.0 MB/round (0.2 model copies/round), runaway 0.16 GB/s (0.8 model "
+            "copies/s) for 10.00 s, release slack 80.0 MB (0.4 model copies) within 30.00 s");
+  EXPECT_NE(describe_thresholds(d, 0).find("the run declared no model size"), std::string::npos)
+      << describe_thresholds(d, 0);
+
+  // A byte threshold in the file replaces that threshold's copies, and only that one.
+  auto bytes = parse("growth: { min_bytes: 64MB }\n");
+  ASSERT_TRUE(bytes.ok()) << bytes.error().message;
+  const DetectorParams b = resolve_model_copies(run_params(*bytes).detectors, 200'000'000);
+  EXPECT_EQ(b.growth_min_bytes, 64'000'000u);
+  EXPECT_EQ(b.release_slack_bytes, 80'000'000u);
 }
 
 TEST(ParamsFromConfig, AModelCopiesValueOutOfRangeIsRefusedNamingTheKey) {

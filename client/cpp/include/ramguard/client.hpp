@@ -19,9 +19,11 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -49,6 +51,12 @@ struct ClientOptions {
   // JSON lines only: no hello offering the binary framing (debugging with strace or socat, a
   // proxy that expects lines). The replies are the same either way.
   bool force_json_lines = false;
+  // Called once with each verdict of a Run made by this client, in the calling thread: those
+  // of each mark's and the end's reply and, while Run::end() waits up to release_wait for the
+  // release verdict (asking `report`), those no reply carried. Unset: no wait, replies only.
+  // What the callback throws propagates out of the call that delivered the verdict.
+  std::function<void(const v1::Verdict&)> on_verdict{};
+  std::chrono::milliseconds release_wait{5000};
 };
 
 struct AdmitOptions {
@@ -91,6 +99,9 @@ struct RunEndFacts {
   std::optional<v1::AllocatorStats> allocator{};
   std::optional<v1::GcProbe> gc{};
   std::optional<v1::TrimProbe> trim{};
+  // How long end() waits for the release verdict (default: ClientOptions::release_wait when
+  // on_verdict is set, else no wait). The verdicts fetched are appended to the end reply.
+  std::optional<std::chrono::milliseconds> release_wait{};
 };
 
 class Run;
@@ -105,6 +116,7 @@ class Client {
   Client& operator=(Client&&) noexcept;
 
   const std::string& socket_path() const;
+  const ClientOptions& options() const;
 
   // Sends any request (version and request id are filled in) and returns its reply. Throws
   // ClientError when the reply carries an error. Reconnects once a broken or timed-out
@@ -182,9 +194,14 @@ class Run {
   [[nodiscard]] PhaseGuard phase(std::string name) { return PhaseGuard(*this, std::move(name)); }
 
  private:
+  // Hands the verdicts not delivered before to on_verdict; returns them.
+  std::vector<v1::Verdict> deliver(const google::protobuf::RepeatedPtrField<v1::Verdict>& verdicts);
+  void await_release(v1::RunEndReply& reply, std::chrono::milliseconds wait);
+
   Client* client_;
   std::string run_id_;
   v1::RunStartReply start_;
+  std::set<std::string> delivered_;  // kind, round, time, cleared and summary of each
 };
 
 }  // namespace ramguard
