@@ -52,6 +52,9 @@ install_packages() {
 
 LAUNCHER=()
 command -v ccache >/dev/null && LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+# Paths inside the tree are hashed relative to it, so a second clone (CI's, a worktree) reuses
+# the objects of the first.
+export CCACHE_BASEDIR=$ROOT CCACHE_NOHASHDIR=true
 
 # configure DIR [extra cmake args...]: RelWithDebInfo, warnings are errors, unless args override.
 configure() {
@@ -134,9 +137,11 @@ fuzz_runs() {
 # has optimisation-only false positives).
 package_debs() {
   local out=$ROOT/build/packages
-  local src=$out/src/ramguard
-  rm -rf "$out"
-  mkdir -p "$src"
+  # The source is copied to one fixed place: Debian's flags map its path in every compile
+  # (-ffile-prefix-map), so a fixed path lets ccache reuse objects across clones.
+  local src=/var/tmp/ramguard-package/ramguard
+  rm -rf "$out" "$(dirname "$src")"
+  mkdir -p "$src" "$out"
   git -C "$ROOT" ls-files -z --cached --others --exclude-standard -- . ':!tests' ':!Testing' |
     (cd "$ROOT" && xargs -0 cp --parents -a -t "$src" 2>/dev/null || true)
   [ -f "$src/debian/rules" ] || { echo "dev.sh: could not copy the tree to $src" >&2; return 1; }
@@ -147,7 +152,7 @@ package_debs() {
     echo "dev.sh: dpkg-buildpackage failed; the log is $out/build.log" >&2
     return 1
   }
-  mv "$out"/src/*.deb "$out"/
+  mv "$(dirname "$src")"/*.deb "$out"/
   local warnings
   warnings=$(grep -c "warning:" "$out/build.log" || true)
   [ "$warnings" -eq 0 ] || echo "dev.sh: the package build printed $warnings warning(s); see $out/build.log" >&2
