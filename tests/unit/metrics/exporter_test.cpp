@@ -117,7 +117,8 @@ TEST(MetricsExporter, EveryFamilyHasHelpAndNoLabelGrowsWithRoundsOrPids) {
   ASSERT_NE(exporter, nullptr);
   testkit::populate(*exporter);
   for (std::uint32_t round = 1; round <= 20; ++round) {
-    exporter->observe_boundary(testkit::vit_run(), round, 6'000'000'000 + round, 6'000'000'000);
+    exporter->observe_boundary(testkit::vit_run(), round, 6'000'000'000 + round, 6'000'000'000,
+                               5'900'000'000);
   }
   const std::string body = scrape(*exporter);
   const auto s = testkit::parse_samples(body);

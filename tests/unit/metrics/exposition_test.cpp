@@ -78,7 +78,7 @@ TEST(Exposition, AThousandTargetsScrapeCleanly) {
     exporter.observe_sample(target, reading, 4 << 20, true);
   }
   const std::string hostile = "job \"with\" \\ quotes\nand a newline";
-  exporter.observe_boundary(TargetRef{hostile, "run-1"}, 3, 100, 90);
+  exporter.observe_boundary(TargetRef{hostile, "run-1"}, 3, 100, 90, 80);
 
   auto response = testkit::http_get(exporter.port());
   ASSERT_TRUE(response.ok()) << response.error().message;
