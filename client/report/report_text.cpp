@@ -19,12 +19,18 @@ std::string signed_bytes(double b, const RenderOptions& o) {
   return (b >= 0 ? "+" : "-") + format_bytes(std::fabs(b), o.binary_units);
 }
 
-// "14.10 GB (anon 13.90 GB, file 0.20 GB, shmem 0 B, swap 0 B)".
+// The memory that counts (what the verdicts judge): anon + shmem + swap.
+std::uint64_t counted(const v1::Reading& r) {
+  return r.anon_bytes() + r.shmem_bytes() + r.swap_bytes();
+}
+
+// "14.10 GB (anon 13.90 GB, file 0.20 GB, shmem 0 B, swap 0 B; counted 13.90 GB)": file is
+// page cache, shown and never judged.
 std::string reading_line(const v1::Reading& r, const RenderOptions& o) {
   std::string line = bytes(r.rss_bytes(), o) + " (anon " + bytes(r.anon_bytes(), o) + ", file " +
                      bytes(r.file_bytes(), o);
   if (r.complete()) line += ", shmem " + bytes(r.shmem_bytes(), o);
-  line += ", swap " + bytes(r.swap_bytes(), o) + ")";
+  line += ", swap " + bytes(r.swap_bytes(), o) + "; counted " + bytes(counted(r), o) + ")";
   if (r.at_unix_ms() > 0) line += " at " + format_unix_ms(r.at_unix_ms());
   return line;
 }
@@ -66,8 +72,9 @@ void boundaries_section(const v1::RunStatus& run, const RenderOptions& o, std::s
   t.add_column("RSS", Align::kRight);
   t.add_column("floor", Align::kRight);
   t.add_column("change", Align::kRight);
+  t.add_column("counted", Align::kRight);
   t.add_column("anon", Align::kRight);
-  t.add_column("file", Align::kRight);
+  t.add_column("page cache", Align::kRight);
   t.add_column("shmem", Align::kRight);
   t.add_column("swap", Align::kRight);
   // Allocator facts from the client: what the application holds, what the allocator keeps.
@@ -92,8 +99,9 @@ void boundaries_section(const v1::RunStatus& run, const RenderOptions& o, std::s
                                                   o);
     std::vector<std::string> row{std::to_string(b.round()), bytes(r.rss_bytes(), o),
                                  bytes(b.floor_bytes(), o), change,
-                                 bytes(r.anon_bytes(), o),  bytes(r.file_bytes(), o),
-                                 bytes(r.shmem_bytes(), o), bytes(r.swap_bytes(), o)};
+                                 bytes(counted(r), o),      bytes(r.anon_bytes(), o),
+                                 bytes(r.file_bytes(), o),  bytes(r.shmem_bytes(), o),
+                                 bytes(r.swap_bytes(), o)};
     if (pss) row.push_back(r.pss_bytes() > 0 ? bytes(r.pss_bytes(), o) : "-");
     if (allocator) {
       row.push_back(b.has_allocator() ? bytes(b.allocator().allocated_bytes(), o) : "-");
@@ -103,8 +111,8 @@ void boundaries_section(const v1::RunStatus& run, const RenderOptions& o, std::s
     prev = &b;
   }
   out +=
-      "\nRound boundaries (floor: settled reading after the round-end mark; file-backed "
-      "memory is page cache, not growth" +
+      "\nRound boundaries (floor: settled RSS after the round-end mark; counted: anon + shmem + "
+      "swap at the mark, the memory the verdicts judge; page cache is shown, never judged" +
       std::string(allocator ? "; free memory the allocator keeps is not growth either" : "") +
       ")\n" + t.text("  ");
 }

@@ -97,8 +97,9 @@ class MetricsExporter {
   // Allocator facts a client sent with a round end: live and kept-free bytes.
   void observe_allocator(const TargetRef& target, std::uint64_t live_bytes,
                          std::uint64_t free_bytes);
+  // counted_floor_bytes: the floor the growth verdicts judge (BoundaryRecord::counted_floor_bytes).
   void observe_boundary(const TargetRef& target, std::uint32_t round, std::uint64_t rss_bytes,
-                        std::uint64_t floor_bytes);
+                        std::uint64_t floor_bytes, std::uint64_t counted_floor_bytes);
   // `from_to` names the configured interval, e.g. "aggregation.end->synchronization.begin".
   void observe_gap(const TargetRef& target, std::string_view from_to, double seconds);
   // `headroom_bytes`: budget - margin - baseline - reserved - estimate; negative when refused.

@@ -23,7 +23,7 @@ Status RunMetrics::marked(const RunLedger& ledger, const MarkRecord& /*mark*/,
   }
   if (boundary != nullptr) {
     exporter_.observe_boundary(target_ref(ledger), boundary->round, boundary->reading.rss_bytes,
-                               boundary->reading.rss_bytes);
+                               boundary->reading.rss_bytes, boundary->counted_floor_bytes());
     if (boundary->allocator) {
       exporter_.observe_allocator(target_ref(ledger), boundary->allocator->allocated_bytes,
                                   boundary->allocator->retained_bytes);
@@ -39,7 +39,7 @@ Status RunMetrics::run_started(const RunLedger& ledger) {
 
 Status RunMetrics::boundary_settled(const RunLedger& ledger, const BoundaryRecord& boundary) {
   exporter_.observe_boundary(target_ref(ledger), boundary.round, boundary.reading.rss_bytes,
-                             boundary.floor_bytes);
+                             boundary.floor_bytes, boundary.counted_floor_bytes());
   return ok_status();
 }
 

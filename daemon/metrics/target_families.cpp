@@ -7,13 +7,20 @@ constexpr std::array<TargetFamilyInfo, kTargetFamilyCount> kFamilies = {{
     {"ramguard_target_rss_bytes", "Resident set size of the watched process at the last reading",
      false},
     {"ramguard_target_memory_bytes",
-     "Resident memory of the watched process by kind (anon, file, shmem); shmem is refreshed at "
-     "marks, periodic readings count the rest of shared memory as file",
+     "Resident memory of the watched process by kind (anon, file = page cache, shmem; kernel for "
+     "a cgroup); shmem is refreshed at marks, periodic readings count the rest of shared memory "
+     "as file",
      false},
     {"ramguard_target_swap_bytes", "Swapped-out memory of the watched process at the last mark",
      false},
+    {"ramguard_target_counted_bytes",
+     "Memory that counts at the last reading: anon + shmem + swap, what the OOM killer cannot "
+     "reclaim and what every verdict judges (page cache and kernel memory are not in it)",
+     false},
     {"ramguard_target_peak_bytes",
-     "Peak resident memory of the run (or watched process) since it was first watched", false},
+     "Peak of the memory that counts of a run (its high-water mark less page cache and kernel "
+     "memory), or peak resident memory of a watched process, since it was first watched",
+     false},
     {"ramguard_target_peak_exact",
      "1 when the peak comes from the kernel high-water mark, 0 when it is only the largest sample",
      false},
@@ -27,10 +34,15 @@ constexpr std::array<TargetFamilyInfo, kTargetFamilyCount> kFamilies = {{
      false},
     {"ramguard_target_last_reading_timestamp_seconds",
      "Wall-clock time of the last reading of the watched process", false},
-    {"ramguard_phase_peak_bytes", "Peak resident memory of the last completed phase", false},
+    {"ramguard_phase_peak_bytes",
+     "Peak of the memory that counts (anon + shmem + swap) in the last completed phase", false},
     {"ramguard_phase_duration_seconds", "Duration of the last completed phase", false},
     {"ramguard_boundary_rss_bytes", "Resident memory at the last round-end mark", false},
     {"ramguard_boundary_floor_bytes", "Settled floor of resident memory after the last round end",
+     false},
+    {"ramguard_boundary_counted_floor_bytes",
+     "Settled floor of the memory that counts (anon + shmem + swap) after the last round end: "
+     "the floor the growth verdicts judge",
      false},
     {"ramguard_target_scope_info",
      "1, labelled with what the run measures: process, tree or cgroup", false},

@@ -14,8 +14,9 @@ namespace ramguard {
 enum class TargetFamily : std::uint8_t {
   // Per watched target (labels ramguard_job, run_id).
   kRssBytes,
-  kMemoryBytes,  // + kind: anon, file, shmem
+  kMemoryBytes,  // + kind: anon, file, shmem, kernel (cgroup scope)
   kSwapBytes,
+  kCountedBytes,
   kPeakBytes,
   kPeakExact,
   kUp,
@@ -27,6 +28,7 @@ enum class TargetFamily : std::uint8_t {
   kPhaseDurationSeconds,  // + phase
   kBoundaryRssBytes,
   kBoundaryFloorBytes,
+  kBoundaryCountedFloorBytes,
   kScopeInfo,  // + scope
   kBoundaryAllocatorLiveBytes,
   kBoundaryAllocatorFreeBytes,

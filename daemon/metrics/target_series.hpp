@@ -46,7 +46,9 @@ enum class HotSeries : std::uint8_t {
   kAnon,  // memory_bytes{kind="anon"}
   kFile,
   kShmem,
+  kKernel,  // memory_bytes{kind="kernel"}: cgroup scope only
   kSwap,
+  kCounted,  // counted_bytes: anon + shmem + swap, the memory every verdict judges
   kLastReading,
   kPeak,
   kPeakExact,
@@ -79,7 +81,8 @@ struct TargetState {
   std::uint16_t hot_present = 0;       // bit per HotSeries
   std::uint64_t last_shmem_bytes = 0;  // from the last mark reading
   double peak_bytes = -1;
-  bool state_series = false;  // up, exited, degraded and verdict_active exist
+  bool state_series = false;   // up, exited, degraded and verdict_active exist
+  bool kernel_series = false;  // memory_bytes{kind="kernel"} exists (a cgroup's readings)
   bool readable = true;
   bool exited = false;
   bool finished = false;  // the run ended: its warnings no longer hold

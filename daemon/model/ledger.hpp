@@ -2,6 +2,7 @@
 // The in-memory ledger of one run: what was marked, read and concluded. Detectors read it
 // (pure functions), the store persists it, metrics and status replies render it.
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -91,6 +92,22 @@ struct BoundaryRecord {
   bool window_complete = true;
   std::optional<AllocatorFacts> allocator;
   std::optional<GcFacts> gc;
+  // Tree scope: each process's counted memory at the round-end mark (kept in memory for the
+  // growth verdicts' attribution; not stored).
+  std::vector<ProcessShare> processes;
+
+  // The RSS floor: floor_bytes once settled, else the mark reading's RSS.
+  std::uint64_t rss_floor_bytes() const {
+    return settled && floor_bytes > 0 ? floor_bytes : reading.rss_bytes;
+  }
+  // The floor of the memory that counts: the RSS floor less what of the mark reading does not
+  // count (page cache, a cgroup's kernel memory), plus swap. What every growth detector, the
+  // classification and the floor metric use.
+  std::uint64_t counted_floor_bytes() const {
+    const std::uint64_t floor = rss_floor_bytes();
+    const std::uint64_t uncounted = std::min(reading.resident_uncounted_bytes(), floor);
+    return floor - uncounted + reading.swap_bytes;
+  }
 };
 
 // The round boundaries a run no longer holds in memory (the store keeps every one): how many,

@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "common/clock.hpp"
@@ -28,6 +29,14 @@ struct TargetRef {
 
 enum class ReadingSource { kPeriodic, kMark };
 
+// One process of a `tree` run at a mark: who holds how much of the memory that counts.
+struct ProcessShare {
+  pid_t pid = 0;
+  std::string command;  // /proc/PID/comm
+  std::uint64_t counted_bytes = 0;
+  bool root = false;  // the run's own process (the coordinator)
+};
+
 struct MemoryReading {
   Instant at;
   ReadingSource source = ReadingSource::kPeriodic;
@@ -42,9 +51,29 @@ struct MemoryReading {
   // (0: not measured).
   std::uint64_t pss_bytes = 0;
 
+  // Cgroup scope: the part of the usage that memory.stat's anon/file/shmem do not cover, the
+  // cgroup's kernel memory (slab, stacks, sockets). 0 for processes (not measurable per PID).
+  std::uint64_t kernel_bytes = 0;
+
   // The memory that counts: what the OOM killer cannot reclaim (anonymous + shmem + swap).
-  // Page cache (file_bytes) is reported beside it and never judged.
+  // Page cache (file_bytes) and kernel memory are reported beside it and never judged.
+  // Periodic process readings (statm) cannot tell shmem from file: there it is anon only.
   std::uint64_t counted_bytes() const { return anon_bytes + shmem_bytes + swap_bytes; }
+  // What of rss_bytes (resident memory, or a cgroup's usage) does not count: page cache and
+  // kernel memory. rss_bytes never includes swap, so this is rss - anon - shmem.
+  std::uint64_t resident_uncounted_bytes() const {
+    const std::uint64_t resident_counted = anon_bytes + shmem_bytes;
+    return rss_bytes > resident_counted ? rss_bytes - resident_counted : 0;
+  }
+  // The memory that counts at the kernel's high-water mark (hwm_bytes, which like rss_bytes
+  // includes what does not count): the mark less this reading's uncounted part, never below
+  // this reading's counted bytes. Exact while the page cache is steady (a process's mapped
+  // libraries); low by the cache added since the peak otherwise, never high by cache.
+  std::uint64_t counted_peak_bytes() const {
+    const std::uint64_t uncounted = resident_uncounted_bytes();
+    const std::uint64_t from_hwm = hwm_bytes > uncounted ? hwm_bytes - uncounted : 0;
+    return from_hwm > counted_bytes() ? from_hwm : counted_bytes();
+  }
 };
 
 }  // namespace ramguard

@@ -181,6 +181,14 @@ Result<MemoryReading> CgroupMemory::read_periodic(const Instant& at) {
   r.file_bytes = stat->file_bytes;
   r.shmem_bytes = stat->shmem_bytes;
   r.swap_bytes = stat->swap_bytes;
+  // v2 keeps swap out of memory.stat: read at every reading so periodic and mark readings
+  // count the same memory.
+  if (swap_fd_.valid() && read_counter(swap_fd_.get(), r.swap_bytes, problem) != 0) {
+    r.swap_bytes = 0;
+  }
+  // The usage (never swap) less its stat split: the cgroup's kernel memory.
+  const std::uint64_t split = r.anon_bytes + r.file_bytes + r.shmem_bytes;
+  r.kernel_bytes = r.rss_bytes > split ? r.rss_bytes - split : 0;
   return r;
 }
 
@@ -189,9 +197,6 @@ Result<MemoryReading> CgroupMemory::read_complete(const Instant& at) {
   if (!r) return r;
   r->source = ReadingSource::kMark;
   std::string problem;
-  if (swap_fd_.valid()) {
-    if (read_counter(swap_fd_.get(), r->swap_bytes, problem) != 0) r->swap_bytes = 0;
-  }
   if (peak_fd_.valid()) {
     if (const int err = read_counter(peak_fd_.get(), r->hwm_bytes, problem); err != 0) {
       if (err < 0) return Error{dir_.string() + ": peak: " + problem};
@@ -220,6 +225,32 @@ Status CgroupMemory::reset_peak() {
                  (v2_ ? " (a per-file reset of memory.peak needs Linux 6.12+)" : "")};
   }
   return ok_status();
+}
+
+Result<std::uint64_t> CgroupMemory::peak_usage_bytes() {
+  const char* file = v2_ ? "memory.peak" : "memory.max_usage_in_bytes";
+  if (!peak_fd_.valid()) return Error{dir_.string() + " has no " + file};
+  std::uint64_t peak = 0;
+  std::string problem;
+  if (const int err = read_counter(peak_fd_.get(), peak, problem); err != 0) {
+    if (err < 0) return Error{dir_.string() + ": peak: " + problem};
+    return read_error(file, err);
+  }
+  return peak;
+}
+
+Result<std::uint64_t> CgroupMemory::own_limit_bytes() const {
+  const char* file = v2_ ? "memory.max" : "memory.limit_in_bytes";
+  auto text = read_small_file(dir_ / file, kCounterBufferBytes);
+  if (!text) return text.error();
+  std::string_view value(*text);
+  while (!value.empty() && (value.back() == '\n' || value.back() == ' ')) value.remove_suffix(1);
+  if (value == "max") return std::uint64_t{0};
+  auto limit = parse_decimal_u64(value, file);
+  if (!limit) return Error{dir_.string() + ": " + limit.error().message};
+  // v1 writes "no limit" as LONG_MAX rounded down to a page: anything past 2^62 is none.
+  constexpr std::uint64_t kNoLimitAbove = std::uint64_t{1} << 62;
+  return *limit >= kNoLimitAbove ? std::uint64_t{0} : *limit;
 }
 
 Result<std::uint64_t> CgroupMemory::oom_kills() {

@@ -6,7 +6,10 @@
 //   v2  memory.current, memory.peak (exact peak; reset per open file on kernels that allow a
 //       write to it, else peaks are flagged as not exact), memory.stat (anon / file / shmem),
 //       memory.swap.current, memory.events
-// Usage counts page cache and kernel memory too: rss_bytes of a cgroup reading is the usage.
+// Usage counts page cache and kernel memory too: rss_bytes of a cgroup reading is the usage,
+// hwm_bytes its peak; the memory that counts (counted_bytes()) is v1 total_rss + total_shmem +
+// total_swap, v2 anon + shmem + memory.swap.current; file_bytes is the page cache without shmem
+// (v1 total_cache - total_shmem, v2 file - shmem) and kernel_bytes the usage the split leaves.
 
 #include <cstdint>
 #include <filesystem>
@@ -41,6 +44,12 @@ Result<std::filesystem::path> process_memory_cgroup_dir(const std::filesystem::p
                                                         pid_t pid,
                                                         const std::filesystem::path& cgroup_root);
 
+// What a cgroup knew at a moment: its peak usage since the last reset and its own limit.
+struct CgroupPeak {
+  std::uint64_t peak_usage_bytes = 0;
+  std::uint64_t limit_bytes = 0;  // 0: no limit set on this cgroup
+};
+
 class CgroupMemory;
 // The memory cgroup `given` names (find_memory_cgroup_dir), or PID's own when it is empty,
 // opened: one call for runs, watches and admission.
@@ -61,6 +70,12 @@ class CgroupMemory {
   // resets the peak seen through that file (Linux 6.12+); an error where it cannot.
   Status reset_peak();
   Result<std::uint64_t> oom_kills();
+  // The peak usage since the last reset (v1 memory.max_usage_in_bytes, v2 memory.peak): at an
+  // OOM kill, what the cgroup reached; an error where there is no peak file.
+  Result<std::uint64_t> peak_usage_bytes();
+  // This cgroup's own limit (v1 memory.limit_in_bytes, v2 memory.max); 0 when none is set
+  // ("max", or v1's page-rounded LONG_MAX). Its parents' limits are not walked.
+  Result<std::uint64_t> own_limit_bytes() const;
 
   const std::filesystem::path& dir() const { return dir_; }
   bool v2() const { return v2_; }

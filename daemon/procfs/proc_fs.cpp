@@ -129,6 +129,17 @@ Result<MemoryReading> ProcessHandle::read_complete(const Instant& at) {
   return r;
 }
 
+std::string ProcessHandle::read_comm() const {
+  UniqueFd fd(::openat(dir_fd_.get(), "comm", O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return "?";
+  char buf[64];
+  const ssize_t n = ::pread(fd.get(), buf, sizeof buf, 0);
+  if (n <= 0) return "?";
+  std::string comm(buf, static_cast<std::size_t>(n));
+  while (!comm.empty() && comm.back() == '\n') comm.pop_back();
+  return comm.empty() ? "?" : comm;
+}
+
 Result<std::uint64_t> ProcessHandle::read_pss() const {
   UniqueFd fd(::openat(dir_fd_.get(), "smaps_rollup", O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) return read_error("smaps_rollup", errno);

@@ -38,6 +38,8 @@ class ProcessHandle {
   // PSS from smaps_rollup (the kernel walks every mapping: tens of microseconds to milliseconds
   // for a large process), for marks of the tree scope only, never the periodic path.
   Result<std::uint64_t> read_pss() const;
+  // The command name (/proc/PID/comm, at most 15 characters); "?" when it cannot be read.
+  std::string read_comm() const;
   // Re-reads ROOT/PID/stat by path: false when the PID is gone or now names another process.
   Result<bool> is_same_process() const;
 

@@ -60,12 +60,20 @@ void ProcessTree::refresh() {
 
 MemoryReading ProcessTree::add_descendants(MemoryReading root, const Instant& at, bool complete) {
   gone_.clear();
+  if (complete) {
+    shares_.clear();
+    auto comm = read_small_file(procfs_->root() / std::to_string(root_) / "comm", 64);
+    std::string name = comm ? *comm : std::string("?");
+    while (!name.empty() && name.back() == '\n') name.pop_back();
+    shares_.push_back({root_, std::move(name), root.counted_bytes(), true});
+  }
   for (auto& [pid, handle] : members_) {
     auto r = complete ? handle.read_complete(at) : handle.read_periodic(at);
     if (!r) {
       gone_.push_back(pid);
       continue;
     }
+    if (complete) shares_.push_back({pid, handle.read_comm(), r->counted_bytes(), false});
     root.rss_bytes += r->rss_bytes;
     root.anon_bytes += r->anon_bytes;
     root.file_bytes += r->file_bytes;

@@ -38,12 +38,16 @@ class ProcessTree {
   // Every descendant's high-water mark restarts (the root's is its handle's). The first
   // failure is returned; the others are still reset.
   Status reset_hwm();
+  // Each process's counted memory at the last complete add_descendants (the root first):
+  // which processes hold the tree's memory, and by comparison which grew.
+  const std::vector<ProcessShare>& shares() const { return shares_; }
   std::size_t descendants() const { return members_.size(); }
 
  private:
   const ProcFs* procfs_;
   pid_t root_;
   std::map<pid_t, ProcessHandle> members_;
+  std::vector<ProcessShare> shares_;
   std::vector<pid_t> gone_;  // reused every reading: no allocation in steady state
 };
 

@@ -33,7 +33,7 @@ Result<std::unique_ptr<RunMachine>> RunMachine::start(RunInfo info, bool end_on_
   ledger.started = baseline->at;
   ledger.baseline = *baseline;
   ledger.last = *baseline;
-  ledger.peak_bytes = baseline->rss_bytes;
+  ledger.peak_bytes = baseline->counted_bytes();
   ledger.peak_exact = run->exact_peaks_;
   run->last_mark_at_ = baseline->at;
   run->samples_.add(*baseline);
@@ -140,11 +140,16 @@ void RunMachine::process_exited(const ExitInfo& info, Instant now) {
     log::info("run.ended_with_process", {{"run", run_id()}, {"detail", info.detail}});
     check_release(now);
   } else if (active()) {
+    // The cgroup's own peak is the run's: at an OOM kill the limit it reached.
+    if (death_peak_ && death_peak_->peak_usage_bytes > ledger_.peak_bytes) {
+      ledger_.peak_bytes = death_peak_->peak_usage_bytes;
+    }
     finish(RunState::kExited, now);
     emit(exited_verdict(
         ledger_,
         info.status_known && info.signal == 0 ? std::optional<int>(info.exit_code) : std::nullopt,
-        info.signal != 0 ? std::optional<int>(info.signal) : std::nullopt, info.oom_killed, now));
+        info.signal != 0 ? std::optional<int>(info.signal) : std::nullopt, info.oom_killed, now,
+        death_peak_));
     log::warning("run.exited", {{"run", run_id()}, {"detail", info.detail}});
   } else {
     check_release(now);

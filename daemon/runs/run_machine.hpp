@@ -27,6 +27,7 @@
 #include "runs/target_probe.hpp"
 #include "sampling/exit_info.hpp"
 #include "verdicts/budget.hpp"
+#include "verdicts/exit.hpp"
 #include "verdicts/growth.hpp"
 #include "verdicts/plan_yardstick.hpp"
 
@@ -82,6 +83,9 @@ class RunMachine {
                  const std::string& failure = {}, std::optional<EndFacts> facts = std::nullopt);
   // The process is gone: `ended` when the run ends with it and it exited cleanly, else `exited`.
   void process_exited(const ExitInfo& info, Instant now);
+  // Cgroup scope: the cgroup's peak usage and limit read as its process died (before
+  // process_exited), for the death verdict's exact peak.
+  void cgroup_peak_at_death(const CgroupDeathPeak& peak) { death_peak_ = peak; }
   // Recovery found the process gone: the run ends `lost`.
   void lost(Instant now);
 
@@ -171,6 +175,7 @@ class RunMachine {
   std::set<std::pair<std::size_t, std::uint64_t>> gaps_reported_;
   std::optional<std::size_t> settling_;  // the boundary whose settle window is open
   std::optional<Instant> exited_at_;
+  std::optional<CgroupDeathPeak> death_peak_;
   std::optional<EndFacts> end_facts_;  // kept in memory only: a restart loses the trim probe
   bool release_decided_ = false;
   std::uint32_t ticks_ = 0;

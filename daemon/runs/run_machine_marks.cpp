@@ -6,6 +6,7 @@
 
 #include "common/log.hpp"
 #include "runs/run_machine.hpp"
+#include "verdicts/attribution.hpp"
 #include "verdicts/classify.hpp"
 #include "verdicts/growth.hpp"
 #include "verdicts/phase_gap.hpp"
@@ -35,9 +36,10 @@ std::string RunMachine::open_phase_names() const {
 }
 
 // The high-water mark in a complete reading is the peak since the previous reset: it belongs
-// to every phase open since then, and to the run.
+// to every phase open since then, and to the run. Peaks are of the memory that counts: the
+// mark less the page cache and kernel memory read with it (counted_peak_bytes).
 void RunMachine::fold_hwm(const MemoryReading& complete) {
-  const std::uint64_t peak = std::max(complete.hwm_bytes, complete.rss_bytes);
+  const std::uint64_t peak = complete.counted_peak_bytes();
   for (std::size_t i : open_phases_) {
     auto& phase = ledger_.phases[i];
     phase.peak_bytes = std::max(phase.peak_bytes, peak);
@@ -134,7 +136,7 @@ Result<MarkOutcome> RunMachine::mark(const MarkInput& input, TargetProbe& probe)
     phase.phase = input.phase;
     phase.round = mark.round;
     phase.begin = now;
-    phase.peak_bytes = reading->rss_bytes;
+    phase.peak_bytes = reading->counted_bytes();
     phase.peak_exact = exact_peaks_;
     ledger_.phases.push_back(phase);
     open_phases_.push_back(ledger_.phases.size() - 1);
@@ -171,6 +173,7 @@ Result<MarkOutcome> RunMachine::mark(const MarkInput& input, TargetProbe& probe)
     boundary.floor_bytes = reading->rss_bytes;
     boundary.allocator = input.allocator;
     boundary.gc = input.gc;
+    boundary.processes = probe.tree_shares();  // tree scope: who holds what, for attribution
     ledger_.boundaries.push_back(boundary);
     boundary_changed = &ledger_.boundaries.back();
     settling_ = ledger_.boundaries.size() - 1;
@@ -264,7 +267,10 @@ void RunMachine::settle_boundary(std::size_t index, Instant now, TargetProbe* pr
 // Emits what changed in the growth assessment and classifies the last settled round.
 void RunMachine::judge_growth() {
   const GrowthAssessment& current = growth_tracker_.current();
-  for (Verdict& v : new_growth_verdicts(growth_, current)) emit(std::move(v));
+  for (Verdict& v : new_growth_verdicts(growth_, current)) {
+    attribute_to_processes(ledger_.boundaries, ledger_.info.model_bytes, detectors(), v);
+    emit(std::move(v));
+  }
   const std::uint32_t round = current.round;
   if (growth_tracker_.floors_seen() > 0 && round != classified_round_) {
     // Classification compares a round with the one before: the last two settled boundaries.
@@ -274,7 +280,9 @@ void RunMachine::judge_growth() {
       last_two.insert(last_two.begin(), *it);
       if (last_two.size() == 2) break;
     }
-    if (auto c = classify_growth(last_two, ledger_.info.model_bytes, detectors())) {
+    if (auto c =
+            classify_growth(last_two, ledger_.info.model_bytes, detectors(), ledger_.info.scope)) {
+      attribute_to_processes(ledger_.boundaries, ledger_.info.model_bytes, detectors(), c->verdict);
       emit(c->verdict);
       classified_round_ = round;
     }

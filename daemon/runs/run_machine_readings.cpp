@@ -32,13 +32,15 @@ void RunMachine::reading(const MemoryReading& reading, TargetProbe& probe) {
 void RunMachine::oom_killed(std::uint64_t count, Instant at) {
   if (!active()) return;
   const std::string phase = current_phase();
-  std::string summary = "The kernel's OOM killer killed " + std::to_string(count) +
-                        (count == 1 ? " process" : " processes") + " in cgroup " +
-                        ledger_.info.cgroup_dir + " during round " +
-                        std::to_string(current_round()) +
-                        (phase.empty() ? std::string() : " (" + phase + ")") + "; cgroup usage " +
-                        format_bytes(static_cast<double>(ledger_.last.rss_bytes)) + ", peak " +
-                        format_bytes(static_cast<double>(ledger_.peak_bytes)) + ".";
+  std::string summary =
+      "The kernel's OOM killer killed " + std::to_string(count) +
+      (count == 1 ? " process" : " processes") + " in cgroup " + ledger_.info.cgroup_dir +
+      " during round " + std::to_string(current_round()) +
+      (phase.empty() ? std::string() : " (" + phase + ")") + "; cgroup usage " +
+      format_bytes(static_cast<double>(ledger_.last.rss_bytes)) + " (counted " +
+      format_bytes(static_cast<double>(ledger_.last.counted_bytes())) + ", page cache " +
+      format_bytes(static_cast<double>(ledger_.last.file_bytes)) + "), counted peak " +
+      format_bytes(static_cast<double>(ledger_.peak_bytes)) + ".";
   emit(make_verdict(verdict_kind::kOomKill, Severity::kCritical, false, current_round(), phase,
                     std::move(summary),
                     {{"oom_kills", static_cast<double>(count)},
@@ -57,9 +59,9 @@ void RunMachine::observe(const MemoryReading& reading) {
   if (active()) {
     for (std::size_t i : open_phases_) {
       auto& phase = ledger_.phases[i];
-      phase.peak_bytes = std::max(phase.peak_bytes, reading.rss_bytes);
+      phase.peak_bytes = std::max(phase.peak_bytes, reading.counted_bytes());
     }
-    ledger_.peak_bytes = std::max(ledger_.peak_bytes, reading.rss_bytes);
+    ledger_.peak_bytes = std::max(ledger_.peak_bytes, reading.counted_bytes());
   }
   pending_min_rss_ = std::min(pending_min_rss_.value_or(reading.rss_bytes), reading.rss_bytes);
   pending_max_rss_ = std::max(pending_max_rss_.value_or(reading.rss_bytes), reading.rss_bytes);
@@ -100,14 +102,14 @@ std::optional<PhaseYardstick> RunMachine::yardstick(const std::string& phase) co
   if (!estimate) return std::nullopt;
   PhaseYardstick y;
   y.plan_live_bytes = estimate->bytes;
-  y.plan_bytes = ledger_.baseline.rss_bytes + estimate->bytes;
+  y.plan_bytes = ledger_.baseline.counted_bytes() + estimate->bytes;
   std::uint64_t reserved = info.estimate_bytes;
   if (reserved == 0) {
     if (auto whole = estimate_from_plan(plan->second, info.model_bytes, info.hosts)) {
       reserved = whole->bytes;
     }
   }
-  y.reserved_bytes = ledger_.baseline.rss_bytes + reserved;
+  y.reserved_bytes = ledger_.baseline.counted_bytes() + reserved;
   if (auto peak = phase_peaks_.find(phase); !phase.empty() && peak != phase_peaks_.end()) {
     y.earlier_peak_bytes = peak->second;
   }

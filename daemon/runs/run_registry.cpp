@@ -17,6 +17,7 @@ class RunRegistry::Probe final : public TargetProbe {
   Probe(Sampler& sampler, TargetKey key) : sampler_(sampler), key_(key) {}
   Result<MemoryReading> read(bool complete) override { return sampler_.read_now(key_, complete); }
   Status reset_hwm() override { return sampler_.reset_hwm(key_); }
+  std::vector<ProcessShare> tree_shares() override { return sampler_.tree_shares(key_); }
 
  private:
   Sampler& sampler_;
@@ -327,6 +328,14 @@ void RunRegistry::on_exit(const std::string& run_id, const ExitInfo& info) {
   if (entry == nullptr) return;
   const bool was_active = entry->machine->active();
   entry->exit_watch = 0;  // it has fired
+  if (was_active && entry->key != 0 && entry->machine->ledger().info.scope == "cgroup") {
+    if (auto peak = sampler_.cgroup_peak(entry->key)) {
+      entry->machine->cgroup_peak_at_death({peak->peak_usage_bytes, peak->limit_bytes});
+    } else {
+      log::debug("run.cgroup_peak_unreadable",
+                 {{"run", entry->machine->run_id()}, {"reason", peak.error().message}});
+    }
+  }
   entry->machine->process_exited(info, clock_.now());
   if (was_active) {
     admission_.release_run(run_id);

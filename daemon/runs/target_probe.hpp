@@ -2,6 +2,8 @@
 // A run's window on its process: complete (status) or periodic (statm) readings on demand and
 // the high-water-mark reset. The registry implements it over the sampler; tests script it.
 
+#include <vector>
+
 #include "common/result.hpp"
 #include "model/reading.hpp"
 
@@ -12,6 +14,8 @@ class TargetProbe {
   virtual ~TargetProbe() = default;
   virtual Result<MemoryReading> read(bool complete) = 0;
   virtual Status reset_hwm() = 0;
+  // Tree scope: each process's counted memory at the last complete read; empty otherwise.
+  virtual std::vector<ProcessShare> tree_shares() { return {}; }
 };
 
 }  // namespace ramguard

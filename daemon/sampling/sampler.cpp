@@ -110,6 +110,23 @@ Result<std::uint64_t> Sampler::cgroup_oom_kills(TargetKey key) {
   return it->second->cgroup->oom_kills();
 }
 
+Result<CgroupPeak> Sampler::cgroup_peak(TargetKey key) {
+  auto it = targets_.find(key);
+  if (it == targets_.end()) return unknown(key);
+  if (!it->second->cgroup) return Error{"target " + std::to_string(key) + " has no cgroup scope"};
+  CgroupMemory& cgroup = *it->second->cgroup;
+  auto peak = cgroup.peak_usage_bytes();
+  if (!peak) return peak.error();
+  auto limit = cgroup.own_limit_bytes();
+  return CgroupPeak{*peak, limit ? *limit : 0};
+}
+
+std::vector<ProcessShare> Sampler::tree_shares(TargetKey key) const {
+  auto it = targets_.find(key);
+  if (it == targets_.end() || !it->second->tree) return {};
+  return it->second->tree->shares();
+}
+
 std::optional<std::filesystem::path> Sampler::cgroup_dir(TargetKey key) const {
   auto it = targets_.find(key);
   if (it == targets_.end() || !it->second->cgroup) return std::nullopt;

@@ -53,10 +53,15 @@ class Sampler {
   Status set_cgroup(TargetKey key, CgroupMemory cgroup);
   // The `tree` scope: the process and its descendants (procfs/process_tree.hpp).
   Status set_tree(TargetKey key);
+  // A tree's processes at its last complete reading (empty for other scopes).
+  std::vector<ProcessShare> tree_shares(TargetKey key) const;
   std::optional<std::filesystem::path> cgroup_dir(TargetKey key) const;
   // The cgroup's OOM-kill counter (memory.oom_control / memory.events); an error when the
   // target has no cgroup scope or the counter cannot be read.
   Result<std::uint64_t> cgroup_oom_kills(TargetKey key);
+  // The cgroup's peak usage since the last reset and its own limit (0: none): read when its
+  // process dies, so the death verdict has the exact peak the periodic readings may miss.
+  Result<CgroupPeak> cgroup_peak(TargetKey key);
 
   // On demand: complete = status (full split, swap, HWM; for marks), else statm.
   Result<MemoryReading> read_now(TargetKey key, bool complete);

@@ -21,8 +21,10 @@ const char* budget_state_name(BudgetState s) {
 
 BudgetInput budget_input(const RunLedger& ledger) {
   BudgetInput in;
-  in.rss_bytes = ledger.last.rss_bytes;
-  in.peak_bytes = std::max(ledger.peak_bytes, ledger.last.rss_bytes);
+  // Peaks in the ledger are of the memory that counts (RunMachine folds counted_peak_bytes()).
+  in.counted_bytes = ledger.last.counted_bytes();
+  in.file_bytes = ledger.last.file_bytes;
+  in.peak_bytes = std::max(ledger.peak_bytes, in.counted_bytes);
   in.peak_exact = ledger.peak_exact;
   in.at = ledger.last.at;
   in.model_bytes = ledger.info.model_bytes;
@@ -40,16 +42,25 @@ BudgetInput budget_input(const RunLedger& ledger) {
   return in;
 }
 
+namespace {
+// Page cache is shown, never judged: the kernel reclaims it before it kills anything.
+std::string cache_note(const BudgetInput& in) {
+  if (in.file_bytes == 0) return "";
+  return " (page cache " + format_bytes(static_cast<double>(in.file_bytes)) + " not counted)";
+}
+}  // namespace
+
 BudgetAssessment assess_budget(const BudgetInput& in, const DetectorParams& p) {
   BudgetAssessment a;
   const double budget = static_cast<double>(p.budget_bytes);
-  const double top = static_cast<double>(std::max(in.rss_bytes, in.peak_bytes));
+  const double top = static_cast<double>(std::max(in.counted_bytes, in.peak_bytes));
   a.fraction = top / budget;
   const double warn_at = p.headroom_warn_fraction * budget;
   if (top <= warn_at) return a;
 
   std::map<std::string, double> figures{
-      {"rss_bytes", static_cast<double>(in.rss_bytes)},
+      {"counted_bytes", static_cast<double>(in.counted_bytes)},
+      {"file_bytes", static_cast<double>(in.file_bytes)},
       {"peak_bytes", static_cast<double>(in.peak_bytes)},
       {"budget_bytes", budget},
       {"fraction", a.fraction},
@@ -60,9 +71,12 @@ BudgetAssessment assess_budget(const BudgetInput& in, const DetectorParams& p) {
   // The figure and the budget with enough digits to differ: "0.30 GB exceeds the 0.30 GB
   // budget" would hide the point.
   const auto [top_text, budget_text] = format_bytes_apart(top, budget);
-  const std::string what = (in.rss_bytes >= in.peak_bytes
-                                ? std::string("RSS ")
-                                : std::string(in.peak_exact ? "exact peak " : "sampled peak ")) +
+  // Which figure: the counted memory now, or its peak (exact: the kernel's high-water mark
+  // less the page cache and kernel memory read with it).
+  const std::string what = (in.counted_bytes >= in.peak_bytes
+                                ? std::string("counted memory (anon + shmem + swap) ")
+                                : std::string(in.peak_exact ? "exact peak of counted memory "
+                                                            : "sampled peak of counted memory ")) +
                            top_text;
   if (top > budget) {
     a.state = BudgetState::kOver;
@@ -70,16 +84,16 @@ BudgetAssessment assess_budget(const BudgetInput& in, const DetectorParams& p) {
     a.verdict =
         make_verdict(verdict_kind::kOverBudget, Severity::kCritical, false, in.round, in.phase,
                      "Over budget: " + what + where + " exceeds the " + budget_text +
-                         " budget by " + format_bytes(top - budget) + ".",
+                         " budget by " + format_bytes(top - budget) + cache_note(in) + ".",
                      std::move(figures), in.at);
   } else {
     a.state = BudgetState::kHeadroom;
     figures["headroom_bytes"] = budget - top;
-    a.verdict = make_verdict(verdict_kind::kHeadroom, Severity::kWarning, false, in.round, in.phase,
-                             "Little headroom: " + what + where + " is " +
-                                 fixed(a.fraction * 100, 0) + "% of the " + budget_text +
-                                 " budget, " + format_bytes(budget - top) + " left.",
-                             std::move(figures), in.at);
+    a.verdict = make_verdict(
+        verdict_kind::kHeadroom, Severity::kWarning, false, in.round, in.phase,
+        "Little headroom: " + what + where + " is " + fixed(a.fraction * 100, 0) + "% of the " +
+            budget_text + " budget, " + format_bytes(budget - top) + " left" + cache_note(in) + ".",
+        std::move(figures), in.at);
   }
   return a;
 }

@@ -2,6 +2,8 @@
 
 #include <string.h>
 
+#include <algorithm>
+
 #include "common/units.hpp"
 #include "verdicts/describe.hpp"
 
@@ -39,9 +41,21 @@ std::string where_text(const RunPosition& pos) {
   return s;
 }
 
+// The last reading by its parts: the memory that counts, and the page cache beside it.
+std::string last_text(const MemoryReading& r, std::uint64_t model_bytes) {
+  const double counted = static_cast<double>(r.counted_bytes());
+  return format_bytes(counted) + " counted (anon + shmem + swap)" +
+         copies_note(counted, model_bytes) +
+         (r.file_bytes > 0
+              ? ", page cache " + format_bytes(static_cast<double>(r.file_bytes)) + " not counted"
+              : std::string());
+}
+
 std::map<std::string, double> last_figures(const RunLedger& ledger, const RunPosition& pos) {
   std::map<std::string, double> f{
       {"last_rss_bytes", static_cast<double>(ledger.last.rss_bytes)},
+      {"last_counted_bytes", static_cast<double>(ledger.last.counted_bytes())},
+      {"last_file_bytes", static_cast<double>(ledger.last.file_bytes)},
       {"peak_bytes", static_cast<double>(ledger.peak_bytes)},
       {"pid", static_cast<double>(ledger.info.target.pid)},
   };
@@ -54,7 +68,8 @@ std::map<std::string, double> last_figures(const RunLedger& ledger, const RunPos
 }  // namespace
 
 Verdict exited_verdict(const RunLedger& ledger, std::optional<int> exit_code,
-                       std::optional<int> signal, bool oom_killed, Instant at) {
+                       std::optional<int> signal, bool oom_killed, Instant at,
+                       const std::optional<CgroupDeathPeak>& cgroup) {
   const RunPosition pos = run_position(ledger);
   auto figures = last_figures(ledger, pos);
   std::string how;
@@ -71,11 +86,32 @@ Verdict exited_verdict(const RunLedger& ledger, std::optional<int> exit_code,
     figures["exit_code"] = *exit_code;
   }
   if (how.empty()) how = "exited (status unknown)";
-  std::string summary =
-      "Coordinator (PID " + std::to_string(ledger.info.target.pid) + ") " + how + where_text(pos) +
-      "; last reading " + format_bytes(static_cast<double>(ledger.last.rss_bytes)) +
-      copies_note(static_cast<double>(ledger.last.rss_bytes), ledger.info.model_bytes) + ", peak " +
-      format_bytes(static_cast<double>(ledger.peak_bytes)) + ".";
+  std::uint64_t peak = ledger.peak_bytes;
+  std::string peak_text = "counted peak " + format_bytes(static_cast<double>(peak));
+  std::string limit_text;
+  if (cgroup && cgroup->peak_usage_bytes > 0) {
+    // The cgroup's own peak is exact where the periodic readings missed the last climb.
+    peak = std::max(peak, cgroup->peak_usage_bytes);
+    figures["cgroup_peak_usage_bytes"] = static_cast<double>(cgroup->peak_usage_bytes);
+    peak_text = "peak " + format_bytes(static_cast<double>(peak)) + " (the cgroup's max usage " +
+                format_bytes(static_cast<double>(cgroup->peak_usage_bytes)) + ")";
+    if (cgroup->limit_bytes > 0) {
+      figures["cgroup_limit_bytes"] = static_cast<double>(cgroup->limit_bytes);
+      // Usage is charged in pages and batches: within 1% of the limit is at the limit.
+      if (static_cast<double>(cgroup->peak_usage_bytes) >=
+          0.99 * static_cast<double>(cgroup->limit_bytes)) {
+        limit_text = "; the cgroup reached its " +
+                     format_bytes(static_cast<double>(cgroup->limit_bytes)) + " limit" +
+                     where_text(pos);
+        figures["cgroup_limit_reached"] = 1;
+      }
+    }
+  }
+  figures["peak_bytes"] = static_cast<double>(peak);
+  std::string summary = "Coordinator (PID " + std::to_string(ledger.info.target.pid) + ") " + how +
+                        where_text(pos) + "; last reading " +
+                        last_text(ledger.last, ledger.info.model_bytes) + ", " + peak_text +
+                        limit_text + ".";
   return make_verdict(verdict_kind::kExited, Severity::kCritical, false, pos.round, pos.phase,
                       std::move(summary), std::move(figures), at);
 }
@@ -85,7 +121,7 @@ Verdict lost_verdict(const RunLedger& ledger, Instant at) {
   std::string summary = "Run lost: after a daemon restart the coordinator (PID " +
                         std::to_string(ledger.info.target.pid) + ", same start time) was gone" +
                         where_text(pos) + "; last stored reading " +
-                        format_bytes(static_cast<double>(ledger.last.rss_bytes)) + ".";
+                        last_text(ledger.last, ledger.info.model_bytes) + ".";
   return make_verdict(verdict_kind::kLost, Severity::kCritical, false, pos.round, pos.phase,
                       std::move(summary), last_figures(ledger, pos), at);
 }
@@ -94,9 +130,9 @@ Verdict failed_verdict(const RunLedger& ledger, const std::string& failure, Inst
   const RunPosition pos = run_position(ledger);
   std::string summary = "Coordinator (PID " + std::to_string(ledger.info.target.pid) +
                         ") ended the run on a failure" + where_text(pos) + ": " + failure +
-                        "; last reading " +
-                        format_bytes(static_cast<double>(ledger.last.rss_bytes)) + ", peak " +
-                        format_bytes(static_cast<double>(ledger.peak_bytes)) + ".";
+                        "; last reading " + last_text(ledger.last, ledger.info.model_bytes) +
+                        ", counted peak " + format_bytes(static_cast<double>(ledger.peak_bytes)) +
+                        ".";
   return make_verdict(verdict_kind::kFailed, Severity::kCritical, false, pos.round, pos.phase,
                       std::move(summary), last_figures(ledger, pos), at);
 }

@@ -19,8 +19,18 @@ struct RunPosition {
 
 RunPosition run_position(const RunLedger& ledger);
 
+// In cgroup scope, what the cgroup itself knew when its process died: its peak usage since the
+// last reset (memory.max_usage_in_bytes / memory.peak; page cache included, which the kernel
+// reclaims before it kills, so at an OOM kill it is the memory that could not be reclaimed)
+// and its limit (0: none set).
+struct CgroupDeathPeak {
+  std::uint64_t peak_usage_bytes = 0;
+  std::uint64_t limit_bytes = 0;
+};
+
 Verdict exited_verdict(const RunLedger& ledger, std::optional<int> exit_code,
-                       std::optional<int> signal, bool oom_killed, Instant at);
+                       std::optional<int> signal, bool oom_killed, Instant at,
+                       const std::optional<CgroupDeathPeak>& cgroup = std::nullopt);
 
 Verdict lost_verdict(const RunLedger& ledger, Instant at);
 

@@ -16,9 +16,9 @@ FloorPoint floor_point(const BoundaryRecord& boundary) {
   FloorPoint p;
   p.round = boundary.round;
   p.at = r.at;
-  p.rss_bytes = boundary.settled && boundary.floor_bytes > 0 ? boundary.floor_bytes : r.rss_bytes;
+  p.rss_bytes = boundary.rss_floor_bytes();
   p.file_bytes = std::min(r.file_bytes, p.rss_bytes);
-  p.growth_bytes = p.rss_bytes - p.file_bytes + r.swap_bytes;
+  p.growth_bytes = boundary.counted_floor_bytes();
   p.window_complete = boundary.window_complete;
   if (boundary.gc && boundary.gc->rss_before_bytes > boundary.gc->rss_after_bytes) {
     p.probe_drop_bytes = boundary.gc->rss_before_bytes - boundary.gc->rss_after_bytes;
@@ -78,10 +78,17 @@ LineFit fit_window(const FloorWindow& f, std::size_t lo, std::size_t hi, Field f
   return fit_line(x, y);
 }
 
+// The counted floor: what the allocator keeps free counts against the budget (the kernel
+// cannot take it back), though it is not judged as the application's growth.
+std::uint64_t counted_of(const FloorPoint& p) {
+  return p.growth_bytes + p.allocator_free_bytes;
+}
+
 double projected_round(const FloorPoint& last, double slope, std::uint64_t budget) {
-  if (last.rss_bytes >= budget) return last.round;
+  const std::uint64_t now = counted_of(last);
+  if (now >= budget) return last.round;
   if (slope <= 0) return 0;
-  return last.round + std::ceil((static_cast<double>(budget - last.rss_bytes)) / slope -
+  return last.round + std::ceil((static_cast<double>(budget - now)) / slope -
                                 1e-6);  // a millionth of a round: rounding noise
 }
 
@@ -174,6 +181,8 @@ void describe(GrowthAssessment& a, const FloorPoint& last, const FloorPoint& pre
       {"growth_floor_bytes", static_cast<double>(a.growth_floor_bytes)},
       {"file_bytes", static_cast<double>(a.file_bytes)},
       {"reference_floor_bytes", static_cast<double>(reference.rss_bytes)},
+      {"reference_growth_floor_bytes", static_cast<double>(reference.growth_bytes)},
+      {"previous_growth_floor_bytes", static_cast<double>(previous.growth_bytes)},
       {"reference_round", static_cast<double>(reference.round)},
       {"step_bytes", a.step_bytes},
       {"slope_bytes_per_round", a.slope_bytes_per_round},
@@ -193,12 +202,17 @@ void describe(GrowthAssessment& a, const FloorPoint& last, const FloorPoint& pre
   if (ctx.declared_rounds > 0) figures["declared_rounds"] = ctx.declared_rounds;
   if (a.sawtooth) figures["sawtooth"] = 1;
 
-  const std::string now = format_bytes(static_cast<double>(last.rss_bytes));
+  // Every floor printed is the judged one (growth_bytes: anon + shmem + swap less what the
+  // allocator keeps free), so the printed difference is the printed step.
+  const std::string now = format_bytes(static_cast<double>(last.growth_bytes));
   const std::string per_round = format_bytes(a.slope_bytes_per_round) + "/round" +
                                 copies_note(a.slope_bytes_per_round, ctx.model_bytes, "/round");
   const std::string budget = format_bytes(static_cast<double>(p.budget_bytes));
   std::string projection;
-  if (a.projected_round > 0) {
+  if (counted_of(last) >= p.budget_bytes && p.budget_bytes > 0) {
+    projection = "; already past the " + budget + " budget (counted floor " +
+                 format_bytes(static_cast<double>(counted_of(last))) + ")";
+  } else if (a.projected_round > 0) {
     projection =
         "; the " + budget + " budget is reached at about round " + fixed(a.projected_round, 0) +
         (ctx.declared_rounds > 0 ? " of " + std::to_string(ctx.declared_rounds) + " declared" : "");
@@ -209,7 +223,7 @@ void describe(GrowthAssessment& a, const FloorPoint& last, const FloorPoint& pre
     case GrowthState::kNone:
       return;
     case GrowthState::kLeak:
-      summary = "Leak: the floor grows " + per_round + " over " +
+      summary = "Leak: the counted floor (anon + shmem + swap) grows " + per_round + " over " +
                 window_text(window_first.round, last.round) + " (fit R^2 " + fixed(a.fit_r2, 2) +
                 "), now " + now + projection + ".";
       a.verdicts.push_back(make_verdict(verdict_kind::kLeak, Severity::kCritical, false, last.round,
@@ -217,19 +231,20 @@ void describe(GrowthAssessment& a, const FloorPoint& last, const FloorPoint& pre
       return;
     case GrowthState::kWarning:
       if (a.reason == "budget") {
-        summary = "Slow growth: the floor grows " + per_round + ", now " + now + projection +
-                  ", before the run ends.";
+        summary = "Slow growth: the counted floor (anon + shmem + swap) grows " + per_round +
+                  ", now " + now + projection + ", before the run ends.";
       } else if (a.since_round == last.round) {
-        summary = "Floor rose from " + format_bytes(static_cast<double>(previous.rss_bytes)) +
-                  " to " + now + " in round " + std::to_string(last.round) + " (+" +
-                  format_bytes(a.step_bytes) + copies_clause(a.step_bytes, ctx.model_bytes) +
-                  "), above the " + format_bytes(static_cast<double>(p.growth_min_bytes)) +
-                  " per-round threshold" + projection + allocator_note(last) + ".";
+        summary = "Counted floor (anon + shmem + swap) rose from " +
+                  format_bytes(static_cast<double>(previous.growth_bytes)) + " to " + now +
+                  " in round " + std::to_string(last.round) + " (+" + format_bytes(a.step_bytes) +
+                  copies_clause(a.step_bytes, ctx.model_bytes) + "), above the " +
+                  format_bytes(static_cast<double>(p.growth_min_bytes)) + " per-round threshold" +
+                  projection + allocator_note(last) + ".";
       } else {
-        summary = "Growth continues since round " + std::to_string(a.since_round) + ": floor " +
-                  format_bytes(static_cast<double>(reference.rss_bytes)) + " at round " +
-                  std::to_string(reference.round) + ", now " + now + ", " + per_round + projection +
-                  allocator_note(last) + ".";
+        summary = "Growth continues since round " + std::to_string(a.since_round) +
+                  ": counted floor " + format_bytes(static_cast<double>(reference.growth_bytes)) +
+                  " at round " + std::to_string(reference.round) + ", now " + now + ", " +
+                  per_round + projection + allocator_note(last) + ".";
       }
       a.verdicts.push_back(make_verdict(verdict_kind::kGrowthWarning, Severity::kWarning, false,
                                         last.round, "", summary, figures, last.at));
@@ -237,10 +252,10 @@ void describe(GrowthAssessment& a, const FloorPoint& last, const FloorPoint& pre
     case GrowthState::kPlateau:
       figures["plateau_bytes"] = static_cast<double>(last.rss_bytes);
       figures["plateau_growth_bytes"] = static_cast<double>(last.growth_bytes);
-      summary = "Growth stopped: plateau at " + now + " since round " +
-                std::to_string(a.since_round) + ", " +
-                format_bytes(static_cast<double>(last.rss_bytes) -
-                             static_cast<double>(reference.rss_bytes)) +
+      summary = "Growth stopped: counted floor (anon + shmem + swap) plateau at " + now +
+                " since round " + std::to_string(a.since_round) + ", " +
+                format_bytes(static_cast<double>(last.growth_bytes) -
+                             static_cast<double>(reference.growth_bytes)) +
                 " above the round " + std::to_string(reference.round) + " floor; no leak.";
       a.verdicts.push_back(make_verdict(verdict_kind::kPlateau, Severity::kInfo, true, last.round,
                                         "", summary, figures, last.at));

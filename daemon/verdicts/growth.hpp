@@ -69,7 +69,7 @@ struct FloorPoint {
 };
 
 // From one boundary: floor_bytes when settled (else the mark reading's RSS), split from the
-// mark reading.
+// mark reading; growth_bytes is counted_floor_bytes less what the allocator keeps free.
 FloorPoint floor_point(const BoundaryRecord& boundary);
 // The settled boundaries of a run, in order.
 std::vector<FloorPoint> settled_floors(const RunLedger& ledger);

@@ -15,26 +15,28 @@ RunawayAssessment assess_runaway_beyond_plan(std::span<const MemoryReading> read
   const MemoryReading& previous = readings[readings.size() - 2];
   const MemoryReading& last = readings.back();
   const std::uint64_t limit = yardstick.limit_bytes();
-  a.from_bytes = previous.rss_bytes;
-  a.to_bytes = last.rss_bytes;
+  // Judged on the memory that counts: page cache written meanwhile (a checkpoint) is no runaway.
+  a.from_bytes = previous.counted_bytes();
+  a.to_bytes = last.counted_bytes();
   a.window_seconds = seconds_between(previous.at, last.at);
   if (a.window_seconds > 0) {
     a.slope_bytes_per_second =
-        (static_cast<double>(last.rss_bytes) - static_cast<double>(previous.rss_bytes)) /
-        a.window_seconds;
+        (static_cast<double>(a.to_bytes) - static_cast<double>(a.from_bytes)) / a.window_seconds;
   }
-  if (previous.rss_bytes <= limit || last.rss_bytes <= limit) return a;
+  if (a.from_bytes <= limit || a.to_bytes <= limit) return a;
   // Above, but no longer climbing fast: a level the plan did not foresee is the estimate's
   // problem (estimate_accuracy), not runaway.
   if (a.slope_bytes_per_second < params.runaway_bytes_per_second) return a;
   a.runaway = true;
-  const double over = static_cast<double>(last.rss_bytes) - static_cast<double>(limit);
+  const double over = static_cast<double>(a.to_bytes) - static_cast<double>(limit);
   std::map<std::string, double> figures{
       {"limit_bytes", static_cast<double>(limit)},
       {"plan_bytes", static_cast<double>(yardstick.plan_bytes)},
       {"reserved_bytes", static_cast<double>(yardstick.reserved_bytes)},
       {"earlier_peak_bytes", static_cast<double>(yardstick.earlier_peak_bytes)},
+      {"counted_bytes", static_cast<double>(a.to_bytes)},
       {"rss_bytes", static_cast<double>(last.rss_bytes)},
+      {"file_bytes", static_cast<double>(last.file_bytes)},
       {"over_bytes", over},
       {"slope_bytes_per_second", a.slope_bytes_per_second},
   };
@@ -44,13 +46,13 @@ RunawayAssessment assess_runaway_beyond_plan(std::span<const MemoryReading> read
       yardstick.earlier_peak_bytes > std::max(yardstick.plan_bytes, yardstick.reserved_bytes)
           ? "this phase holds"
           : "was admitted for this run";
-  std::string summary = "Runaway growth " + where + " in round " + std::to_string(round) +
-                        ": RSS " + format_bytes(static_cast<double>(last.rss_bytes)) + " passed " +
-                        format_bytes(static_cast<double>(limit)) + ", what " + yardstick.source() +
-                        " says " + what + ", by " + format_bytes(over) +
-                        copies_note(over, model_bytes) + ", and is still climbing at " +
-                        format_bytes(a.slope_bytes_per_second) +
-                        "/s (yardstick: " + yardstick.source() + ").";
+  std::string summary =
+      "Runaway growth " + where + " in round " + std::to_string(round) +
+      ": counted memory (anon + shmem + swap) " + format_bytes(static_cast<double>(a.to_bytes)) +
+      " passed " + format_bytes(static_cast<double>(limit)) + ", what " + yardstick.source() +
+      " says " + what + ", by " + format_bytes(over) + copies_note(over, model_bytes) +
+      ", and is still climbing at " + format_bytes(a.slope_bytes_per_second) +
+      "/s (yardstick: " + yardstick.source() + ").";
   a.verdict = make_verdict(verdict_kind::kRunaway, Severity::kWarning, false, round, phase,
                            std::move(summary), std::move(figures), last.at);
   return a;
@@ -74,7 +76,7 @@ std::optional<Verdict> forecast_phase(const PhaseYardstick& yardstick, const std
                     model_bytes);
   std::string summary =
       "Forecast at the begin of " + phase + " in round " + std::to_string(round) +
-      ": the plan expects RSS to reach " + format_bytes(planned) + " (baseline + " +
+      ": the plan expects counted memory to reach " + format_bytes(planned) + " (baseline + " +
       format_bytes(static_cast<double>(yardstick.plan_live_bytes)) +
       copies_note(static_cast<double>(yardstick.plan_live_bytes), model_bytes) + "), " +
       (over ? "over the " + format_bytes(budget) + " budget by " + format_bytes(planned - budget)

@@ -72,8 +72,10 @@ std::string probes_clause(const EndFacts& facts, std::uint64_t model_bytes,
 
 ReleaseAssessment assess_release(const ReleaseInput& in, const DetectorParams& p) {
   ReleaseAssessment a;
-  const double baseline = static_cast<double>(in.baseline.rss_bytes);
-  a.limit_bytes = in.baseline.rss_bytes + p.release_slack_bytes;
+  // Judged on the memory that counts: page cache left by the run (its checkpoint files) is
+  // the kernel's to reclaim, not memory the run failed to release.
+  const double baseline = static_cast<double>(in.baseline.counted_bytes());
+  a.limit_bytes = in.baseline.counted_bytes() + p.release_slack_bytes;
   std::map<std::string, double> figures{
       {"baseline_bytes", baseline},
       {"slack_bytes", static_cast<double>(p.release_slack_bytes)},
@@ -112,10 +114,13 @@ ReleaseAssessment assess_release(const ReleaseInput& in, const DetectorParams& p
     if (t < 0) continue;  // before the end mark
     if (t > p.release_grace_seconds) break;
     seen = true;
-    a.last_bytes = r.rss_bytes;
+    a.last_bytes = r.counted_bytes();
+    a.last_file_bytes = r.file_bytes;
     last_at = r.at;
-    if (r.rss_bytes <= a.limit_bytes) {
-      return pass(t, r.at, "RSS fell to " + format_bytes(static_cast<double>(r.rss_bytes)));
+    if (a.last_bytes <= a.limit_bytes) {
+      return pass(t, r.at,
+                  "counted memory (anon + shmem + swap) fell to " +
+                      format_bytes(static_cast<double>(a.last_bytes)));
     }
   }
   if (in.exited) {
@@ -127,7 +132,7 @@ ReleaseAssessment assess_release(const ReleaseInput& in, const DetectorParams& p
   if (seconds_between(in.ended, in.now) < p.release_grace_seconds) return a;  // pending
 
   a.state = ReleaseState::kFailed;
-  if (!seen) a.last_bytes = in.baseline.rss_bytes;  // nothing read: held is unknown, say 0
+  if (!seen) a.last_bytes = in.baseline.counted_bytes();  // nothing read: held is unknown, say 0
   a.held_bytes = static_cast<double>(a.last_bytes) - baseline;
   figures["last_bytes"] = static_cast<double>(a.last_bytes);
   figures["held_bytes"] = a.held_bytes;
@@ -136,12 +141,19 @@ ReleaseAssessment assess_release(const ReleaseInput& in, const DetectorParams& p
   std::string summary;
   if (!seen) {
     summary = "Release failed: no reading within " + format_seconds(p.release_grace_seconds) +
-              " after the run ended showed RSS back under " +
+              " after the run ended showed counted memory back under " +
               format_bytes(static_cast<double>(a.limit_bytes)) + ".";
   } else {
-    const std::string resident = format_bytes(static_cast<double>(a.last_bytes)) +
-                                 " still resident " + format_seconds(p.release_grace_seconds) +
-                                 " after the run ended";
+    // The page cache beside it is named and left out of what is held.
+    const std::string resident =
+        format_bytes(static_cast<double>(a.last_bytes)) +
+        " of counted memory (anon + shmem + swap) still held " +
+        format_seconds(p.release_grace_seconds) + " after the run ended" +
+        (a.last_file_bytes > 0
+             ? " (page cache " + format_bytes(static_cast<double>(a.last_file_bytes)) +
+                   " beside it, not counted)"
+             : std::string());
+    figures["file_bytes"] = static_cast<double>(a.last_file_bytes);
     const std::string above = format_bytes(a.held_bytes) +
                               copies_note(a.held_bytes, in.model_bytes) +
                               " above the baseline of " + format_bytes(baseline);

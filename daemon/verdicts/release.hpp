@@ -38,10 +38,11 @@ struct ReleaseInput {
 
 struct ReleaseAssessment {
   ReleaseState state = ReleaseState::kPending;
-  double seconds_taken = 0;       // passed: end -> first reading within slack (or exit)
-  std::uint64_t limit_bytes = 0;  // baseline + slack
-  std::uint64_t last_bytes = 0;   // latest reading considered
-  double held_bytes = 0;          // failed: last reading - baseline
+  double seconds_taken = 0;           // passed: end -> first reading within slack (or exit)
+  std::uint64_t limit_bytes = 0;      // baseline + slack
+  std::uint64_t last_bytes = 0;       // latest reading considered: its counted_bytes()
+  std::uint64_t last_file_bytes = 0;  // and its page cache, named beside it
+  double held_bytes = 0;              // failed: last reading - baseline
   // Failed with end facts: the split of held_bytes (live + allocator_free = held).
   double live_bytes = 0;
   double allocator_free_bytes = 0;

@@ -14,7 +14,7 @@ LineFit fit_readings(std::span<const MemoryReading> r, const Instant& origin) {
   std::vector<double> x, y;
   for (const auto& m : r) {
     x.push_back(seconds_between(origin, m.at));
-    y.push_back(static_cast<double>(m.rss_bytes));
+    y.push_back(static_cast<double>(m.counted_bytes()));
   }
   return fit_line(x, y);
 }
@@ -39,8 +39,8 @@ RunawayAssessment assess_runaway(std::span<const MemoryReading> readings, const 
   const auto window = readings.subspan(lo);
   const Instant origin = window.front().at;
   a.window_seconds = seconds_between(origin, last);
-  a.from_bytes = window.front().rss_bytes;
-  a.to_bytes = window.back().rss_bytes;
+  a.from_bytes = window.front().counted_bytes();
+  a.to_bytes = window.back().counted_bytes();
   const LineFit fit = fit_readings(window, origin);
   a.slope_bytes_per_second = fit.slope;
   if (window.size() < 3 || a.window_seconds < params.runaway_min_seconds) return a;
@@ -68,13 +68,13 @@ RunawayAssessment assess_runaway(std::span<const MemoryReading> readings, const 
   };
   add_copies_figure(figures, "copies_grown", grown, model_bytes);
   std::string where = phase.empty() ? "between phases" : "during " + phase;
-  std::string summary = "Runaway growth " + where + " in round " + std::to_string(round) + ": " +
-                        format_bytes(fit.slope) + "/s for " + format_seconds(a.window_seconds) +
-                        ", RSS " + format_bytes(static_cast<double>(a.from_bytes)) + " -> " +
-                        format_bytes(static_cast<double>(a.to_bytes)) +
-                        copies_note(grown, model_bytes) + " (yardstick: rate, at least " +
-                        format_bytes(params.runaway_bytes_per_second) +
-                        "/s; no plan for this run).";
+  std::string summary =
+      "Runaway growth " + where + " in round " + std::to_string(round) + ": " +
+      format_bytes(fit.slope) + "/s for " + format_seconds(a.window_seconds) +
+      ", counted memory (anon + shmem + swap) " + format_bytes(static_cast<double>(a.from_bytes)) +
+      " -> " + format_bytes(static_cast<double>(a.to_bytes)) + copies_note(grown, model_bytes) +
+      " (yardstick: rate, at least " + format_bytes(params.runaway_bytes_per_second) +
+      "/s; no plan for this run).";
   a.verdict = make_verdict(verdict_kind::kRunaway, Severity::kWarning, false, round, phase,
                            std::move(summary), std::move(figures), last);
   return a;

@@ -67,7 +67,8 @@ TEST(ScenarioF, RefusedWithEveryTermThenAdmittedOnTheMeasuredPeak) {
 
   // A run of the job whose load peaks at 37 GB (scaled) puts a measured peak on record.
   ScenarioRun run(*daemon, child.pid(), ScenarioRun::with("scenario-f", gb(34)));
-  const std::uint64_t from = run.begin("load").reading().rss_bytes();
+  // Peaks are of the memory that counts: from the counted part of the begin mark.
+  const std::uint64_t from = counted(run.begin("load").reading());
   child.command("spike " + std::to_string(gb(37) - gb(4)) + " 30");
   run.end("load");
   run.finish();

@@ -1,10 +1,15 @@
 #include "scenario_support.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 namespace ramguard::testing {
 
@@ -69,6 +74,8 @@ ScenarioRun::ScenarioRun(Daemon& daemon, pid_t pid, const Start& start) : daemon
   s->set_declared_rounds(start.declared_rounds);
   s->set_hosts(start.hosts);
   s->set_reservation_id(start.reservation_id);
+  s->set_scope(start.scope);
+  s->set_cgroup_path(start.cgroup_path);
   for (const auto& [k, v] : start.labels) (*s->mutable_labels())[k] = v;
   start_ = checked(daemon_, req, "run start").run_start();
   id_ = start_.run_id();
@@ -177,6 +184,48 @@ v1::RunStatus wait_for_verdict(const ScenarioRun& run, const std::string& kind,
       },
       timeout);
   return status;
+}
+
+std::uint64_t counted(const v1::Reading& reading) {
+  return reading.anon_bytes() + reading.shmem_bytes() + reading.swap_bytes();
+}
+
+TestMemoryCgroup::TestMemoryCgroup(const std::string& tag) {
+  const std::filesystem::path v1 = "/sys/fs/cgroup/memory";
+  if (!std::filesystem::exists(v1 / "memory.usage_in_bytes")) {
+    problem_ = "this kernel has no v1 memory controller at " + v1.string();
+    return;
+  }
+  dir_ = v1 / ("ramguard-" + tag + "-" + std::to_string(::getpid()));
+  std::error_code ec;
+  std::filesystem::create_directory(dir_, ec);
+  if (ec) problem_ = "cannot create " + dir_.string() + ": " + ec.message();
+}
+
+TestMemoryCgroup::~TestMemoryCgroup() {
+  if (dir_.empty()) return;
+  // The kernel may take a moment to let go of an exited process: retry the rmdir briefly.
+  for (int i = 0; i < 50; ++i) {
+    std::error_code ec;
+    std::filesystem::remove(dir_, ec);
+    if (!std::filesystem::exists(dir_)) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+void TestMemoryCgroup::add(pid_t pid) const {
+  std::ofstream(dir_ / "cgroup.procs") << pid << "\n";
+}
+
+void TestMemoryCgroup::limit(std::uint64_t bytes) const {
+  std::ofstream(dir_ / "memory.limit_in_bytes") << bytes << "\n";
+}
+
+std::uint64_t TestMemoryCgroup::read(const std::string& file) const {
+  std::ifstream in(dir_ / file);
+  std::uint64_t value = 0;
+  in >> value;
+  return value;
 }
 
 }  // namespace ramguard::testing

@@ -4,7 +4,10 @@
 // levels, and the marks of a round (phase begin, peak, floor, phase end, round end) over the
 // real protocol.
 
+#include <sys/types.h>
+
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -60,6 +63,8 @@ class ScenarioRun {
     std::uint32_t hosts = 0;
     std::string reservation_id;
     std::vector<std::pair<std::string, std::string>> labels;
+    std::string scope;        // "" (process), "tree" or "cgroup"
+    std::string cgroup_path;  // cgroup scope: the cgroup's directory (root only)
   };
   static Start with(std::string job, std::uint64_t model_bytes = 0,
                     std::uint32_t declared_rounds = 0) {
@@ -101,6 +106,27 @@ class ScenarioRun {
   std::uint32_t rounds_ = 0;
 };
 
+// A child memory cgroup of the v1 hierarchy (/sys/fs/cgroup/memory), created for a test and
+// removed (rmdir, once its processes are gone) at the end. available() is false, with the
+// reason, where there is no v1 memory controller or it cannot be written (not root).
+class TestMemoryCgroup {
+ public:
+  explicit TestMemoryCgroup(const std::string& tag);
+  ~TestMemoryCgroup();
+  TestMemoryCgroup(const TestMemoryCgroup&) = delete;
+  TestMemoryCgroup& operator=(const TestMemoryCgroup&) = delete;
+  bool available() const { return problem_.empty(); }
+  const std::string& problem() const { return problem_; }
+  void add(pid_t pid) const;
+  void limit(std::uint64_t bytes) const;
+  std::uint64_t read(const std::string& file) const;  // a counter file of the cgroup
+  const std::filesystem::path& dir() const { return dir_; }
+
+ private:
+  std::filesystem::path dir_;
+  std::string problem_;
+};
+
 // Verdicts of one kind (cleared ones included), in the order they were raised.
 std::vector<v1::Verdict> verdicts_of(const v1::RunStatus& run, const std::string& kind);
 // Every verdict as "kind[round] summary" lines, for failure messages.
@@ -108,6 +134,8 @@ std::string verdict_text(const v1::RunStatus& run);
 // Every settled floor of the run as "r1=..MiB r2=..", for failure messages.
 std::string floors_text(const v1::RunStatus& run);
 double figure(const v1::Verdict& verdict, const std::string& name);  // NaN when absent
+// The memory that counts of a reading (anon + shmem + swap): what peaks and verdicts judge.
+std::uint64_t counted(const v1::Reading& reading);
 
 // Polls status until a verdict of `kind` is there (or the timeout passes); returns the status.
 v1::RunStatus wait_for_verdict(const ScenarioRun& run, const std::string& kind,

@@ -5,6 +5,9 @@
 //   free NAME            unmap NAME                                            -> ok <rss_bytes>
 //   spike BYTES MS       map+touch BYTES, hold MS milliseconds, unmap          -> ok <rss_bytes>
 //   file NAME PATH BYTES write a BYTES file at PATH and map+read it (RssFile)  -> ok <rss_bytes>
+//   write PATH BYTES MS  write a BYTES file at PATH over MS milliseconds and close it: page
+//                        cache only (charged to the writer's memory cgroup), no RSS      -> ok
+//                        <rss_bytes>
 //   rss                  current RSS                                           -> ok <rss_bytes>
 //   sleep MS             sleep                                                 -> ok <rss_bytes>
 //   exit CODE            exit with CODE
@@ -15,6 +18,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -55,6 +59,24 @@ bool map_anonymous(std::size_t bytes, Mapping& out) {
 void release(Mapping& m) {
   if (m.address != nullptr) munmap(m.address, m.bytes);
   m = {};
+}
+
+// A checkpoint save: written in 1 MiB chunks spread over `ms`, then closed, unmapped, never
+// synced: its pages stay in the page cache.
+bool write_file(const std::string& path, std::size_t bytes, long ms) {
+  constexpr std::size_t kChunk = 1 << 20;
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return false;
+  std::string chunk(kChunk, 'c');
+  const std::size_t chunks = (bytes + kChunk - 1) / kChunk;
+  const auto pause = std::chrono::milliseconds(chunks > 0 ? ms / static_cast<long>(chunks) : 0);
+  bool ok = true;
+  for (std::size_t done = 0; ok && done < bytes; done += kChunk) {
+    const std::size_t n = std::min(kChunk, bytes - done);
+    ok = ::write(fd, chunk.data(), n) == static_cast<ssize_t>(n);
+    std::this_thread::sleep_for(pause);
+  }
+  return ::close(fd) == 0 && ok;
 }
 
 bool map_file(const std::string& path, std::size_t bytes, Mapping& out) {
@@ -120,6 +142,10 @@ int main() {
         release(g_mappings[name]);
         ok = map_file(path, bytes, g_mappings[name]);
       }
+    } else if (cmd == "write") {
+      std::size_t bytes = 0;
+      long ms = 0;
+      ok = static_cast<bool>(in >> path >> bytes >> ms) && write_file(path, bytes, ms);
     } else if (cmd == "sleep") {
       long ms = 0;
       ok = static_cast<bool>(in >> ms);

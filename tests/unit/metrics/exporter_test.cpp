@@ -65,6 +65,8 @@ TEST(MetricsExporter, ScrapeShowsObservedValuesUnderConventionalNames) {
     EXPECT_EQ(sample(s, "ramguard_target_memory_bytes", of(job, {{"kind", "file"}})), 5e8);
     EXPECT_EQ(sample(s, "ramguard_target_memory_bytes", of(job, {{"kind", "shmem"}})), 1e8);
     EXPECT_EQ(sample(s, "ramguard_target_swap_bytes", of(job)), 4096);
+    // What the verdicts judge: anon + shmem + swap; page cache (file) is not in it.
+    EXPECT_EQ(sample(s, "ramguard_target_counted_bytes", of(job)), 9e9 + 1e8 + 4096);
     EXPECT_EQ(sample(s, "ramguard_target_peak_bytes", of(job)), 9.6e9);
     EXPECT_EQ(sample(s, "ramguard_target_peak_exact", of(job)), 1);
     EXPECT_EQ(sample(s, "ramguard_target_up", of(job)), 1);
@@ -79,6 +81,7 @@ TEST(MetricsExporter, ScrapeShowsObservedValuesUnderConventionalNames) {
   EXPECT_EQ(sample(s, "ramguard_boundary_round", of(vit)), 3);
   EXPECT_EQ(sample(s, "ramguard_boundary_rss_bytes", of(vit)), 6.5e9);
   EXPECT_EQ(sample(s, "ramguard_boundary_floor_bytes", of(vit)), 6.4e9);
+  EXPECT_EQ(sample(s, "ramguard_boundary_counted_floor_bytes", of(vit)), 6.1e9);
   EXPECT_EQ(sample(s, "ramguard_boundary_allocator_live_bytes", of(vit)), 5e9);
   EXPECT_EQ(sample(s, "ramguard_boundary_allocator_free_bytes", of(vit)), 1.3e9);
   EXPECT_EQ(sample(s, "ramguard_target_scope_info", of(vit, {{"scope", "cgroup"}})), 1);
@@ -117,7 +120,8 @@ TEST(MetricsExporter, EveryFamilyHasHelpAndNoLabelGrowsWithRoundsOrPids) {
   ASSERT_NE(exporter, nullptr);
   testkit::populate(*exporter);
   for (std::uint32_t round = 1; round <= 20; ++round) {
-    exporter->observe_boundary(testkit::vit_run(), round, 6'000'000'000 + round, 6'000'000'000);
+    exporter->observe_boundary(testkit::vit_run(), round, 6'000'000'000 + round, 6'000'000'000,
+                               5'900'000'000);
   }
   const std::string body = scrape(*exporter);
   const auto s = testkit::parse_samples(body);

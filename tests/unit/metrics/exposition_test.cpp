@@ -59,7 +59,8 @@ TEST(Exposition, HelpTextEscapesBackslashAndNewline) {
 }
 
 // A thousand watched processes and a run with a hostile job name: promtool accepts the
-// scrape, every process has its twelve series, and each line's labels are in name order.
+// scrape, every process has its thirteen series (twelve, and the counted bytes every verdict
+// judges), and each line's labels are in name order.
 TEST(Exposition, AThousandTargetsScrapeCleanly) {
   auto started = MetricsExporter::start("127.0.0.1:0");
   ASSERT_TRUE(started.ok()) << started.error().message;
@@ -78,7 +79,7 @@ TEST(Exposition, AThousandTargetsScrapeCleanly) {
     exporter.observe_sample(target, reading, 4 << 20, true);
   }
   const std::string hostile = "job \"with\" \\ quotes\nand a newline";
-  exporter.observe_boundary(TargetRef{hostile, "run-1"}, 3, 100, 90);
+  exporter.observe_boundary(TargetRef{hostile, "run-1"}, 3, 100, 90, 80);
 
   auto response = testkit::http_get(exporter.port());
   ASSERT_TRUE(response.ok()) << response.error().message;
@@ -91,6 +92,7 @@ TEST(Exposition, AThousandTargetsScrapeCleanly) {
     auto anon = own;
     anon["kind"] = "anon";
     EXPECT_EQ(testkit::sample(samples, "ramguard_target_memory_bytes", anon), 1 << 20);
+    EXPECT_EQ(testkit::sample(samples, "ramguard_target_counted_bytes", own), 1 << 20);
     auto unreadable = own;
     unreadable["reason"] = "unreadable";
     EXPECT_EQ(testkit::sample(samples, "ramguard_target_degraded", unreadable), 0);
@@ -98,7 +100,7 @@ TEST(Exposition, AThousandTargetsScrapeCleanly) {
   }
   std::size_t lines = 0;
   for (const auto& [key, value] : samples) lines += key.find("pid-1") != std::string::npos;
-  EXPECT_EQ(lines, 12u * 1000);
+  EXPECT_EQ(lines, 13u * 1000);
   EXPECT_NE(response->body.find("ramguard_job=\"job \\\"with\\\" \\\\ quotes\\nand a newline\""),
             std::string::npos);
 

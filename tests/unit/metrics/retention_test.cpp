@@ -70,10 +70,10 @@ TEST(MetricsRetention, ANewRunOfTheSameJobIsItsOwnTargetAndKeepsItsSeries) {
   exporter.set_retention(std::chrono::seconds(60));
   FakeClock clock;
   const TargetRef first{"j", "run-1"}, second{"j", "run-2"};
-  exporter.observe_boundary(first, 1, 100, 90);
+  exporter.observe_boundary(first, 1, 100, 90, 80);
   exporter.retire_target(first, clock.now());
   clock.advance(std::chrono::seconds(30));
-  exporter.observe_boundary(second, 1, 200, 190);  // the next run of the job started
+  exporter.observe_boundary(second, 1, 200, 190, 180);  // the next run of the job started
   clock.advance(std::chrono::seconds(30));
   EXPECT_EQ(exporter.sweep(clock.now()), 1u);  // the first run only
   const auto s = scrape(exporter);

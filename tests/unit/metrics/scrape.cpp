@@ -159,7 +159,7 @@ void populate(MetricsExporter& exporter) {
   }
   exporter.observe_phase(vit_run(), "aggregation", 9'600'000'000, 6.75);
   exporter.observe_phase(vit_run(), "synchronization", 7'000'000'000, 5.0);
-  exporter.observe_boundary(vit_run(), 3, 6'500'000'000, 6'400'000'000);
+  exporter.observe_boundary(vit_run(), 3, 6'500'000'000, 6'400'000'000, 6'100'000'000);
   exporter.observe_allocator(vit_run(), 5'000'000'000, 1'300'000'000);
   exporter.observe_scope(vit_run(), "cgroup");
   exporter.observe_gap(vit_run(), "aggregation.end->synchronization.begin", 5.0);

@@ -113,6 +113,50 @@ TEST(CgroupMemory, V2CurrentPeakSwapAndAPeakNeverBelowTheReading) {
   EXPECT_EQ(slurp(dir / "memory.peak").substr(0, 6), "reset\n");
 }
 
+// The memory that counts from each version's files, and the rest in its own fields: v1
+// total_rss + total_shmem + total_swap; v2 anon + shmem + memory.swap.current. Page cache is the
+// cache without shmem; kernel memory is the usage the split leaves. Periodic and mark readings
+// count the same (v2 swap is read at both), and the counted peak leaves the cache out.
+TEST(CgroupMemory, CountedBytesPageCacheAndKernelMemoryFromV1AndV2Stat) {
+  testing::FakeProcTree root;
+  const auto v1 = root.root() / "memory/jobs/saver";
+  // usage 14 MB = rss 8.192 + cache 4.096 (shmem 0.096 of it) + 1.712 MB kernel memory.
+  put(v1 / "memory.usage_in_bytes", "14000000\n");
+  put(v1 / "memory.max_usage_in_bytes", "15000000\n");
+  put(v1 / "memory.stat", kV1Stat);
+  auto c1 = CgroupMemory::open(v1);
+  ASSERT_TRUE(c1.ok()) << c1.error().message;
+  for (const bool complete : {false, true}) {
+    auto r = complete ? c1->read_complete(Instant{}) : c1->read_periodic(Instant{});
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(r->counted_bytes(), 8192000u + 96000u + 512u) << complete;
+    EXPECT_EQ(r->file_bytes, 4000000u);
+    EXPECT_EQ(r->kernel_bytes, 14000000u - 8192000u - 4096000u);
+    EXPECT_EQ(r->resident_uncounted_bytes(), 4000000u + 1712000u);
+  }
+  // Peak 15 MB while 5.712 MB of the usage does not count: 9.288 MB counted at the peak.
+  EXPECT_EQ(c1->read_complete(Instant{})->counted_peak_bytes(), 15000000u - 5712000u);
+  EXPECT_EQ(*c1->peak_usage_bytes(), 15000000u);
+
+  const auto v2 = root.root() / "kubepods/saver";
+  // current 11.5 MB = anon 7 + file 3 (shmem 1 of it) + 1.5 MB kernel; 4096 B swapped out.
+  put(v2 / "memory.current", "11500000\n");
+  put(v2 / "memory.peak", "12000000\n");
+  put(v2 / "memory.swap.current", "4096\n");
+  put(v2 / "memory.stat", kV2Stat);
+  auto c2 = CgroupMemory::open(v2);
+  ASSERT_TRUE(c2.ok()) << c2.error().message;
+  for (const bool complete : {false, true}) {
+    auto r = complete ? c2->read_complete(Instant{}) : c2->read_periodic(Instant{});
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(r->swap_bytes, 4096u) << complete;
+    EXPECT_EQ(r->counted_bytes(), 7000000u + 1000000u + 4096u) << complete;
+    EXPECT_EQ(r->file_bytes, 2000000u);
+    EXPECT_EQ(r->kernel_bytes, 1500000u);
+  }
+  EXPECT_EQ(c2->read_complete(Instant{})->counted_peak_bytes(), 12000000u - 3500000u);
+}
+
 TEST(CgroupMemory, AV2CgroupWithoutMemoryPeakHasSampledPeaksAndSaysSo) {
   testing::FakeProcTree root;
   const auto dir = root.root() / "old";

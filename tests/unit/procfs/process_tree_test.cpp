@@ -60,5 +60,37 @@ TEST(ProcessTree, SumsDescendantsAndFollowsThemAsTheyStartAndExit) {
   EXPECT_EQ(tree.descendants(), 0u);
 }
 
+// At a complete reading the tree keeps each process's counted memory (anon + shmem + swap from
+// status) and command name, the root first: what tree attribution names.
+TEST(ProcessTree, ACompleteReadingKeepsEachProcesssShareAndCommand) {
+  testing::FakeProcTree proc;
+  ProcFs fs(proc.root(), 4096);
+  proc.add(10, process_with_rss_pages(100));
+  testing::FakeProcess worker = process_with_rss_pages(1000);
+  worker.anon_kb = 40960;
+  worker.shmem_kb = 1024;
+  worker.swap_kb = 0;
+  proc.add(11, worker);
+  proc.write(10, "comm", "python3\n");
+  proc.write(11, "comm", "pt_data_worker\n");
+  children(proc, 10, 10, "11");
+  ProcessTree tree(fs, 10);
+  tree.refresh();
+  MemoryReading root;
+  root.anon_bytes = 5'000'000;
+  tree.add_descendants(root, Instant{}, /*complete=*/false);
+  EXPECT_TRUE(tree.shares().empty()) << "periodic readings keep no shares";
+  tree.add_descendants(root, Instant{}, /*complete=*/true);
+  ASSERT_EQ(tree.shares().size(), 2u);
+  EXPECT_EQ(tree.shares()[0].pid, 10);
+  EXPECT_TRUE(tree.shares()[0].root);
+  EXPECT_EQ(tree.shares()[0].command, "python3");
+  EXPECT_EQ(tree.shares()[0].counted_bytes, 5'000'000u);
+  EXPECT_EQ(tree.shares()[1].pid, 11);
+  EXPECT_FALSE(tree.shares()[1].root);
+  EXPECT_EQ(tree.shares()[1].command, "pt_data_worker");
+  EXPECT_EQ(tree.shares()[1].counted_bytes, (40960u + 1024u) * 1024);
+}
+
 }  // namespace
 }  // namespace ramguard

@@ -25,6 +25,7 @@ std::vector<MemoryReading> ramp(double start_bytes, double bytes_per_second, dou
     MemoryReading r;
     r.at = at_seconds(t);
     r.rss_bytes = static_cast<std::uint64_t>(start_bytes + bytes_per_second * t);
+    r.anon_bytes = r.rss_bytes;  // all anonymous
     out.push_back(r);
   }
   return out;
@@ -53,6 +54,7 @@ TEST(Runaway, SlowGrowthShortBurstsAndSingleStepsAreNotRunaway) {
   auto step = ramp(4e9, 0, 12);
   for (auto& r : step) {
     if (seconds_between(step.front().at, r.at) >= 6) r.rss_bytes += 3'000'000'000;
+    r.anon_bytes = r.rss_bytes;  // all anonymous
   }
   const auto a = assess_runaway(step, "load", 1, 0, p);
   EXPECT_GT(a.slope_bytes_per_second, p.runaway_bytes_per_second);
@@ -75,12 +77,14 @@ TEST(Release, BaselineBuildFailsHoldingAbout25GB) {
   DetectorParams p;
   MemoryReading baseline;
   baseline.rss_bytes = 900'000'000;
+  baseline.anon_bytes = baseline.rss_bytes;  // all anonymous
   const Instant end = at_seconds(100);
   std::vector<MemoryReading> after;
   for (int s = 0; s <= 40; s += 2) {
     MemoryReading r;
     r.at = at_seconds(100 + s);
     r.rss_bytes = 26'000'000'000;
+    r.anon_bytes = r.rss_bytes;  // all anonymous
     after.push_back(r);
   }
   ReleaseInput in{baseline, end, after, at_seconds(110), std::nullopt, 2'500'000'000, std::nullopt};
@@ -101,17 +105,20 @@ TEST(Release, FinalBuildPassesWithTheTimeTaken) {
   DetectorParams p;
   MemoryReading baseline;
   baseline.rss_bytes = 600'000'000;
+  baseline.anon_bytes = baseline.rss_bytes;  // all anonymous
   std::vector<MemoryReading> after;
   const double rss[] = {9.6e9, 5e9, 0.7e9, 0.7e9};
   for (int i = 0; i < 4; ++i) {
     MemoryReading r;
     r.at = at_seconds(50 + 1.5 * i);
     r.rss_bytes = static_cast<std::uint64_t>(rss[i]);
+    r.anon_bytes = r.rss_bytes;  // all anonymous
     after.push_back(r);
   }
   MemoryReading before_end = after[0];
   before_end.at = at_seconds(40);
-  before_end.rss_bytes = 100;  // before the end mark: ignored
+  before_end.rss_bytes = 100;                    // before the end mark: ignored
+  before_end.anon_bytes = before_end.rss_bytes;  // all anonymous
   after.insert(after.begin(), before_end);
   const auto a = assess_release(
       {baseline, at_seconds(50), after, at_seconds(55), std::nullopt, 0, std::nullopt}, p);
@@ -126,6 +133,7 @@ TEST(Release, ProcessExitPassesAndNoReadingsFailAtGrace) {
   DetectorParams p;
   MemoryReading baseline;
   baseline.rss_bytes = 1'000'000'000;
+  baseline.anon_bytes = baseline.rss_bytes;  // all anonymous
   auto a = assess_release(
       {baseline, at_seconds(10), {}, at_seconds(12), at_seconds(11), 0, std::nullopt}, p);
   EXPECT_EQ(a.state, ReleaseState::kPassed);
@@ -141,7 +149,7 @@ TEST(Budget, HeadroomOnlyAbove90PercentOverAboveBudget) {
   DetectorParams p;
   p.budget_bytes = static_cast<std::uint64_t>(16 * kGiB);
   BudgetInput in;
-  in.rss_bytes = static_cast<std::uint64_t>(2.5 * kGiB);
+  in.counted_bytes = static_cast<std::uint64_t>(2.5 * kGiB);
   in.peak_bytes = static_cast<std::uint64_t>(6 * kGiB);
   in.peak_exact = true;
   in.phase = "aggregation";
@@ -158,30 +166,35 @@ TEST(Budget, HeadroomOnlyAbove90PercentOverAboveBudget) {
   EXPECT_EQ(a.verdict->phase, "aggregation");
   EXPECT_NEAR(a.verdict->figures.at("headroom_bytes"), 1 * kGiB, 1);
 
-  in.rss_bytes = static_cast<std::uint64_t>(17 * kGiB);
+  in.counted_bytes = static_cast<std::uint64_t>(17 * kGiB);
   a = assess_budget(in, p);
   ASSERT_EQ(a.state, BudgetState::kOver);
   EXPECT_EQ(a.verdict->kind, verdict_kind::kOverBudget);
   EXPECT_EQ(a.verdict->severity, Severity::kCritical);
   EXPECT_NEAR(a.verdict->figures.at("over_bytes"), 1 * kGiB, 1);
-  EXPECT_NE(a.verdict->summary.find("RSS 18.25 GB"), std::string::npos) << a.verdict->summary;
+  EXPECT_NE(a.verdict->summary.find("counted memory (anon + shmem + swap) 18.25 GB"),
+            std::string::npos)
+      << a.verdict->summary;
 }
 
 TEST(Budget, ASmallExcessIsWrittenWithDigitsThatShowIt) {
   DetectorParams p;
   p.budget_bytes = 300'000'000;
   BudgetInput in;
-  in.rss_bytes = 304'900'000;
+  in.counted_bytes = 304'900'000;
   in.peak_bytes = 304'900'000;
   auto a = assess_budget(in, p);
   ASSERT_EQ(a.state, BudgetState::kOver);
-  EXPECT_NE(a.verdict->summary.find("RSS 0.305 GB exceeds the 0.300 GB budget by 4.9 MB"),
-            std::string::npos)
+  EXPECT_NE(
+      a.verdict->summary.find(
+          "counted memory (anon + shmem + swap) 0.305 GB exceeds the 0.300 GB budget by 4.9 MB"),
+      std::string::npos)
       << a.verdict->summary;
-  in.rss_bytes = in.peak_bytes = 290'000'000;  // already reads differently: 2 decimals
+  in.counted_bytes = in.peak_bytes = 290'000'000;  // already reads differently: 2 decimals
   a = assess_budget(in, p);
   ASSERT_EQ(a.state, BudgetState::kHeadroom);
-  EXPECT_NE(a.verdict->summary.find("RSS 0.29 GB is 97% of the 0.30 GB budget, 10.0 MB left"),
+  EXPECT_NE(a.verdict->summary.find("counted memory (anon + shmem + swap) 0.29 GB is 97% of the "
+                                    "0.30 GB budget, 10.0 MB left"),
             std::string::npos)
       << a.verdict->summary;
 }
@@ -211,6 +224,7 @@ BoundaryRecord boundary(std::uint32_t round, double floor_gb) {
   b.settled = true;
   b.floor_bytes = static_cast<std::uint64_t>(floor_gb * kGB);
   b.reading.rss_bytes = b.floor_bytes;
+  b.reading.anon_bytes = b.reading.rss_bytes;  // all anonymous
   b.reading.at = at_seconds(round * 60.0);
   return b;
 }
@@ -239,11 +253,33 @@ TEST(Classify, LiveObjectsVersusAllocatorRetention) {
   EXPECT_EQ(c->growth_class, GrowthClass::kLiveObjects);
   EXPECT_NEAR(c->allocated_growth_bytes, 1.9e9, 1);
 
+  // Allocated bytes flat and the allocator's kept-free bytes up by the growth: measured
+  // retention, with the remedy named.
   b[1].allocator->allocated_bytes = 3'100'000'000;
+  b[1].allocator->retained_bytes = 1'800'000'000;
   c = classify_growth(b, 0, p);
   ASSERT_TRUE(c);
   EXPECT_EQ(c->growth_class, GrowthClass::kAllocatorRetention);
   EXPECT_STREQ(growth_class_name(c->growth_class), "allocator_retention");
+  EXPECT_NE(c->verdict.summary.find("ramguard exec --allocator jemalloc"), std::string::npos)
+      << c->verdict.summary;
+  EXPECT_NE(c->verdict.summary.find("MALLOC_ARENA_MAX"), std::string::npos);
+
+  // Neither allocated nor kept-free bytes grew: never retention by elimination. In a process
+  // the growth is outside the heap; in a tree or cgroup it is in the other processes.
+  b[1].allocator->retained_bytes = 0;
+  c = classify_growth(b, 0, p);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->growth_class, GrowthClass::kOutsideHeap);
+  EXPECT_NE(c->verdict.summary.find("not in the allocator's heap"), std::string::npos)
+      << c->verdict.summary;
+  for (const char* scope : {"tree", "cgroup"}) {
+    c = classify_growth(b, 0, p, scope);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->growth_class, GrowthClass::kOtherProcesses) << scope;
+    EXPECT_EQ(c->verdict.summary.rfind("other_processes", 0), 0u) << c->verdict.summary;
+    EXPECT_EQ(c->verdict.summary.find("allocator_retention"), std::string::npos);
+  }
 
   b[1].floor_bytes = b[0].floor_bytes + 100'000'000;  // too little growth to classify
   EXPECT_FALSE(classify_growth(b, 0, p));

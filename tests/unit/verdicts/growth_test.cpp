@@ -129,7 +129,8 @@ TEST(GrowthScenarioE, FileBackedGrowthIsNoLeakButIsReported) {
     b.reading.rss_bytes = b.reading.anon_bytes + b.reading.file_bytes;
     b.floor_bytes = b.reading.rss_bytes;
     f.push_back(floor_point(b));
-    b.reading.file_bytes = 0;  // same RSS, no split known
+    b.reading.file_bytes = 0;  // same RSS, no split known: all of it anonymous
+    b.reading.anon_bytes = b.reading.rss_bytes;
     unsplit.push_back(floor_point(b));
   }
   EXPECT_EQ(f[3].growth_bytes, static_cast<std::uint64_t>(2 * kGiB));
@@ -237,6 +238,7 @@ TEST(GrowthEdges, FloorUsesSettledMinimumAndCountsSwap) {
   BoundaryRecord b;
   b.round = 3;
   b.reading.rss_bytes = 10'000'000'000;
+  b.reading.anon_bytes = 9'000'000'000;
   b.reading.file_bytes = 1'000'000'000;
   b.reading.swap_bytes = 500'000'000;
   b.floor_bytes = 9'000'000'000;

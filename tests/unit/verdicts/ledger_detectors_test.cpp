@@ -22,6 +22,7 @@ MarkRecord mark(MarkKind kind, const std::string& phase, std::uint32_t round, do
   m.round = round;
   m.reading.at = at_seconds(t);
   m.reading.rss_bytes = rss;
+  m.reading.anon_bytes = rss;  // all anonymous
   m.reading.source = ReadingSource::kMark;
   return m;
 }
@@ -107,6 +108,7 @@ RunLedger ledger_killed_in_aggregation() {
   PhaseRecord agg{"aggregation", 2, at_seconds(80), std::nullopt, 0, false};
   l.phases = {load, agg};
   l.last.rss_bytes = 9'500'000'000;
+  l.last.anon_bytes = 9'500'000'000;  // all anonymous
   l.peak_bytes = 11'000'000'000;
   return l;
 }

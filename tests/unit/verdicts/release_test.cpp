@@ -23,6 +23,7 @@ std::vector<MemoryReading> flat(double rss_bytes, double from_seconds, double to
     MemoryReading r;
     r.at = at_seconds(t);
     r.rss_bytes = static_cast<std::uint64_t>(rss_bytes);
+    r.anon_bytes = r.rss_bytes;  // all anonymous
     out.push_back(r);
   }
   return out;
@@ -42,6 +43,7 @@ struct Case {
 Case left_resident(double rss_bytes) {
   Case c;
   c.baseline.rss_bytes = 400'000'000;
+  c.baseline.anon_bytes = c.baseline.rss_bytes;  // all anonymous
   c.after = flat(rss_bytes, 100, 130);
   return c;
 }
