@@ -212,7 +212,9 @@ def main():
             say(f"round {round_no} ended                holds {gb(ramguard.rss_bytes())}")
             time.sleep(SETTLE)
     coordinator.phase("save", 0, coordinator.save, coordinator.finish_save)
-    end = run.end()
+    # No wait inside end(): this coordinator drops its state after the end and then waits for
+    # the release verdict itself (end() waiting would hold the state through the grace).
+    end = run.end(release_wait_seconds=0)
     coordinator.teardown()
     say(f"run ended, peak {gb(end.get('peak_bytes', 0))}; state dropped, "
         f"holds {gb(ramguard.rss_bytes())}; waiting for the release verdict")
