@@ -75,6 +75,11 @@ def check_doc(out, f):
         if not printed[part].strip():
             continue  # e.g. the PyTorch part where torch is not installed
         want, got = verdict_kinds(text), verdict_kinds(printed[part])
+        if part.startswith("torch"):
+            # A real PyTorch phase passes its earlier peak while "still climbing" only when the
+            # machine is fast enough to catch it climbing: runaway there depends on timing.
+            want.discard(("warning", "runaway", "fail"))
+            got.discard(("warning", "runaway", "fail"))
         f.check(bool(want), f"docs/demo.md: no sample verdicts for the {part}")
         f.check(want == got, f"docs/demo.md and the demo differ in the {part}: documented "
                              f"{sorted(want)}, printed {sorted(got)}")
