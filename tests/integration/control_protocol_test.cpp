@@ -13,6 +13,10 @@ namespace ramguard::testing {
 namespace {
 
 constexpr std::uint64_t kMiB = 1ULL << 20;
+// Peaks are of counted memory: the kernel's high-water mark less what is not counted at the
+// mark. The kernel's RSS counters are per-CPU and read approximately (a few dozen pages either
+// way), so a 256 MiB spike may read a few pages short of it.
+constexpr std::uint64_t kSpikeFloorBytes = 256 * kMiB - kMiB;
 
 const v1::PhaseStat* find_phase(const v1::RunStatus& run, const std::string& name) {
   for (const auto& p : run.phases()) {
@@ -67,7 +71,7 @@ TEST(ControlProtocol, RunWithExactPhasePeaksBoundariesAndEnd) {
   child.command("free updates");
   const v1::Reply agg_end = wire.call(mark_line(run_id, "PHASE_END", "aggregation", "m2"));
   ASSERT_TRUE(agg_end.has_mark()) << agg_end.DebugString();
-  EXPECT_GE(agg_end.mark().phase_peak_bytes(), 256 * kMiB);
+  EXPECT_GE(agg_end.mark().phase_peak_bytes(), kSpikeFloorBytes);
   EXPECT_LT(agg_end.mark().reading().rss_bytes(), 64 * kMiB);
   EXPECT_TRUE(agg_end.mark().reading().complete());
   EXPECT_TRUE(agg_end.mark().peak_exact());
@@ -85,7 +89,7 @@ TEST(ControlProtocol, RunWithExactPhasePeaksBoundariesAndEnd) {
   end.mutable_mark()->set_kind(v1::MarkRequest::PHASE_END);
   const v1::Reply sync_end = d->call(end);
   ASSERT_TRUE(sync_end.has_mark()) << sync_end.DebugString();
-  EXPECT_GE(sync_end.mark().phase_peak_bytes(), 256 * kMiB);
+  EXPECT_GE(sync_end.mark().phase_peak_bytes(), kSpikeFloorBytes);
   EXPECT_LT(sync_end.mark().reading().rss_bytes(), 64 * kMiB);
   EXPECT_GE(sync_end.mark().phase_duration_seconds(), 0.3);
 
@@ -123,19 +127,19 @@ TEST(ControlProtocol, RunWithExactPhasePeaksBoundariesAndEnd) {
   EXPECT_EQ(agg->peak_bytes(), agg_end.mark().phase_peak_bytes());
   EXPECT_TRUE(agg->peak_exact());
   EXPECT_EQ(agg->round(), 1u);
-  EXPECT_GE(sync->peak_bytes(), 256 * kMiB);
+  EXPECT_GE(sync->peak_bytes(), kSpikeFloorBytes);
   EXPECT_GE(sync->begin_seconds(), agg->begin_seconds() + agg->duration_seconds());
   EXPECT_EQ(run.boundaries(0).round(), 1u);
   EXPECT_GE(run.boundaries(0).reading().rss_bytes(), 96 * kMiB);
   EXPECT_LT(run.boundaries(1).floor_bytes(), 64 * kMiB);
-  EXPECT_GE(run.peak_bytes(), 256 * kMiB);
+  EXPECT_GE(run.peak_bytes(), kSpikeFloorBytes);
   EXPECT_TRUE(run.peak_exact());
 
   // Run end: the run's exact peak, then the run is no longer active.
   const v1::Reply ended =
       wire.call(R"({"version":1,"requestId":"e1","runEnd":{"runId":")" + run_id + R"("}})");
   ASSERT_TRUE(ended.has_run_end()) << ended.DebugString();
-  EXPECT_GE(ended.run_end().peak_bytes(), 256 * kMiB);
+  EXPECT_GE(ended.run_end().peak_bytes(), kSpikeFloorBytes);
   EXPECT_LT(ended.run_end().reading().rss_bytes(), 64 * kMiB);
   EXPECT_TRUE(ended.run_end().stored());
   EXPECT_EQ(run_status(*d, run_id).state(), "ended");
