@@ -80,6 +80,12 @@ def check_doc(out, f):
             # machine is fast enough to catch it climbing: runaway there depends on timing.
             want.discard(("warning", "runaway", "fail"))
             got.discard(("warning", "runaway", "fail"))
+        if ("critical", "over_budget", "fail") in want & got:
+            # Memory that climbs past the budget passes through the headroom band (90-100%)
+            # between two periodic samples or inside one: whether a sample lands in the band
+            # depends on the machine's speed (a sanitizer build caught it, a normal one not).
+            want.discard(("warning", "headroom", "fail"))
+            got.discard(("warning", "headroom", "fail"))
         f.check(bool(want), f"docs/demo.md: no sample verdicts for the {part}")
         f.check(want == got, f"docs/demo.md and the demo differ in the {part}: documented "
                              f"{sorted(want)}, printed {sorted(got)}")
