@@ -7,6 +7,7 @@
 #include <limits>
 #include <string_view>
 
+#include "common/closest_word.hpp"
 #include "ramguard/units.hpp"
 
 namespace ramguard::cli {
@@ -94,34 +95,10 @@ struct Scanned {
   }
 };
 
-// Edit distance (insertions, deletions, substitutions), for "did you mean".
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
 // " (did you mean 'X'?)" for the closest candidate within a third of the word, else "".
 std::string did_you_mean(std::string_view word, const std::vector<std::string_view>& candidates,
                          std::string_view prefix = {}) {
-  std::string_view best;
-  std::size_t best_distance = std::max<std::size_t>(1, (word.size() + 2) / 3) + 1;
-  for (std::string_view c : candidates) {
-    const std::size_t d = edit_distance(word, c);
-    if (d < best_distance) {
-      best = c;
-      best_distance = d;
-    }
-  }
+  const std::string_view best = closest_word(word, candidates);
   return best.empty() ? std::string()
                       : " (did you mean '" + std::string(prefix) + std::string(best) + "'?)";
 }

@@ -121,6 +121,7 @@ std::string mark_text(const v1::MarkRequest::Kind kind, const std::string& phase
     default:
       out << "round " << r.round() << " ended: RSS " << rss << "\n";
   }
+  if (!r.warning().empty()) out << "warning: " << r.warning() << "\n";
   for (const v1::Verdict& v : r.verdicts()) out << verdict_line(v);
   return out.str();
 }

@@ -612,6 +612,21 @@ class Verdict(_Fields):
         """True for a warning or critical verdict that still holds."""
         return self.severity in ("WARNING", "CRITICAL") and not self.cleared
 
+    @property
+    def result(self) -> str:
+        """pass, fail, cleared, or for a release allocator (memory the allocator keeps free,
+        not a leak): the word the CLI, the reports and the daemon's log use."""
+        if self.cleared:
+            return "cleared"
+        if self.passed:
+            return "pass"
+        return "allocator" if self.kind == "release" and self.severity == "INFO" else "fail"
+
+    @property
+    def heading(self) -> str:
+        """"[warning] growth_warning fail": severity, kind and result, as everywhere else."""
+        return f"[{self.severity.lower()}] {self.kind} {self.result}"
+
     @classmethod
     def from_reply(cls, reply: Dict[str, Any]) -> "Verdict":
         return _pick(cls, reply, figures=dict(reply.get("figures", {})))
@@ -674,6 +689,8 @@ class RunStart(_Fields):
 class MarkResult(_Fields):
     """A mark's reply. At a phase end, phase_peak_bytes is the phase's peak (exact from the
     kernel's high-water mark when peak_exact); verdicts are those this mark raised.
+    warning: a hint beside an accepted mark, e.g. a phase name the run's plan does not list
+    (also logged at warning level on the "ramguard" logger); empty when none.
     delivered=False: the daemon was unreachable or refused the mark (see the log)."""
     reading: Reading = dataclasses.field(default_factory=Reading)
     round: int = 0
@@ -682,6 +699,7 @@ class MarkResult(_Fields):
     peak_exact: bool = False
     verdicts: List[Verdict] = dataclasses.field(default_factory=list)
     stored: bool = False
+    warning: str = ""
     delivered: bool = True
 
     @classmethod
@@ -899,6 +917,8 @@ class Run:
         except RamguardError as e:
             return self._dropped(e)
         result = MarkResult.from_reply(reply)
+        if result.warning:
+            logger.warning("ramguard: run %s: %s", self.run_id, result.warning)
         self._deliver(result.verdicts)
         return result
 

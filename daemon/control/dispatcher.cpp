@@ -300,6 +300,7 @@ Status Dispatcher::mark(const v1::MarkRequest& in, const Caller& caller, v1::Mar
   out.set_phase_duration_seconds(marked->phase_duration_seconds);
   out.set_peak_exact(marked->peak_exact);
   out.set_stored(marked->stored);
+  out.set_warning(marked->warning);
   for (const Verdict& v : marked->verdicts) to_proto(v, input.run_id, *out.add_verdicts());
   return ok_status();
 }

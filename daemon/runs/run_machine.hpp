@@ -49,6 +49,7 @@ struct MarkOutcome {
   bool peak_exact = false;
   bool stored = false;
   std::vector<Verdict> verdicts;
+  std::string warning;  // a hint beside an accepted mark (a phase its plan does not list)
 };
 
 struct EndOutcome {
@@ -153,6 +154,8 @@ class RunMachine {
   std::string current_phase() const;  // the innermost open phase; empty between phases
   // What the run's plan (and earlier rounds) say `phase` holds; nullopt without a plan.
   std::optional<PhaseYardstick> yardstick(const std::string& phase) const;
+  // At a phase's first begin: a warning when the run's plan does not list it; else empty.
+  std::string check_phase_in_plan(const std::string& phase);
 
   const RunParams& params_;
   mutable DetectorParams resolved_detectors_;  // detectors() when thresholds are in copies
@@ -171,6 +174,7 @@ class RunMachine {
   bool runaway_flagged_ = false;                      // once per mark interval
   std::map<std::string, std::uint64_t> phase_peaks_;  // largest peak of each ended phase
   std::set<std::string> forecast_phases_;             // phases already forecast at a begin
+  std::set<std::string> checked_phase_names_;         // phases already checked against the plan
   // Phase gaps over target already turned into verdicts, by rule and the `from` mark's time.
   std::set<std::pair<std::size_t, std::uint64_t>> gaps_reported_;
   std::optional<std::size_t> settling_;  // the boundary whose settle window is open

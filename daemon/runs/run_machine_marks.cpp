@@ -141,6 +141,7 @@ Result<MarkOutcome> RunMachine::mark(const MarkInput& input, TargetProbe& probe)
     ledger_.phases.push_back(phase);
     open_phases_.push_back(ledger_.phases.size() - 1);
     phase_changed = &ledger_.phases.back();
+    out.warning = check_phase_in_plan(input.phase);
     // Warn before the memory is allocated: once per phase name, when the plan says it will
     // pass the budget or its headroom.
     if (auto planned = yardstick(input.phase);

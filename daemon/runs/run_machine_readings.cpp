@@ -2,6 +2,8 @@
 #include <algorithm>
 
 #include "admission/estimator.hpp"
+#include "admission/plan_phases.hpp"
+#include "common/log.hpp"
 #include "common/units.hpp"
 #include "runs/run_machine.hpp"
 #include "verdicts/budget.hpp"
@@ -114,6 +116,19 @@ std::optional<PhaseYardstick> RunMachine::yardstick(const std::string& phase) co
     y.earlier_peak_bytes = peak->second;
   }
   return y;
+}
+
+std::string RunMachine::check_phase_in_plan(const std::string& phase) {
+  const RunInfo& info = ledger_.info;
+  if (info.plan.empty() || !checked_phase_names_.insert(phase).second) return {};
+  auto plan = params_.plans.find(info.plan);
+  if (plan == params_.plans.end()) return {};
+  std::string warning = unplanned_phase_warning(plan->second, phase);
+  if (!warning.empty()) {
+    log::warning("run.phase_not_in_plan",
+                 {{"run", run_id()}, {"phase", phase}, {"plan", info.plan}});
+  }
+  return warning;
 }
 
 // With a plan, growth is judged against what the phase is expected to hold; without one, by

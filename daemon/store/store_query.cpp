@@ -53,6 +53,7 @@ Result<std::vector<RunSummary>> Store::summaries(const std::string& where_sql,
   std::vector<RunSummary> out;
   for (auto& [s, worst] : rows) {
     if (auto st = load_labels(s.info); !st) return st.error();
+    if (auto st = load_scope(s.info); !st) return st.error();  // a listing names tree runs too
     if (worst) {
       auto v = load_verdicts(s.info.run_id, worst);
       if (!v) return v.error();

@@ -478,6 +478,28 @@ class ClientAgainstTheRealDaemon(unittest.TestCase):
         self.assertGreater(report["phases"][0]["duration_seconds"], 0)  # the phase was ended
         client.close()
 
+    def test_a_phase_name_the_plan_does_not_list_is_warned_not_refused(self):
+        client = self.rg.Client(self.daemon.socket)
+        admission = client.admit("py-typo", model_bytes="1MB", plan="fedavg", hosts=2)
+        self.assertTrue(admission)
+        with self.assertLogs("ramguard", level="WARNING") as logs:
+            with client.start_run("py-typo", admission=admission) as run:
+                typo = run.mark("begin", "trainig")
+                run.mark("end", "trainig")
+                again = run.mark("begin", "trainig")
+                run.mark("end", "trainig")
+                planned = run.mark("begin", "aggregation")
+                run.mark("end", "aggregation")
+        self.assertTrue(typo.delivered, "a warning, not a refusal")
+        self.assertIn("phase 'trainig' is not in plan fedavg", typo.warning)
+        self.assertIn("(its phases: load, aggregation", typo.warning)
+        self.assertEqual(again.warning, "", "once per phase name and run")
+        self.assertEqual(planned.warning, "")
+        self.assertEqual(sum("not in plan fedavg" in line for line in logs.output), 1)
+        self.assertEqual([p["phase"] for p in self.report(run.run_id)["phases"]],
+                         ["trainig", "trainig", "aggregation"])
+        client.close()
+
     def test_refused_admission_lists_every_term(self):
         admission = self.client.admit("py-refused", estimate_bytes="100GB")
         self.assertFalse(admission)

@@ -226,6 +226,20 @@ class ConversionTest(ServerTestCase):
                 ramguard.parse_size(bad)
 
 
+class VerdictWordsTest(unittest.TestCase):
+    def test_heading_uses_the_one_vocabulary_of_the_cli_and_the_log(self):
+        def heading(**reply):
+            return ramguard.Verdict.from_reply(reply).heading
+        self.assertEqual(heading(kind="growth_warning", severity="WARNING"),
+                         "[warning] growth_warning fail")
+        self.assertEqual(heading(kind="growth_class", severity="INFO", passed=True),
+                         "[info] growth_class pass")
+        self.assertEqual(heading(kind="release", severity="INFO"), "[info] release allocator")
+        self.assertEqual(heading(kind="release", severity="WARNING"), "[warning] release fail")
+        self.assertEqual(heading(kind="leak", severity="WARNING", cleared=True),
+                         "[warning] leak cleared")
+
+
 class AdmissionTest(ServerTestCase):
     def test_refusal_is_an_answer_with_every_term(self):
         admission = self.client.admit("vit", estimate_bytes="20GB")

@@ -14,6 +14,7 @@ Environment (tests/python/CMakeLists.txt): RAMGUARD_DAEMON, RAMGUARD_CLI, RAMGUA
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -165,7 +166,8 @@ class TorchFedAvgAgainstTheRealDaemon(unittest.TestCase):
                                p)
         # Every verdict the daemon has is printed by the coordinator, one line each.
         for v in run.get("verdicts", []):
-            self.assertTrue(any(l.startswith(f"verdict {v['kind']} ") and v["summary"] in l
+            self.assertTrue(any(re.match(rf"verdict \[\w+\] {v['kind']} \w+: ", l)
+                                and v["summary"] in l
                                 for l in lines), (v, lines))
         self.assertEqual(len(summary["verdicts"]), len(run.get("verdicts", [])))
         return run

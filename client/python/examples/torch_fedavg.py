@@ -30,7 +30,7 @@ round-end mark. The last round end carries the gc probe (RSS just before and aft
 gc.collect(), and how many objects it collected), so the daemon can say whether what the run
 accumulated was held by reference cycles. After the run ends the script waits for the release
 verdict, then collects once more and prints what that freed. Each verdict is printed on one line
-as it arrives ("verdict KIND SEVERITY [passed] [round N]: summary"); the last line of stdout is
+as it arrives ("verdict [severity] kind result: summary"); the last line of stdout is
 a JSON summary (run id, admission, verdicts by round, boundaries, release, gc figures, phases).
 
 By hand, against a running daemon (`ramguardd --socket /tmp/rg.sock --config my.yaml`, where
@@ -312,10 +312,11 @@ class Coordinator:
 
 
 def verdict_line(v, source=""):
-    passed = " passed" if v.get("passed") else ""
-    where = f" round {v.get('round')}" if v.get("round") else ""
-    return (f"verdict {v.get('kind')} {str(v.get('severity', '')).upper()}{passed}{where}"
-            f"{source}: {v.get('summary', '')}")
+    """"verdict [warning] growth_warning fail: summary": the words of the CLI and the daemon's
+    log. v: a ramguard.Verdict, or a verdict of a report (a dict)."""
+    if not isinstance(v, ramguard.Verdict):
+        v = ramguard.Verdict.from_reply(v)
+    return f"verdict {v.heading}: {v.summary}{source}"
 
 
 def wait_for_release(client, run_id, timeout_seconds):

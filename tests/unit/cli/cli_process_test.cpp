@@ -52,6 +52,9 @@ v1::Reply fake_daemon(const v1::Request& request) {
       reply.mutable_mark()->set_phase_peak_bytes(9'600'000'000);
       reply.mutable_mark()->set_peak_exact(true);
       reply.mutable_mark()->set_phase_duration_seconds(6.75);
+      if (request.mark().phase() == "trainig") {
+        reply.mutable_mark()->set_warning("phase 'trainig' is not in plan fedavg");
+      }
       break;
     case v1::Request::kHello:
       reply.mutable_hello()->set_protocol_version(1);
@@ -143,6 +146,9 @@ TEST(Cli, MarkPrintsThePhasePeakAndDaemonErrorsExit1) {
   const Outcome ok = run_cli({"--socket", server.path(), "mark", "r-1", "end", "aggregation"});
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
   EXPECT_EQ(ok.out, "phase aggregation ended (round 1): peak 9.60 GB (exact), 6.75 s, RSS 0 B\n");
+  const Outcome warned = run_cli({"--socket", server.path(), "mark", "r-1", "begin", "trainig"});
+  EXPECT_EQ(warned.exit_code, 0) << "a warning is no failure";
+  EXPECT_THAT(warned.out, HasSubstr("\nwarning: phase 'trainig' is not in plan fedavg\n"));
   const Outcome bad = run_cli({"--socket", server.path(), "round-end", "r-404"});
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_THAT(bad.err, HasSubstr("NOT_FOUND: unknown run 'r-404'"));

@@ -180,5 +180,44 @@ TEST_F(RunMachinePlanTest, APhasePlannedIntoTheHeadroomGetsAHeadroomForecast) {
   EXPECT_THAT(headroom[0].summary, HasSubstr("92% of the 6.50 GB budget"));
 }
 
+TEST_F(RunMachinePlanTest, APhaseThePlanDoesNotListIsWarnedOnceWithTheNearestName) {
+  auto run = start();
+  MarkInput in;
+  in.run_id = run->run_id();
+  in.kind = MarkKind::kPhaseBegin;
+  in.phase = "agregation";
+  auto first = run->mark(in, process_);
+  ASSERT_TRUE(first.ok()) << first.error().message;  // a warning, never a refusal
+  EXPECT_THAT(first->warning, HasSubstr("phase 'agregation' is not in plan fedavg"));
+  EXPECT_THAT(first->warning, HasSubstr("its phases: load, aggregation"));
+  EXPECT_THAT(first->warning, HasSubstr("did you mean 'aggregation'?"));
+  mark(*run, MarkKind::kPhaseEnd, "agregation");
+  auto again = run->mark(in, process_);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->warning, "");  // once per name and run
+
+  in.phase = "checkpoint_upload";  // free-form and far from every planned name
+  auto other = run->mark(in, process_);
+  ASSERT_TRUE(other.ok());
+  EXPECT_THAT(other->warning, HasSubstr("phase 'checkpoint_upload' is not in plan fedavg"));
+  EXPECT_THAT(other->warning, ::testing::Not(HasSubstr("did you mean")));
+
+  in.phase = "load";
+  auto planned = run->mark(in, process_);
+  ASSERT_TRUE(planned.ok());
+  EXPECT_EQ(planned->warning, "");
+}
+
+TEST_F(RunMachinePlanTest, WithoutAPlanNoPhaseNameIsWarned) {
+  auto run = start(/*with_plan=*/false);
+  MarkInput in;
+  in.run_id = run->run_id();
+  in.kind = MarkKind::kPhaseBegin;
+  in.phase = "trainig";
+  auto out = run->mark(in, process_);
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->warning, "");
+}
+
 }  // namespace
 }  // namespace ramguard::test

@@ -26,6 +26,22 @@ void add_run(Store& store, const std::string& id, std::int64_t start_s,
   ASSERT_TRUE(s.ok()) << s.error().message;
 }
 
+TEST(StoreQuery, ListRunsNamesEachRunsScope) {
+  TempDir dir;
+  auto store = open_store(dir.path());
+  ASSERT_TRUE(store);
+  add_run(*store, "p", 1, {});
+  RunLedger tree = testing::sample_ledger("t", "vit");
+  tree.started = testing::at_seconds(2);
+  tree.info.scope = "tree";
+  ASSERT_TRUE(store->begin_run(tree).ok());
+  auto all = store->list_runs(10);
+  ASSERT_TRUE(all.ok()) << all.error().message;
+  ASSERT_EQ(ids(*all), (std::vector<std::string>{"t", "p"}));
+  EXPECT_EQ((*all)[0].info.scope, "tree");  // `ramguard runs --json` said "process" here
+  EXPECT_EQ((*all)[1].info.scope, "process");
+}
+
 TEST(StoreQuery, ListRunsMostRecentFirstWithWorstVerdict) {
   TempDir dir;
   auto store = open_store(dir.path());
