@@ -15,6 +15,7 @@
 #include "config/token_file.hpp"
 #include "config/values.hpp"
 #include "control/dispatcher.hpp"
+#include "control/protobuf_log.hpp"
 #include "control/server.hpp"
 #include "control/settings_from_config.hpp"
 #include "metrics/exporter.hpp"
@@ -279,6 +280,7 @@ std::string small_budget_warning(const Config& c) {
 int main(int argc, char** argv) {
   using namespace ramguard;
   ::signal(SIGPIPE, SIG_IGN);
+  control::route_protobuf_log();
   auto flags = parse_command_line(argc, argv);
   if (!flags) {
     std::fprintf(stderr, "ramguardd: %s\nTry 'ramguardd --help'.\n", flags.error().message.c_str());

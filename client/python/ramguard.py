@@ -77,6 +77,7 @@ import gc
 import itertools
 import json
 import logging
+import math
 import os
 import re
 import select
@@ -630,6 +631,23 @@ class Verdict(_Fields):
     @classmethod
     def from_reply(cls, reply: Dict[str, Any]) -> "Verdict":
         return _pick(cls, reply, figures=dict(reply.get("figures", {})))
+
+
+def _non_finite_path(value: Any, path: str = "") -> str:
+    """The dotted path of the first NaN or infinity in a request, "" when there is none."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return path or "the value"
+    if isinstance(value, dict):
+        for k, v in value.items():
+            found = _non_finite_path(v, f"{path}.{k}" if path else str(k))
+            if found:
+                return found
+    if isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            found = _non_finite_path(v, f"{path}[{i}]")
+            if found:
+                return found
+    return ""
 
 
 def _verdicts(reply: Dict[str, Any]) -> List[Verdict]:
@@ -1272,7 +1290,14 @@ class Client:
         request_id = str(next(self._ids))
         request = {"version": PROTOCOL_VERSION, "requestId": request_id,
                    _camel(command): _to_wire(body or {})}
-        frame = (json.dumps(request, separators=(",", ":")) + "\n").encode()
+        try:
+            # NaN and Infinity are not JSON: refused here, naming the field, not by the daemon.
+            frame = (json.dumps(request, separators=(",", ":"), allow_nan=False) + "\n").encode()
+        except ValueError as e:
+            bad = _non_finite_path(request)
+            raise InvalidArgumentError("INVALID_ARGUMENT",
+                                       f"{command}: {bad or 'a number'} is not a finite number "
+                                       f"({e})") from e
         if len(frame) > MAX_REQUEST_BYTES:
             raise InvalidArgumentError("INVALID_ARGUMENT",
                                        f"request of {len(frame)} bytes exceeds the frame limit "
@@ -1302,10 +1327,13 @@ class Client:
             raise MalformedError("MALFORMED", f"reply is not JSON: {line[:200]!r}") from e
         if not isinstance(reply, dict):
             raise MalformedError("MALFORMED", f"reply is not a JSON object: {line[:200]!r}")
-        if reply.get("requestId", request_id) != request_id:
+        error = reply.get("error")
+        # A request the daemon could not parse gets its error without the request's id: that
+        # error is the answer (one request is in flight per connection).
+        if reply.get("requestId", request_id) != request_id and not (error and
+                                                                      not reply.get("requestId")):
             raise MalformedError("MALFORMED", f"reply for request {reply.get('requestId')!r}, "
                                               f"expected {request_id!r}")
-        error = reply.get("error")
         if error:
             raise _error(error.get("code", "CODE_UNSPECIFIED"), error.get("message", ""))
         self.server_version = reply.get("serverVersion", "")

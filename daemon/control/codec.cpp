@@ -2,6 +2,7 @@
 
 #include <google/protobuf/util/json_util.h>
 
+#include "common/utf8.hpp"
 #include "control/json_writer.hpp"
 #include "control/limits.hpp"
 
@@ -22,7 +23,8 @@ std::string printable(std::string_view text, std::size_t max_chars = 80) {
 v1::Error make_error(v1::Error::Code code, std::string message) {
   v1::Error error;
   error.set_code(code);
-  error.set_message(std::move(message));
+  // A message may quote what the client sent; protobuf logs a string that is not UTF-8.
+  error.set_message(valid_utf8(message));
   return error;
 }
 

@@ -163,6 +163,26 @@ class FramingTest(ServerTestCase):
             self.client.hello()
         self.assertEqual(caught.exception.code, "MALFORMED")
 
+    def test_an_unparseable_requests_error_is_the_daemons_own_message(self):
+        # The daemon cannot echo the id of a request it could not parse.
+        self.server.handler = lambda r: {"version": 1, "requestId": "", "error": {
+            "code": "MALFORMED", "message": "malformed request: Encountered non UTF-8"}}
+        with self.assertRaises(ramguard.RamguardError) as caught:
+            self.client.hello()
+        self.assertEqual(caught.exception.code, "MALFORMED")
+        self.assertIn("Encountered non UTF-8", str(caught.exception))
+
+    def test_nan_and_infinity_are_refused_before_sending_naming_the_field(self):
+        run = self.client.start_run("nan-job")
+        for bad in (float("nan"), float("inf")):
+            with self.assertRaises(ramguard.InvalidArgumentError) as caught:
+                self.client.call("mark", {"run_id": run.run_id, "kind": "ROUND_END",
+                                          "gc": {"duration_seconds": bad}})
+            self.assertIn("mark.gc.durationSeconds is not a finite number",
+                          str(caught.exception))
+        self.assertFalse(any(b"NaN" in line or b"Infinity" in line
+                             for line in self.server.raw_lines))
+
     def test_non_json_reply_is_malformed(self):
         self.server.handler = lambda r: b"this is not json\n"
         with self.assertRaises(ramguard.RamguardError) as caught:

@@ -4,8 +4,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "common/closest_word.hpp"
-
 namespace ramguard {
 namespace {
 
@@ -33,14 +31,6 @@ TEST(PlanPhases, AFreeFormPhaseGetsNoGuess) {
   const std::string w = unplanned_phase_warning(two_phases(), "evaluate");
   EXPECT_THAT(w, HasSubstr("phase 'evaluate' is not in plan fedavg"));
   EXPECT_THAT(w, ::testing::Not(HasSubstr("did you mean")));
-}
-
-TEST(ClosestWord, WithinAThirdOfTheWordOnly) {
-  EXPECT_EQ(edit_distance("trainig", "training"), 1u);
-  EXPECT_EQ(edit_distance("", "abc"), 3u);
-  EXPECT_EQ(closest_word("lod", {"load", "save"}), "load");
-  EXPECT_EQ(closest_word("xyz", {"load", "save"}), "");
-  EXPECT_EQ(closest_word("sav", {"save", "sav2"}), "save");  // the first on a tie
 }
 
 }  // namespace

@@ -61,6 +61,17 @@ TEST(DecodeRequest, SurvivesHostileInput) {
   EXPECT_TRUE(std::holds_alternative<v1::Request>(d));
 }
 
+TEST(DecodeRequest, AnErrorQuotingBytesThatAreNotUtf8IsValidUtf8) {
+  const v1::Error e = error_of("{\"version\":1,\"hello\":{\"client\":\"\xff\xfe\"}}");
+  EXPECT_EQ(e.code(), v1::Error::MALFORMED);
+  EXPECT_NE(e.message().find("\\xff\\xfe"), std::string::npos) << e.message();
+  std::string wire;
+  EXPECT_TRUE(e.SerializeToString(&wire));  // protobuf would log, and refuse to parse it back
+  v1::Error back;
+  EXPECT_TRUE(back.ParseFromString(wire));
+  EXPECT_EQ(back.message(), e.message());
+}
+
 TEST(EncodeReply, PrintsZeroValuesAndEndsWithNewline) {
   v1::Reply reply;
   reply.set_version(1);

@@ -1,0 +1,56 @@
+#include "common/utf8.hpp"
+
+#include <cstdint>
+
+namespace ramguard {
+namespace {
+
+// The length of the well-formed sequence starting at text[i], 0 when there is none.
+std::size_t sequence_length(std::string_view text, std::size_t i) {
+  const auto byte = [&](std::size_t k) { return static_cast<std::uint8_t>(text[i + k]); };
+  const std::uint8_t b0 = byte(0);
+  if (b0 < 0x80) return 1;
+  std::size_t n = 0;
+  std::uint8_t low = 0x80, high = 0xBF;  // the allowed range of the second byte
+  if (b0 >= 0xC2 && b0 <= 0xDF) {
+    n = 2;
+  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
+    n = 3;
+    if (b0 == 0xE0) low = 0xA0;   // overlong
+    if (b0 == 0xED) high = 0x9F;  // surrogates
+  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
+    n = 4;
+    if (b0 == 0xF0) low = 0x90;   // overlong
+    if (b0 == 0xF4) high = 0x8F;  // above U+10FFFF
+  } else {
+    return 0;
+  }
+  if (i + n > text.size()) return 0;
+  if (byte(1) < low || byte(1) > high) return 0;
+  for (std::size_t k = 2; k < n; ++k) {
+    if (byte(k) < 0x80 || byte(k) > 0xBF) return 0;
+  }
+  return n;
+}
+
+}  // namespace
+
+std::string valid_utf8(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    if (const std::size_t n = sequence_length(text, i); n > 0) {
+      out.append(text.substr(i, n));
+      i += n;
+      continue;
+    }
+    const auto b = static_cast<std::uint8_t>(text[i++]);
+    out += "\\x";
+    out += kHex[b >> 4];
+    out += kHex[b & 0xF];
+  }
+  return out;
+}
+
+}  // namespace ramguard
