@@ -8,6 +8,7 @@
 #include "control/codec.hpp"
 #include "control/convert.hpp"
 #include "control/queries.hpp"
+#include "control/request_ranges.hpp"
 #include "control/visibility.hpp"
 #include "metrics/exporter.hpp"
 #include "procfs/cgroup_limit.hpp"
@@ -176,8 +177,8 @@ AdmitCaps Dispatcher::caps(pid_t pid) {
 
 void Dispatcher::handle(const v1::Request& request, const Peer& peer, v1::Reply& reply) {
   const Caller caller = caller_of(peer);
-  Status result = ok_status();
-  switch (request.command_case()) {
+  Status result = check_request_ranges(request);
+  switch (result ? request.command_case() : v1::Request::COMMAND_NOT_SET) {
     case v1::Request::kHello:
       result = hello(request.hello(), peer, *reply.mutable_hello());
       break;
@@ -209,7 +210,7 @@ void Dispatcher::handle(const v1::Request& request, const Peer& peer, v1::Reply&
       result = list_runs(request.list_runs(), caller, *reply.mutable_list_runs());
       break;
     default:
-      result = Error{"unknown command", ErrorKind::kInvalidArgument};
+      if (result) result = Error{"unknown command", ErrorKind::kInvalidArgument};
   }
   if (!result) {
     reply.clear_result();

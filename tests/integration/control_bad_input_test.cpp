@@ -104,6 +104,26 @@ const std::vector<BadInput>& cases() {
        },
        v1::Error::INVALID_ARGUMENT,
        {"unknown plan 'nope'", "fedavg"}},
+      {"AbsurdHostCount",
+       [](const Runs&) {
+         return R"({"version":1,"admit":{"plan":"fedavg","hosts":4294967295,)"
+                R"("model":{"modelBytes":"1000"}}})";
+       },
+       v1::Error::INVALID_ARGUMENT,
+       {"admit.hosts 4294967295 is out of range", "at most 1000000"}},
+      {"AbsurdModelSize",
+       [](const Runs&) {
+         return R"({"version":1,"runStart":{"modelBytes":"18400000000000000000"}})";
+       },
+       v1::Error::INVALID_ARGUMENT,
+       {"runStart.modelBytes 18400000000000000000 is out of range", "1 PB"}},
+      {"ProbeDurationNotANumber",
+       [](const Runs& r) {
+         return R"({"version":1,"mark":{"runId":")" + r.active +
+                R"(","kind":"ROUND_END","gc":{"rssBeforeBytes":"1","durationSeconds":"NaN"}}})";
+       },
+       v1::Error::INVALID_ARGUMENT,
+       {"mark.gc.durationSeconds (not finite) is out of range"}},
       {"ReleaseOfUnknownReservation",
        [](const Runs&) { return R"({"version":1,"release":{"reservationId":"rsv-nope"}})"; },
        v1::Error::NOT_FOUND,

@@ -1,0 +1,116 @@
+#include "control/request_ranges.hpp"
+
+#include <cmath>
+#include <string>
+
+namespace ramguard::control {
+namespace {
+
+Status out_of_range(const std::string& field, const std::string& value, const std::string& range) {
+  return Error{field + " " + value + " is out of range: " + range, ErrorKind::kInvalidArgument};
+}
+
+Status bytes_in_range(const std::string& field, std::uint64_t value) {
+  if (value <= kMaxRequestBytesFigure) return ok_status();
+  return out_of_range(field, std::to_string(value), "at most 1 PB (10^15 bytes)");
+}
+
+Status count_in_range(const std::string& field, std::uint64_t value, std::uint64_t max) {
+  if (value <= max) return ok_status();
+  return out_of_range(field, std::to_string(value), "at most " + std::to_string(max));
+}
+
+Status seconds_in_range(const std::string& field, double value) {
+  if (std::isfinite(value) && value >= 0 && value <= kMaxProbeSeconds) return ok_status();
+  return out_of_range(field, std::isfinite(value) ? std::to_string(value) : "(not finite)",
+                      "0 to 86400 seconds");
+}
+
+Status check_model(const std::string& at, const v1::ModelDescription& m) {
+  if (auto s = bytes_in_range(at + ".modelBytes", m.model_bytes()); !s) return s;
+  if (auto s = count_in_range(at + ".parameterCount", m.parameter_count(), kMaxParameterCount);
+      !s) {
+    return s;
+  }
+  const double b = m.bytes_per_parameter();
+  if (!std::isfinite(b) || b < 0 || b > kMaxBytesPerParameter) {
+    return out_of_range(at + ".bytesPerParameter",
+                        std::isfinite(b) ? std::to_string(b) : "(not finite)", "0 to 64");
+  }
+  return ok_status();
+}
+
+Status check_allocator(const std::string& at, const v1::AllocatorStats& a) {
+  for (const auto& [name, value] : {std::pair{".allocatedBytes", a.allocated_bytes()},
+                                    std::pair{".activeBytes", a.active_bytes()},
+                                    std::pair{".residentBytes", a.resident_bytes()},
+                                    std::pair{".retainedBytes", a.retained_bytes()}}) {
+    if (auto s = bytes_in_range(at + name, value); !s) return s;
+  }
+  return ok_status();
+}
+
+// A probe's RSS may rise while it runs (gc allocates, other threads run): "after" above "before"
+// is allowed, and the verdicts clamp the drop at zero.
+Status check_probe(const std::string& at, std::uint64_t before, std::uint64_t after,
+                   double seconds) {
+  if (auto s = bytes_in_range(at + ".rssBeforeBytes", before); !s) return s;
+  if (auto s = bytes_in_range(at + ".rssAfterBytes", after); !s) return s;
+  if (auto s = seconds_in_range(at + ".durationSeconds", seconds); !s) return s;
+  return ok_status();
+}
+
+}  // namespace
+
+Status check_request_ranges(const v1::Request& request) {
+  switch (request.command_case()) {
+    case v1::Request::kRunStart: {
+      const auto& r = request.run_start();
+      if (auto s = bytes_in_range("runStart.modelBytes", r.model_bytes()); !s) return s;
+      if (auto s = count_in_range("runStart.hosts", r.hosts(), kMaxHosts); !s) return s;
+      return count_in_range("runStart.declaredRounds", r.declared_rounds(), kMaxDeclaredRounds);
+    }
+    case v1::Request::kAdmit: {
+      const auto& a = request.admit();
+      if (auto s = bytes_in_range("admit.estimateBytes", a.estimate_bytes()); !s) return s;
+      if (auto s = count_in_range("admit.hosts", a.hosts(), kMaxHosts); !s) return s;
+      return a.has_model() ? check_model("admit.model", a.model()) : ok_status();
+    }
+    case v1::Request::kMark: {
+      const auto& m = request.mark();
+      if (m.has_allocator()) {
+        if (auto s = check_allocator("mark.allocator", m.allocator()); !s) return s;
+      }
+      if (m.has_gc()) {
+        const auto& g = m.gc();
+        return check_probe("mark.gc", g.rss_before_bytes(), g.rss_after_bytes(),
+                           g.duration_seconds());
+      }
+      return ok_status();
+    }
+    case v1::Request::kRunEnd: {
+      const auto& e = request.run_end();
+      if (e.has_allocator()) {
+        if (auto s = check_allocator("runEnd.allocator", e.allocator()); !s) return s;
+      }
+      if (e.has_gc()) {
+        const auto& g = e.gc();
+        if (auto s = check_probe("runEnd.gc", g.rss_before_bytes(), g.rss_after_bytes(),
+                                 g.duration_seconds());
+            !s) {
+          return s;
+        }
+      }
+      if (e.has_trim()) {
+        const auto& t = e.trim();
+        return check_probe("runEnd.trim", t.rss_before_bytes(), t.rss_after_bytes(),
+                           t.duration_seconds());
+      }
+      return ok_status();
+    }
+    default:
+      return ok_status();
+  }
+}
+
+}  // namespace ramguard::control

@@ -1,0 +1,25 @@
+#pragma once
+// Every number a client sends has a range, checked once at the protocol boundary before any
+// module computes with it: a host count of 4294967295 or a model of 18 EB per copy is a
+// mistake to name, not a figure to multiply into a verdict. Errors name the field as the client
+// wrote it (JSON names).
+
+#include <cstdint>
+
+#include "common/result.hpp"
+#include "ramguard.pb.h"
+
+namespace ramguard::control {
+
+// Far above any real coordinator, far below where byte arithmetic could wrap.
+inline constexpr std::uint64_t kMaxRequestBytesFigure = 1'000'000'000'000'000;  // 1 PB
+inline constexpr std::uint64_t kMaxParameterCount = 1'000'000'000'000'000;      // 10^15
+inline constexpr double kMaxBytesPerParameter = 64;
+inline constexpr std::uint32_t kMaxHosts = 1'000'000;
+inline constexpr std::uint32_t kMaxDeclaredRounds = 100'000'000;
+inline constexpr double kMaxProbeSeconds = 24 * 3600.0;
+
+// ok, or INVALID_ARGUMENT naming the first field out of its range, its value and the range.
+Status check_request_ranges(const v1::Request& request);
+
+}  // namespace ramguard::control
