@@ -26,46 +26,6 @@ std::string format_fixed(double value, int decimals) {
   return buf;
 }
 
-std::string sanitize_utf8(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  std::size_t i = 0;
-  while (i < text.size()) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    std::size_t len = 0;
-    std::uint32_t min_code = 0;
-    if (c < 0x80) {
-      len = 1;
-    } else if ((c & 0xE0) == 0xC0) {
-      len = 2, min_code = 0x80;
-    } else if ((c & 0xF0) == 0xE0) {
-      len = 3, min_code = 0x800;
-    } else if ((c & 0xF8) == 0xF0) {
-      len = 4, min_code = 0x10000;
-    }
-    bool valid = len > 0 && i + len <= text.size();
-    std::uint32_t code = len == 1 ? c : (c & (0x7F >> len));
-    for (std::size_t k = 1; valid && k < len; ++k) {
-      const auto cc = static_cast<unsigned char>(text[i + k]);
-      if ((cc & 0xC0) != 0x80) valid = false;
-      code = (code << 6) | (cc & 0x3F);
-    }
-    // Overlong forms, surrogates and code points beyond Unicode are not valid UTF-8.
-    if (valid && len > 1 &&
-        (code < min_code || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF))) {
-      valid = false;
-    }
-    if (valid) {
-      out.append(text.substr(i, len));
-      i += len;
-    } else {
-      out.push_back('?');
-      ++i;
-    }
-  }
-  return out;
-}
-
 std::string escape_text(std::string_view raw) {
   const std::string text = sanitize_utf8(raw);
   std::string out;

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "common/units.hpp"
+#include "common/utf8.hpp"
 #include "ramguard.pb.h"
 
 namespace ramguard::report {
@@ -20,7 +21,9 @@ std::string format_unix_ms(std::int64_t unix_ms);
 std::string format_fixed(double value, int decimals);
 
 // Replaces bytes that are not valid UTF-8 with '?', so every renderer emits valid text.
-std::string sanitize_utf8(std::string_view text);
+inline std::string sanitize_utf8(std::string_view text) {
+  return valid_utf8(text, "?");
+}
 // For terminals: control characters become visible escapes ("\n", "\x1b"), so a label cannot
 // break the table or send escape sequences.
 std::string escape_text(std::string_view text);

@@ -35,7 +35,7 @@ std::size_t sequence_length(std::string_view text, std::size_t i) {
 
 }  // namespace
 
-std::string valid_utf8(std::string_view text) {
+std::string valid_utf8(std::string_view text, std::string_view replacement) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   out.reserve(text.size());
@@ -46,6 +46,10 @@ std::string valid_utf8(std::string_view text) {
       continue;
     }
     const auto b = static_cast<std::uint8_t>(text[i++]);
+    if (!replacement.empty()) {
+      out += replacement;
+      continue;
+    }
     out += "\\x";
     out += kHex[b >> 4];
     out += kHex[b & 0xF];

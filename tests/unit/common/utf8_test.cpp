@@ -24,5 +24,10 @@ TEST(ValidUtf8, EveryByteOfABrokenSequenceIsEscaped) {
   EXPECT_EQ(valid_utf8("\x80 \xc3\xa9"), "\\x80 \xc3\xa9");           // a stray tail, then valid
 }
 
+TEST(ValidUtf8, AReplacementStandsForEachBadByte) {
+  EXPECT_EQ(valid_utf8("bad \xff\xc3", "?"), "bad ??");
+  EXPECT_EQ(valid_utf8("ok \xc3\xa9", "?"), "ok \xc3\xa9");
+}
+
 }  // namespace
 }  // namespace ramguard
