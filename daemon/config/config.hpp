@@ -78,7 +78,7 @@ struct ControlConfig {
   // The socket file's group (a name or a numeric GID); empty: the daemon's own group. With mode
   // 0660, the members of this group (a non-root coordinator's) may connect.
   std::string socket_group;
-  PeersRead peers_read = PeersRead::kAll;
+  PeersRead peers_read = PeersRead::kOwn;  // private by default: others' runs are opt-in
   std::uint64_t max_frame_bytes = protocol::kMaxRequestBytes;
   std::uint32_t max_connections = 64;
   std::uint32_t max_runs = 256;

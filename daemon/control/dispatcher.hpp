@@ -28,7 +28,7 @@ struct DispatchSettings {
   std::map<std::string, MemoryPlan> plans;
   bool use_calibrated = false;
   double calibration_factor = 1.1;
-  PeersRead peers_read = PeersRead::kAll;
+  PeersRead peers_read = PeersRead::kOwn;
 };
 
 class Dispatcher final : public RequestHandler {

@@ -1,6 +1,6 @@
 // Reservations belong to the UID that was admitted: another member of the socket's group can
 // neither release nor claim root's reservation, so root's budget is never overcommitted; and
-// control.peers_read decides what other UIDs may read (all by default, or own).
+// control.peers_read decides what other UIDs may read (own by default, or all).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -172,7 +172,7 @@ PeerView peer_view(const Daemon& d, const MemChild& child) {
 
 TEST(PeersRead, AllLetsGroupMembersReadEveryRunButNotChangeIt) {
   MemChild child;
-  auto d = open_daemon();
+  auto d = open_daemon("  peers_read: all\n");
   const PeerView v = peer_view(*d, child);
   EXPECT_EQ(v.replies[0].status().runs_size(), 1);
   EXPECT_EQ(v.replies[0].status().reservations_size(), 1);
@@ -192,9 +192,9 @@ TEST(PeersRead, AllLetsGroupMembersReadEveryRunButNotChangeIt) {
   }
 }
 
-TEST(PeersRead, OwnHidesOtherUidsRunsReservationsAndProcesses) {
+TEST(PeersRead, OwnByDefaultHidesOtherUidsRunsReservationsAndProcesses) {
   MemChild child;
-  auto d = open_daemon("  peers_read: own\n");
+  auto d = open_daemon();  // the default: private
   const PeerView v = peer_view(*d, child);
   const v1::StatusReply& all = v.replies[0].status();
   EXPECT_EQ(all.runs_size(), 0) << all.DebugString();

@@ -24,7 +24,7 @@ TEST(ConfigDefaults, MatchDesignNumbers) {
   EXPECT_DOUBLE_EQ(c.headroom.warn_fraction, 0.9);
   EXPECT_EQ(c.metrics.listen.host, "127.0.0.1");
   EXPECT_EQ(c.control.socket_mode, 0660u);
-  EXPECT_EQ(c.control.peers_read, PeersRead::kAll);
+  EXPECT_EQ(c.control.peers_read, PeersRead::kOwn);  // private by default
   EXPECT_EQ(c.control.max_frame_bytes, 64u * 1024);
   EXPECT_FALSE(c.control.tcp.enabled);
   EXPECT_TRUE(c.control.socket.empty());  // resolved at startup, see paths.hpp
@@ -150,7 +150,7 @@ control:
   socket: /tmp/rg.sock
   socket_mode: 0600
   socket_group: nogroup
-  peers_read: own
+  peers_read: all
   max_frame: 1MiB
   max_connections: 8
   max_runs: 9
@@ -190,7 +190,7 @@ log: { level: warning }
   EXPECT_EQ(c.control.socket, "/tmp/rg.sock");
   EXPECT_EQ(c.control.socket_mode, 0600u);
   EXPECT_EQ(c.control.socket_group, "nogroup");
-  EXPECT_EQ(c.control.peers_read, PeersRead::kOwn);
+  EXPECT_EQ(c.control.peers_read, PeersRead::kAll);
   EXPECT_EQ(c.control.max_frame_bytes, 1u << 20);
   EXPECT_EQ(c.control.max_connections, 8u);
   EXPECT_EQ(c.control.max_runs, 9u);
