@@ -12,7 +12,8 @@ endforeach()
 list(JOIN daemon_modules "|" modules_regex)
 
 set(base_files result.hpp units.hpp units.cpp socket_path.hpp socket_path.cpp protocol.hpp
-               verdict_rank.hpp verdict_rank.cpp)
+               verdict_rank.hpp verdict_rank.cpp closest_word.hpp closest_word.cpp utf8.hpp
+               utf8.cpp)
 
 set(problems "")
 file(GLOB_RECURSE client_files ${SOURCE_DIR}/client/*.cpp ${SOURCE_DIR}/client/*.hpp)
