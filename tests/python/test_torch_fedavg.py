@@ -141,7 +141,7 @@ class TorchFedAvgAgainstTheRealDaemon(unittest.TestCase):
         self.assertTrue(admission["admitted"], admission)
         self.assertEqual(admission["estimate_source"], "plan:fedavg")
         # The fedavg plan: aggregation holds global + 2 host updates + result, plus overhead.
-        self.assertEqual(admission["estimate_bytes"], 4 * VIT_B_16_BYTES + 1_100_000_000)
+        self.assertEqual(admission["estimate_bytes"], 4 * VIT_B_16_BYTES + 300_000_000)
         admitted_at = next(i for i, l in enumerate(lines) if "admission (" in l)
         claimed_at = next(i for i, l in enumerate(lines) if "claimed 2 hosts" in l)
         self.assertLess(admitted_at, claimed_at, "admission comes before claiming hosts")
@@ -149,6 +149,17 @@ class TorchFedAvgAgainstTheRealDaemon(unittest.TestCase):
         self.assertEqual(run["labels"], {"build": build, "model": "vit_b_16",
                                          "allocator": allocator})
         self.assertEqual(run["state"], "ended")
+        # The first run's estimate (from the plan alone: no history) against the exact peak.
+        # The final build holds what the plan says: the estimate bounds its peak within 15%
+        # (measured 1.10 with jemalloc, 1.09 with glibc). The baseline's cycles keep one more
+        # copy per round past round 1, so by round 3 it passes the plan: that is its defect.
+        self.assertTrue(run["peak_exact"], run)
+        estimate, peak = admission["estimate_bytes"], run["peak_bytes"]
+        if build == "final":
+            self.assertGreaterEqual(estimate, peak, (estimate, peak))
+            self.assertLessEqual(estimate, 1.15 * peak, (estimate, peak))
+        else:
+            self.assertGreater(peak, estimate + VIT_B_16_BYTES, (estimate, peak))
         phases = [(p["phase"], p["round"]) for p in run["phases"]]
         self.assertEqual(phases, [("load", 1)] + [(name, r) for r in (1, 2, 3) for name in
                                                    ("aggregation", "synchronization", "save")])
