@@ -189,6 +189,13 @@ class TorchFedAvgAgainstTheRealDaemon(unittest.TestCase):
         self.assertEqual(out.returncode, 0, out.stderr)
         return out.stdout
 
+    def report_text(self, run_id):
+        """`ramguard report RUN` against the test's daemon: its stdout."""
+        out = subprocess.run([os.environ["RAMGUARD_CLI"], "--socket", self.daemon.socket,
+                              "report", run_id], capture_output=True, text=True, timeout=30)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        return out.stdout
+
     def daemon_report(self, run_id):
         import importlib.util
         path = os.path.join(os.path.dirname(os.path.abspath(self.example)), "..", "ramguard.py")
@@ -269,6 +276,20 @@ class TorchFedAvgAgainstTheRealDaemon(unittest.TestCase):
         self.assertTrue(release["summary"].startswith("Release passed"), release)
         after = summary["gc_after_run"]
         self.assertLess(after["rss_before_bytes"] - after["rss_after_bytes"], 50 * MB, after)
+        # The report puts, per phase, the plan next to the live bytes the allocator reported at
+        # the phase's end and the exact peak, and names the phase where they differ most.
+        text = self.report_text(summary["run_id"])
+        sys.stderr.write("\n" + text)
+        self.assertIn("Plan against peaks, per phase over the run", text)
+        rows = {l.split()[0]: l for l in text.splitlines()
+                if l.startswith("  ") and l.split()[0] in ("load", "aggregation",
+                                                           "synchronization", "save")
+                and "(" in l}
+        self.assertEqual(sorted(rows), ["aggregation", "load", "save", "synchronization"], text)
+        # aggregation: planned 1.69 GB (4.87 copies), with jemalloc the live bytes are measured
+        self.assertIn("1.69 GB (4.87)", rows["aggregation"])
+        self.assertEqual(rows["aggregation"].count("("), 4, rows["aggregation"])  # no "-" cell
+        self.assertIn("Largest gap: ", text)
 
         # -- side by side, as an operator would see them: `ramguard compare` ----------------
         ids = [results[b][0]["run_id"] for b in ("baseline", "final")]
