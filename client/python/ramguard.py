@@ -768,8 +768,10 @@ class Phase:
     the body raises: then `exception` names it). `begin_reply` and `end_reply` hold the marks'
     results."""
 
-    def __init__(self, run: "Run", name: str, round_no: Optional[int] = None) -> None:
+    def __init__(self, run: "Run", name: str, round_no: Optional[int] = None,
+                 allocator: bool = False) -> None:
         self.run, self.name, self.round = run, name, round_no
+        self.allocator = allocator  # send allocator_stats() with the end mark
         self.begin_reply: Optional[MarkResult] = None
         self.end_reply: Optional[MarkResult] = None
         self.exception: Optional[str] = None
@@ -781,7 +783,9 @@ class Phase:
     def __exit__(self, exc_type: Optional[type], exc: Optional[BaseException],
                  tb: Any) -> Literal[False]:
         if exc_type is None:
-            self.end_reply = self.run.mark("end", self.name, round_no=self.round)
+            # The live bytes at the end: the report puts them next to the plan and the peak.
+            stats = _allocator_wire(allocator_stats()) if self.allocator else None
+            self.end_reply = self.run.mark("end", self.name, round_no=self.round, allocator=stats)
             return False
         self.exception = _describe(exc_type, exc)
         logger.info("ramguard: phase %s of run %s left by %s", self.name, self.run.run_id,
@@ -856,12 +860,15 @@ class Run:
         """Join a run that already exists (for example one started by `ramguard exec`)."""
         return cls(client or Client(), run_id, owned=False)
 
-    def phase(self, name: str, round_no: Optional[int] = None, **legacy: Any) -> Phase:
-        """`with run.phase("aggregation"):` marks the phase's begin and end."""
+    def phase(self, name: str, round_no: Optional[int] = None, allocator: bool = False,
+              **legacy: Any) -> Phase:
+        """`with run.phase("aggregation"):` marks the phase's begin and end. allocator=True sends
+        allocator_stats() with the end mark (the application's live bytes, next to the plan and
+        the exact peak in the report)."""
         round_no = legacy.pop("round", round_no)
         _no_legacy(legacy)
         _check_phase(name)
-        return Phase(self, name, round_no)
+        return Phase(self, name, round_no, allocator)
 
     # -- marks ------------------------------------------------------------------------------
 

@@ -97,6 +97,8 @@ std::string report_json(const v1::ReportReply& reply) {
         .field("duration_seconds", p.duration_seconds())
         .field("peak_bytes", static_cast<std::uint64_t>(p.peak_bytes()))
         .field("peak_exact", p.peak_exact())
+        .field("plan_bytes", static_cast<std::uint64_t>(p.plan_bytes()))
+        .field("allocated_bytes", static_cast<std::uint64_t>(p.allocated_bytes()))
         .end_object();
   }
   w.end_array();

@@ -4,6 +4,7 @@
 
 #include "common/verdict_rank.hpp"
 #include "report/format.hpp"
+#include "report/plan_table.hpp"
 #include "report/render.hpp"
 #include "report/run_facts.hpp"
 #include "report/table.hpp"
@@ -240,6 +241,7 @@ std::string report_text(const v1::ReportReply& reply, const RenderOptions& o) {
     out += field("Estimate note", accuracy->summary());
   }
   phases_section(run, o, out);
+  out += plan_table_text(run, o.binary_units);
   boundaries_section(run, o, out);
   gaps_section(run, out);
   release_section(run, o, out);

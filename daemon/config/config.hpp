@@ -174,7 +174,8 @@ struct PhaseGapConfig {
   friend bool operator==(const PhaseGapConfig&, const PhaseGapConfig&) = default;
 };
 
-// The fedavg plan: the largest live sum is aggregation, (hosts + 2) copies + 1.1 GB.
+// The fedavg plan: the largest live sum is aggregation, (hosts + 2) copies + 0.3 GB (fitted to
+// a real PyTorch coordinator; synchronization holds 3 copies, so it dominates with one host).
 MemoryPlan default_fedavg_plan();
 // The default target: aggregation end to synchronization begin within 10 s.
 PhaseGapConfig default_phase_gap();

@@ -98,6 +98,8 @@ void to_proto(const RunLedger& ledger, v1::RunStatus& out, const ListLimits& lim
     if (p.end) phase->set_duration_seconds(seconds_between(p.begin, *p.end));
     phase->set_peak_bytes(p.peak_bytes);
     phase->set_peak_exact(p.peak_exact);
+    phase->set_plan_bytes(p.plan_bytes);
+    phase->set_allocated_bytes(p.allocated_bytes);
   }
   // Boundaries the ledger no longer holds and those past the limit: one summary.
   BoundarySummary earlier = ledger.earlier_boundaries;

@@ -79,6 +79,8 @@ struct PhaseRecord {
   std::optional<Instant> end;
   std::uint64_t peak_bytes = 0;  // high-water mark at phase end, or the largest sample
   bool peak_exact = false;       // true when the high-water mark was reset at begin
+  std::uint64_t plan_bytes = 0;  // the run's plan for this phase (overhead included); 0: no plan
+  std::uint64_t allocated_bytes = 0;  // the allocator facts sent with the end mark; 0: none
 };
 
 struct BoundaryRecord {

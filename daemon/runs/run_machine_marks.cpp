@@ -138,6 +138,7 @@ Result<MarkOutcome> RunMachine::mark(const MarkInput& input, TargetProbe& probe)
     phase.begin = now;
     phase.peak_bytes = reading->counted_bytes();
     phase.peak_exact = exact_peaks_;
+    if (auto planned = yardstick(input.phase)) phase.plan_bytes = planned->plan_live_bytes;
     ledger_.phases.push_back(phase);
     open_phases_.push_back(ledger_.phases.size() - 1);
     phase_changed = &ledger_.phases.back();
@@ -156,6 +157,7 @@ Result<MarkOutcome> RunMachine::mark(const MarkInput& input, TargetProbe& probe)
                              [&](std::size_t i) { return ledger_.phases[i].phase == input.phase; });
     PhaseRecord& phase = ledger_.phases[*open];
     phase.end = now;
+    if (input.allocator) phase.allocated_bytes = input.allocator->allocated_bytes;
     open_phases_.erase(open);
     out.phase_peak_bytes = phase.peak_bytes;
     out.phase_duration_seconds = seconds_between(phase.begin, now);

@@ -297,7 +297,7 @@ class ClientAgainstTheRealDaemon(unittest.TestCase):
             # Admission from the plan: aggregation holds global + 2 host updates + result.
             admission = out["admission"]
             self.assertTrue(admission["admitted"])
-            self.assertEqual(admission["estimate_bytes"], 4 * MODEL + 1_100_000_000)
+            self.assertEqual(admission["estimate_bytes"], 4 * MODEL + 300_000_000)
             self.assertEqual(admission["estimate_source"], "plan:fedavg")
             self.assertEqual(admission["budget_bytes"], 16_000_000_000)
 

@@ -142,7 +142,7 @@ class TorchFedAvgAgainstTheRealDaemon(unittest.TestCase):
         self.assertTrue(admission["admitted"], admission)
         self.assertEqual(admission["estimate_source"], "plan:fedavg")
         # The fedavg plan: aggregation holds global + 2 host updates + result, plus overhead.
-        self.assertEqual(admission["estimate_bytes"], 4 * VIT_B_16_BYTES + 1_100_000_000)
+        self.assertEqual(admission["estimate_bytes"], 4 * VIT_B_16_BYTES + 300_000_000)
         admitted_at = next(i for i, l in enumerate(lines) if "admission (" in l)
         claimed_at = next(i for i, l in enumerate(lines) if "claimed 2 hosts" in l)
         self.assertLess(admitted_at, claimed_at, "admission comes before claiming hosts")
@@ -150,6 +150,17 @@ class TorchFedAvgAgainstTheRealDaemon(unittest.TestCase):
         self.assertEqual(run["labels"], {"build": build, "model": "vit_b_16",
                                          "allocator": allocator})
         self.assertEqual(run["state"], "ended")
+        # The first run's estimate (from the plan alone: no history) against the exact peak.
+        # The final build holds what the plan says: the estimate bounds its peak within 15%
+        # (measured 1.10 with jemalloc, 1.09 with glibc). The baseline's cycles keep one more
+        # copy per round past round 1, so by round 3 it passes the plan: that is its defect.
+        self.assertTrue(run["peak_exact"], run)
+        estimate, peak = admission["estimate_bytes"], run["peak_bytes"]
+        if build == "final":
+            self.assertGreaterEqual(estimate, peak, (estimate, peak))
+            self.assertLessEqual(estimate, 1.15 * peak, (estimate, peak))
+        else:
+            self.assertGreater(peak, estimate + VIT_B_16_BYTES, (estimate, peak))
         phases = [(p["phase"], p["round"]) for p in run["phases"]]
         self.assertEqual(phases, [("load", 1)] + [(name, r) for r in (1, 2, 3) for name in
                                                    ("aggregation", "synchronization", "save")])
@@ -177,6 +188,13 @@ class TorchFedAvgAgainstTheRealDaemon(unittest.TestCase):
         out = subprocess.run([os.environ["RAMGUARD_CLI"], "--socket", self.daemon.socket,
                               "compare", *run_ids, "--format", fmt],
                              capture_output=True, text=True, timeout=30)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        return out.stdout
+
+    def report_text(self, run_id):
+        """`ramguard report RUN` against the test's daemon: its stdout."""
+        out = subprocess.run([os.environ["RAMGUARD_CLI"], "--socket", self.daemon.socket,
+                              "report", run_id], capture_output=True, text=True, timeout=30)
         self.assertEqual(out.returncode, 0, out.stderr)
         return out.stdout
 
@@ -260,6 +278,20 @@ class TorchFedAvgAgainstTheRealDaemon(unittest.TestCase):
         self.assertTrue(release["summary"].startswith("Release passed"), release)
         after = summary["gc_after_run"]
         self.assertLess(after["rss_before_bytes"] - after["rss_after_bytes"], 50 * MB, after)
+        # The report puts, per phase, the plan next to the live bytes the allocator reported at
+        # the phase's end and the exact peak, and names the phase where they differ most.
+        text = self.report_text(summary["run_id"])
+        sys.stderr.write("\n" + text)
+        self.assertIn("Plan against peaks, per phase over the run", text)
+        rows = {l.split()[0]: l for l in text.splitlines()
+                if l.startswith("  ") and l.split()[0] in ("load", "aggregation",
+                                                           "synchronization", "save")
+                and "(" in l}
+        self.assertEqual(sorted(rows), ["aggregation", "load", "save", "synchronization"], text)
+        # aggregation: planned 1.69 GB (4.87 copies), with jemalloc the live bytes are measured
+        self.assertIn("1.69 GB (4.87)", rows["aggregation"])
+        self.assertEqual(rows["aggregation"].count("("), 4, rows["aggregation"])  # no "-" cell
+        self.assertIn("Largest gap: ", text)
 
         # -- side by side, as an operator would see them: `ramguard compare` ----------------
         ids = [results[b][0]["run_id"] for b in ("baseline", "final")]

@@ -200,7 +200,7 @@ class NoGuard:
         def __exit__(self, *exc):
             return False
 
-    def phase(self, name, round_no=None):
+    def phase(self, name, round_no=None, allocator=False):
         return self._Phase()
 
     def round_end(self, round_no=None, gc_probe=False):
@@ -224,7 +224,7 @@ class Coordinator:
 
     def phase(self, name, round_no, body):
         started = time.monotonic()
-        with self.run.phase(name) as p:
+        with self.run.phase(name, allocator=True) as p:
             detail = body()
         reply = p.end_reply
         exact = reply is not None and reply.get("peak_exact", False)
