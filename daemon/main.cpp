@@ -7,6 +7,7 @@
 
 #include "admission/admission.hpp"
 #include "common/log.hpp"
+#include "config/auto_budget.hpp"
 #include "config/command_line.hpp"
 #include "config/describe.hpp"
 #include "config/load.hpp"
@@ -207,6 +208,7 @@ int run_daemon(Config config, const CommandLine& flags) {
       } else {
         std::vector<std::string> notes;
         auto next = reload(config, *flags.config_path, flags, &notes);
+        if (next) next = with_auto_budget(std::move(*next));
         if (next) {
           if (auto usable = validate_for_daemon(*next, *flags.config_path); !usable) {
             next = usable.error();
@@ -296,6 +298,10 @@ int main(int argc, char** argv) {
   }
   if (flags->check_config_path) {
     auto checked = load_config_file(*flags->check_config_path);
+    if (checked) {
+      checked = with_auto_budget(std::move(*checked));
+      if (!checked) checked = Error{*flags->check_config_path + ": " + checked.error().message};
+    }
     if (!checked) {
       std::fprintf(stderr, "%s\n", checked.error().message.c_str());
       return 1;
@@ -320,6 +326,12 @@ int main(int argc, char** argv) {
     config = *loaded;
   }
   config = apply_overrides(config, *flags);
+  if (auto resolved = with_auto_budget(config); resolved) {
+    config = std::move(*resolved);
+  } else {
+    std::fprintf(stderr, "ramguardd: %s\n", resolved.error().message.c_str());
+    return 1;
+  }
   if (auto valid = validate_for_daemon(config, flags->config_path.value_or("flags")); !valid) {
     std::fprintf(stderr, "ramguardd: %s\n", valid.error().message.c_str());
     return 1;

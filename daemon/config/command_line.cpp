@@ -62,10 +62,16 @@ const std::vector<Flag>& flags() {
       {"--state-dir",
        with<std::string>(non_empty, [](CommandLine& c, std::string v) { c.state_dir = v; })},
       {"--budget", with<std::uint64_t>(
-                       [](std::string_view v) {
-                         return parse_size_in(v, 1, static_cast<std::uint64_t>(INT64_MAX));
+                       [](std::string_view v) -> Result<std::uint64_t> {
+                         if (v == "auto") return std::uint64_t{0};  // 0: resolved later
+                         auto size = parse_size_in(v, 1, static_cast<std::uint64_t>(INT64_MAX));
+                         if (!size) return Error{size.error().message + "; or auto"};
+                         return size;
                        },
-                       [](CommandLine& c, std::uint64_t v) { c.budget_bytes = v; })},
+                       [](CommandLine& c, std::uint64_t v) {
+                         c.budget_auto = v == 0;
+                         c.budget_bytes = v;
+                       })},
       {"--log-level",
        with<LogLevel>(parse_log_level, [](CommandLine& c, LogLevel v) { c.log_level = v; })},
       {"--help", nullptr},
@@ -125,7 +131,10 @@ Config apply_overrides(Config config, const CommandLine& flags) {
   if (flags.metrics) config.metrics.listen = *flags.metrics;
   if (flags.socket) config.control.socket = *flags.socket;
   if (flags.state_dir) config.state_dir = *flags.state_dir;
-  if (flags.budget_bytes) config.budget_bytes = *flags.budget_bytes;
+  if (flags.budget_bytes) {
+    config.budget_auto = flags.budget_auto;
+    if (!flags.budget_auto) config.budget_bytes = *flags.budget_bytes;
+  }
   if (flags.log_level) config.log_level = *flags.log_level;
   for (pid_t pid : flags.watch) {
     if (std::find(config.watch.begin(), config.watch.end(), pid) == config.watch.end()) {
@@ -155,7 +164,8 @@ Flags (--flag VALUE or --flag=VALUE; flags win over the configuration file):
                          $XDG_RUNTIME_DIR/ramguard.sock, else /tmp/ramguard-UID.sock)
   --state-dir DIR        run ledger directory (default /var/lib/ramguard as root, else
                          $XDG_STATE_HOME/ramguard or ~/.local/state/ramguard)
-  --budget SIZE          memory budget, e.g. 16GB (16e9 bytes) or 16GiB (default 16GB)
+  --budget SIZE|auto     memory budget, e.g. 16GB (16e9 bytes) or 16GiB (default 16GB);
+                         auto: MemTotal less system_reserve (1GB unless configured)
   --log-level LEVEL      debug, info, warning or error (default info)
   -h, --help             this text
   --version              print the version

@@ -26,6 +26,7 @@ struct CommandLine {
   std::optional<std::string> socket;
   std::optional<std::string> state_dir;
   std::optional<std::uint64_t> budget_bytes;
+  bool budget_auto = false;  // --budget auto
   std::optional<LogLevel> log_level;
   bool help = false;
   bool version = false;

@@ -183,6 +183,11 @@ PhaseGapConfig default_phase_gap();
 struct Config {
   std::uint64_t budget_bytes = 16'000'000'000;
   std::uint64_t margin_bytes = 0;  // admission: estimates must fit budget - margin
+  // `budget: auto`: budget_bytes is MemTotal less system_reserve_bytes, resolved at start and
+  // at every reload (config/auto_budget.hpp); a Load's own cgroup limit caps each admission.
+  bool budget_auto = false;
+  std::uint64_t system_reserve_bytes = 1'000'000'000;
+  std::uint64_t auto_total_bytes = 0;  // the MemTotal an auto budget was resolved from
   // Empty: resolved at startup (paths.hpp): /var/lib/ramguard as root, else
   // $XDG_STATE_HOME/ramguard, else ~/.local/state/ramguard.
   std::string state_dir;

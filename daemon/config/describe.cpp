@@ -30,7 +30,14 @@ std::string threshold(std::uint64_t size_bytes, double model_copies, const char*
 std::string describe_config(const Config& c) {
   char mode[8];
   std::snprintf(mode, sizeof mode, "%04o", c.control.socket_mode);
-  std::string out = "budget " + bytes(c.budget_bytes) + " (margin " + bytes(c.margin_bytes) +
+  std::string budget = bytes(c.budget_bytes);
+  if (c.budget_auto) {
+    budget = c.auto_total_bytes != 0
+                 ? budget + " (auto: MemTotal " + bytes(c.auto_total_bytes) +
+                       " less system reserve " + bytes(c.system_reserve_bytes) + ")"
+                 : "auto (MemTotal less system reserve " + bytes(c.system_reserve_bytes) + ")";
+  }
+  std::string out = "budget " + budget + " (margin " + bytes(c.margin_bytes) +
                     "), sampling every " + format_duration(c.sampling.interval) + "\n";
   out += "control socket " + or_auto(c.control.socket) + " (mode " + mode +
          (c.control.socket_group.empty() ? std::string() : ", group " + c.control.socket_group) +

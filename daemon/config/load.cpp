@@ -128,7 +128,9 @@ Status validate_config(const Config& c, std::string_view source_name) {
     errors.push_back(std::string(source_name) + ": " + path + ": " + problem);
   };
   if (c.budget_bytes == 0) fail("budget", "must be greater than 0");
-  if (c.margin_bytes >= c.budget_bytes && c.budget_bytes > 0) {
+  // An auto budget not yet resolved (auto_budget.hpp) is checked against the margin once it is.
+  const bool budget_known = !c.budget_auto || c.auto_total_bytes != 0;
+  if (budget_known && c.margin_bytes >= c.budget_bytes && c.budget_bytes > 0) {
     fail("margin",
          bytes_text(c.margin_bytes) + " must be less than budget " + bytes_text(c.budget_bytes));
   }

@@ -214,7 +214,18 @@ void read_config(YamlWalk& walk, const YAML::Node& root, Config& c) {
   };
   walk.fields(
       root, "",
-      {{"budget", r.size(c.budget_bytes, 1)},
+      {{"budget",
+        [&](const YAML::Node& n, const std::string& p) {
+          c.budget_auto = n.IsScalar() && n.Scalar() == "auto";
+          if (c.budget_auto) return;
+          walk.value(n, p, "a size or auto", c.budget_bytes,
+                     [](std::string_view t) -> Result<std::uint64_t> {
+                       auto size = parse_size_in(t, 1, kAnySize);
+                       if (!size) return Error{size.error().message + "; or auto"};
+                       return size;
+                     });
+        }},
+       {"system_reserve", r.size(c.system_reserve_bytes, 0)},
        {"margin", r.size(c.margin_bytes, 0)},
        {"state_dir", r.text(c.state_dir)},
        {"sampling", section(read_sampling, c.sampling)},

@@ -143,6 +143,18 @@ std::vector<RunHolding> Dispatcher::holdings() const {
   return out;
 }
 
+std::optional<PhaseRoom> Dispatcher::phase_room(const std::string& run_id) {
+  // Only a run with a plan has a phase level to forecast; the others cost no read.
+  const RunMachine* run = registry_.find(run_id);
+  if (run == nullptr || run->ledger().state != RunState::kActive ||
+      run->ledger().info.plan.empty()) {
+    return std::nullopt;
+  }
+  AdmitCaps measured = caps(run->ledger().info.target.pid);
+  return PhaseRoom{measured.node_available_bytes, measured.cgroup_limit_bytes,
+                   std::move(measured.cgroup_dir)};
+}
+
 AdmitCaps Dispatcher::caps(pid_t pid) {
   AdmitCaps caps;
   if (meminfo_) {
@@ -293,6 +305,7 @@ Status Dispatcher::mark(const v1::MarkRequest& in, const Caller& caller, v1::Mar
     input.gc = GcFacts{g.rss_before_bytes(), g.rss_after_bytes(), g.collected_objects(),
                        g.duration_seconds()};
   }
+  if (input.kind == MarkKind::kPhaseBegin) input.room = phase_room(input.run_id);
   auto marked = registry_.mark(input, caller);
   if (!marked) return marked.error();
   to_proto(marked->mark.reading, *out.mutable_reading());

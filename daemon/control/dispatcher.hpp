@@ -61,6 +61,8 @@ class Dispatcher final : public RequestHandler {
   // Admission's view of the machine: active runs with what they hold, and the caps.
   std::vector<RunHolding> holdings() const;
   AdmitCaps caps(pid_t pid);
+  // A phase begin's room (node and the run's cgroup), for a run with a plan; else nullopt.
+  std::optional<PhaseRoom> phase_room(const std::string& run_id);
 
   RunRegistry& registry_;
   Admission& admission_;

@@ -29,6 +29,7 @@
 #include "verdicts/budget.hpp"
 #include "verdicts/exit.hpp"
 #include "verdicts/growth.hpp"
+#include "verdicts/phase_room.hpp"
 #include "verdicts/plan_yardstick.hpp"
 
 namespace ramguard {
@@ -40,6 +41,9 @@ struct MarkInput {
   std::uint32_t round = 0;  // 0: counted by the run
   std::optional<AllocatorFacts> allocator;
   std::optional<GcFacts> gc;
+  // Phase begin: what the node and the run's cgroup can give now (measured by the caller);
+  // nullopt: not measured, only the budget is forecast.
+  std::optional<PhaseRoom> room;
 };
 
 struct MarkOutcome {
@@ -174,7 +178,8 @@ class RunMachine {
   bool runaway_flagged_ = false;                      // once per mark interval
   std::map<std::string, std::uint64_t> phase_peaks_;  // largest peak of each ended phase
   std::set<std::string> forecast_phases_;             // phases already forecast at a begin
-  std::set<std::string> checked_phase_names_;         // phases already checked against the plan
+  std::set<std::string> room_forecasts_;  // "phase/cap/kind" already said against node or cgroup
+  std::set<std::string> checked_phase_names_;  // phases already checked against the plan
   // Phase gaps over target already turned into verdicts, by rule and the `from` mark's time.
   std::set<std::pair<std::size_t, std::uint64_t>> gaps_reported_;
   std::optional<std::size_t> settling_;  // the boundary whose settle window is open

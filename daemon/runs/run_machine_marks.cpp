@@ -152,6 +152,19 @@ Result<MarkOutcome> RunMachine::mark(const MarkInput& input, TargetProbe& probe)
         emit(std::move(*v));
       }
     }
+    // The machine's caps change as the run goes (another process takes the node's memory, a
+    // limit is lowered), so every begin is checked; each phase, cap and severity is said once.
+    if (auto planned = yardstick(input.phase); planned && input.room) {
+      for (const RoomCap cap : {RoomCap::kCgroup, RoomCap::kNode}) {
+        auto v =
+            forecast_phase_room(*planned, cap, *input.room, reading->counted_bytes(), input.phase,
+                                mark.round, ledger_.info.model_bytes, now, detectors());
+        if (v &&
+            room_forecasts_.insert(input.phase + '/' + room_cap_name(cap) + '/' + v->kind).second) {
+          emit(std::move(*v));
+        }
+      }
+    }
   } else if (input.kind == MarkKind::kPhaseEnd) {
     auto open = std::find_if(open_phases_.begin(), open_phases_.end(),
                              [&](std::size_t i) { return ledger_.phases[i].phase == input.phase; });

@@ -8,6 +8,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "harness.hpp"
 
@@ -162,6 +163,157 @@ TEST(AdmissionCaps, ALoadInAMemoryCgroupRefusesOnTheCgroupCap) {
     const v1::AdmitReply fits = admit(*d, 100 * kMB, loader.pid());
     EXPECT_TRUE(fits.admitted()) << fits.reason();
     EXPECT_EQ(fits.budget_cap(), "cgroup");
+  }
+  std::error_code ec;
+  std::filesystem::remove(dir, ec);
+  EXPECT_FALSE(std::filesystem::exists(dir)) << ec.message();
+}
+
+// Re-checked as the run goes: a run admitted with the fedavg plan (model 50 MB, 1 host, so
+// aggregation plans 3 copies + 0.3 GB = 0.45 GB over the baseline) whose cgroup limit is then
+// lowered to 300 MB is told at aggregation's begin mark, naming the cgroup, before it allocates.
+TEST(AdmissionCaps, APhaseBeginIsForecastAgainstTheRunsLoweredCgroupLimit) {
+  if (!std::filesystem::exists(kV1Memory / "memory.limit_in_bytes") || ::geteuid() != 0) {
+    GTEST_SKIP() << "needs root and the v1 memory controller at " << kV1Memory;
+  }
+  const std::filesystem::path dir = kV1Memory / ("ramguard-room-" + std::to_string(::getpid()));
+  std::filesystem::create_directory(dir);
+  auto d = Daemon::with_args({"--budget", "16GB"});
+  {
+    MemChild coordinator;
+    v1::Request ask;
+    ask.mutable_admit()->set_job("room");
+    ask.mutable_admit()->set_plan("fedavg");
+    ask.mutable_admit()->set_hosts(1);
+    ask.mutable_admit()->mutable_model()->set_model_bytes(50 * kMB);
+    ask.mutable_admit()->set_pid(static_cast<std::uint32_t>(coordinator.pid()));
+    const v1::Reply admitted = d->call(ask);
+    ASSERT_TRUE(admitted.has_admit() && admitted.admit().admitted()) << admitted.DebugString();
+
+    v1::Request start;
+    start.mutable_run_start()->set_pid(static_cast<std::uint32_t>(coordinator.pid()));
+    start.mutable_run_start()->set_job("room");
+    start.mutable_run_start()->set_model_bytes(50 * kMB);
+    start.mutable_run_start()->set_hosts(1);
+    start.mutable_run_start()->set_reservation_id(admitted.admit().reservation_id());
+    const v1::Reply started = d->call(start);
+    ASSERT_TRUE(started.has_run_start()) << started.DebugString();
+    const std::string run_id = started.run_start().run_id();
+
+    std::ofstream(dir / "memory.limit_in_bytes") << 300 * kMB << "\n";
+    std::ofstream(dir / "cgroup.procs") << coordinator.pid() << "\n";
+    // The daemon keeps a process's cgroup limit for a second (admissions come in bursts).
+    std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+
+    v1::Request begin;
+    begin.mutable_mark()->set_run_id(run_id);
+    begin.mutable_mark()->set_kind(v1::MarkRequest::PHASE_BEGIN);
+    begin.mutable_mark()->set_phase("aggregation");
+    const v1::Reply marked = d->call(begin);
+    ASSERT_TRUE(marked.has_mark()) << marked.DebugString();
+    std::vector<v1::Verdict> over;
+    for (const v1::Verdict& v : marked.mark().verdicts()) {
+      if (v.kind() == "over_budget") over.push_back(v);
+    }
+    ASSERT_EQ(over.size(), 1u) << marked.DebugString();
+    EXPECT_NE(over[0].summary().find("Forecast at the begin of aggregation"), std::string::npos);
+    EXPECT_NE(over[0].summary().find("over the cgroup's limit 0.30 GB"), std::string::npos)
+        << over[0].summary();
+    EXPECT_NE(over[0].summary().find(dir.string()), std::string::npos) << over[0].summary();
+
+    v1::Request end;
+    end.mutable_run_end()->set_run_id(run_id);
+    EXPECT_TRUE(d->call(end).has_run_end());
+  }
+  std::error_code ec;
+  std::filesystem::remove(dir, ec);
+  EXPECT_FALSE(std::filesystem::exists(dir)) << ec.message();
+}
+
+// The node term of the same re-check, read from the real MemAvailable: a run admitted with the
+// fedavg plan on a 50 MB model that declares, at its start, a model of half the node's free
+// memory plans an aggregation (3 copies) past what the node has; the begin mark says so, naming
+// MemAvailable, while the configured budget (far above) stays silent.
+TEST(AdmissionCaps, APhaseBeginIsForecastAgainstTheNodesFreeMemory) {
+  const std::uint64_t available = mem_available_bytes();
+  auto d = Daemon::with_args({"--budget", std::to_string(4 * available + 64 * kGB)});
+  MemChild coordinator;
+  v1::Request ask;
+  ask.mutable_admit()->set_job("room");
+  ask.mutable_admit()->set_plan("fedavg");
+  ask.mutable_admit()->set_hosts(1);
+  ask.mutable_admit()->mutable_model()->set_model_bytes(50 * kMB);
+  ask.mutable_admit()->set_pid(static_cast<std::uint32_t>(coordinator.pid()));
+  const v1::Reply admitted = d->call(ask);
+  ASSERT_TRUE(admitted.has_admit() && admitted.admit().admitted()) << admitted.DebugString();
+
+  v1::Request start;
+  start.mutable_run_start()->set_pid(static_cast<std::uint32_t>(coordinator.pid()));
+  start.mutable_run_start()->set_job("room");
+  start.mutable_run_start()->set_model_bytes(available / 2);
+  start.mutable_run_start()->set_hosts(1);
+  start.mutable_run_start()->set_reservation_id(admitted.admit().reservation_id());
+  const v1::Reply started = d->call(start);
+  ASSERT_TRUE(started.has_run_start()) << started.DebugString();
+
+  v1::Request begin;
+  begin.mutable_mark()->set_run_id(started.run_start().run_id());
+  begin.mutable_mark()->set_kind(v1::MarkRequest::PHASE_BEGIN);
+  begin.mutable_mark()->set_phase("aggregation");
+  const v1::Reply marked = d->call(begin);
+  ASSERT_TRUE(marked.has_mark()) << marked.DebugString();
+  // Only the node's term: a cgroup limit the test machine may put over it is another verdict.
+  std::vector<v1::Verdict> node;
+  for (const v1::Verdict& v : marked.mark().verdicts()) {
+    if (v.figures().contains("cap_node")) node.push_back(v);
+  }
+  ASSERT_EQ(node.size(), 1u) << marked.DebugString();
+  const v1::Verdict& v = node[0];
+  EXPECT_EQ(v.kind(), "over_budget");
+  EXPECT_EQ(v.severity(), v1::CRITICAL);
+  EXPECT_NE(v.summary().find("available (MemAvailable) by"), std::string::npos) << v.summary();
+  EXPECT_EQ(v.figures().at("cap_node"), 1);
+  // MemAvailable as read by the daemon, within what other processes change meanwhile.
+  EXPECT_NEAR(v.figures().at("cap_bytes"), static_cast<double>(available), 0.5e9);
+}
+
+// `budget: auto` as the sidecar uses it: the configured budget is MemTotal less the 1 GB
+// system reserve (reply and metric), and a Load in a memory cgroup limited to 300 MB is still
+// refused 400 MB on its cgroup's limit: the coordinator's container limit needs no copy in the
+// configuration.
+TEST(AdmissionCaps, AnAutoBudgetIsMemTotalLessTheReserveAndTheLoadsCgroupStillCaps) {
+  if (!std::filesystem::exists(kV1Memory / "memory.limit_in_bytes") || ::geteuid() != 0) {
+    GTEST_SKIP() << "needs root and the v1 memory controller at " << kV1Memory;
+  }
+  std::uint64_t total = 0;
+  {
+    std::ifstream in("/proc/meminfo");
+    std::string name, unit;
+    std::uint64_t kb = 0;
+    while (total == 0 && in >> name >> kb >> unit) {
+      if (name == "MemTotal:") total = kb * 1024;
+    }
+  }
+  ASSERT_GT(total, kGB);
+  const std::filesystem::path dir = kV1Memory / ("ramguard-auto-" + std::to_string(::getpid()));
+  std::filesystem::create_directory(dir);
+  auto d = Daemon::with_args({"--budget", "auto"});
+  EXPECT_EQ(metric_value(d->scrape_metrics(), "ramguard_budget_bytes"),
+            static_cast<double>(total - kGB));
+  {
+    MemChild loader;
+    const v1::AdmitReply outside = admit(*d, 100 * kMB, loader.pid());
+    EXPECT_TRUE(outside.admitted()) << outside.reason();
+    EXPECT_EQ(outside.budget_bytes(), total - kGB);
+    release(*d, outside.reservation_id());
+
+    std::ofstream(dir / "memory.limit_in_bytes") << 300 * kMB << "\n";
+    std::ofstream(dir / "cgroup.procs") << loader.pid() << "\n";
+    std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // the limit's 1 s cache
+    const v1::AdmitReply refused = admit(*d, 400 * kMB, loader.pid());
+    EXPECT_FALSE(refused.admitted()) << refused.reason();
+    EXPECT_EQ(refused.budget_cap(), "cgroup");
+    EXPECT_EQ(refused.budget_bytes(), total - kGB);
   }
   std::error_code ec;
   std::filesystem::remove(dir, ec);

@@ -180,6 +180,68 @@ TEST_F(RunMachinePlanTest, APhasePlannedIntoTheHeadroomGetsAHeadroomForecast) {
   EXPECT_THAT(headroom[0].summary, HasSubstr("92% of the 6.50 GB budget"));
 }
 
+// The node's free memory shrinks under a running job (another process took it): the phase
+// that still has to add 4 GB is warned at its begin when the node has 3 GB available, although
+// the 16 GB budget has room; a later round with the node free again is not warned twice.
+TEST_F(RunMachinePlanTest, APhaseThatNoLongerFitsTheNodesFreeMemoryIsForecastAtItsBegin) {
+  auto run = start();
+  MarkInput in;
+  in.run_id = run->run_id();
+  in.kind = MarkKind::kPhaseBegin;
+  in.phase = "aggregation";
+  in.room = PhaseRoom{20 * kGB, std::nullopt, {}};
+  ASSERT_TRUE(run->mark(in, process_).ok());
+  EXPECT_TRUE(of(verdict_kind::kOverBudget).empty());  // 4 GB to come, 20 GB available
+  EXPECT_TRUE(of(verdict_kind::kHeadroom).empty());
+  mark(*run, MarkKind::kPhaseEnd, "aggregation");
+  mark(*run, MarkKind::kRoundEnd);
+
+  in.room = PhaseRoom{3 * kGB, std::nullopt, {}};
+  ASSERT_TRUE(run->mark(in, process_).ok());
+  auto over = of(verdict_kind::kOverBudget);
+  ASSERT_EQ(over.size(), 1u);
+  EXPECT_EQ(over[0].severity, Severity::kCritical);
+  EXPECT_EQ(over[0].round, 2u);
+  EXPECT_EQ(over[0].figures.at("cap_node"), 1);
+  EXPECT_EQ(over[0].figures.at("cap_bytes"), 3e9);
+  EXPECT_EQ(over[0].figures.at("counted_bytes"), 2e9);
+  EXPECT_THAT(over[0].summary, HasSubstr("it holds 2.00 GB now, so the phase adds 4.00 GB, more "
+                                         "than the node's 3.00 GB available (MemAvailable) by "
+                                         "1.00 GB"));
+  mark(*run, MarkKind::kPhaseEnd, "aggregation");
+  mark(*run, MarkKind::kRoundEnd);
+  ASSERT_TRUE(run->mark(in, process_).ok());
+  EXPECT_EQ(of(verdict_kind::kOverBudget).size(), 1u);  // said once per phase and cap
+}
+
+// A cgroup limit lowered below the phase's planned level (6 GB): critical, naming the cgroup;
+// a limit the level comes within 90% of: a headroom warning. No room measured: budget only.
+TEST_F(RunMachinePlanTest, APhasePlannedPastTheCgroupsLimitIsForecastNamingTheCgroup) {
+  auto run = start();
+  MarkInput in;
+  in.run_id = run->run_id();
+  in.kind = MarkKind::kPhaseBegin;
+  in.phase = "load";  // 2 + 2 = 4 GB: 95% of a 4.2 GB limit
+  in.room = PhaseRoom{std::nullopt, 4'200'000'000, "/sys/fs/cgroup/memory/job"};
+  ASSERT_TRUE(run->mark(in, process_).ok());
+  auto headroom = of(verdict_kind::kHeadroom);
+  ASSERT_EQ(headroom.size(), 1u);
+  EXPECT_EQ(headroom[0].figures.at("cap_cgroup"), 1);
+  EXPECT_THAT(headroom[0].summary,
+              HasSubstr("95% of the cgroup's limit 4.20 GB (/sys/fs/cgroup/memory/job)."));
+  mark(*run, MarkKind::kPhaseEnd, "load");
+
+  in.phase = "aggregation";
+  in.room = PhaseRoom{std::nullopt, 5 * kGB, "/sys/fs/cgroup/memory/job"};
+  ASSERT_TRUE(run->mark(in, process_).ok());
+  auto over = of(verdict_kind::kOverBudget);
+  ASSERT_EQ(over.size(), 1u);
+  EXPECT_THAT(over[0].summary,
+              HasSubstr("over the cgroup's limit 5.00 GB by 1.00 GB (/sys/fs/cgroup/memory/job), "
+                        "where the kernel's OOM killer ends it."));
+  EXPECT_EQ(over[0].figures.at("planned_bytes"), 6e9);
+}
+
 TEST_F(RunMachinePlanTest, APhaseThePlanDoesNotListIsWarnedOnceWithTheNearestName) {
   auto run = start();
   MarkInput in;
