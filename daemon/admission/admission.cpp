@@ -206,7 +206,7 @@ Decision Admission::admit(const AdmitInput& input, const std::vector<RunHolding>
   const AdmissionOutcome outcome = evaluate(sum);
   d.admitted = outcome.fits;
   d.headroom_bytes = outcome.headroom_bytes;
-  d.reason = admission_reason(sum, outcome, input.estimate_source, detail);
+  d.reason = admission_reason(sum, outcome, input.estimate_source.text(), detail);
   if (d.admitted) {
     d.reservation_id = new_id_locked();
     reservations_.emplace(d.reservation_id,

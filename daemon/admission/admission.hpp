@@ -23,13 +23,14 @@
 
 #include "common/clock.hpp"
 #include "common/result.hpp"
+#include "model/estimate_source.hpp"
 
 namespace ramguard {
 
 struct AdmitInput {
   std::string job;
   std::uint64_t estimate_bytes = 0;
-  std::string estimate_source;       // "given", "plan:<name>", "calibrated:<run_id>"
+  EstimateSource estimate_source;
   std::uint64_t baseline_bytes = 0;  // current RSS of the process that will load
   std::uint32_t owner_uid = 0;       // who may claim or release the reservation (and root)
 };
@@ -80,7 +81,7 @@ struct Decision {
       node_cap_bytes;  // baseline + committed + (MemAvailable - unallocated)
   std::optional<std::uint64_t> cgroup_limit_bytes;
   std::string cgroup_dir;
-  std::string estimate_source;
+  EstimateSource estimate_source;
   std::string reason;  // the whole sum in words, decimal GB
   double lease_seconds = 0;
 };
@@ -89,7 +90,7 @@ struct ReservationView {
   std::string reservation_id;
   std::string job;
   std::uint64_t bytes = 0;
-  std::string estimate_source;
+  EstimateSource estimate_source;
   std::string run_id;  // empty until a run claims it
   Instant created;
   double expires_in_seconds = 0;  // 0 once claimed: it ends with its run
@@ -101,7 +102,7 @@ struct ReservationRecord {
   std::string reservation_id;
   std::string job;
   std::uint64_t bytes = 0;
-  std::string estimate_source;
+  EstimateSource estimate_source;
   std::string run_id;           // empty: unclaimed
   std::uint32_t owner_uid = 0;  // unknown owners (older ledgers) are root's: fails closed
 };
@@ -162,7 +163,7 @@ class Admission {
   struct Reservation {
     std::string job;
     std::uint64_t bytes = 0;
-    std::string estimate_source;
+    EstimateSource estimate_source;
     std::string run_id;
     Instant created;
     std::uint64_t order = 0;  // admission order, for listing

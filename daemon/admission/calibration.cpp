@@ -10,7 +10,8 @@ namespace {
 
 constexpr double kTwoPow64 = 18446744073709551616.0;
 
-Result<EstimateChoice> calibrated_choice(const MeasuredPeak& peak, double factor) {
+Result<EstimateChoice> calibrated_choice(const MeasuredPeak& peak, double factor,
+                                         const std::string& plan) {
   Result<std::uint64_t> bytes = calibrated_estimate(peak.peak_bytes, factor);
   if (!bytes)
     return Error{"calibrated estimate for run " + peak.run_id + ": " + bytes.error().message};
@@ -18,7 +19,7 @@ Result<EstimateChoice> calibrated_choice(const MeasuredPeak& peak, double factor
   std::snprintf(factor_text, sizeof factor_text, "%.2f", factor);
   EstimateChoice choice;
   choice.bytes = *bytes;
-  choice.source = "calibrated:" + peak.run_id;
+  choice.source = EstimateSource{EstimateKind::kCalibrated, plan, peak.run_id};
   choice.detail = "measured peak " + format_bytes(static_cast<double>(peak.peak_bytes)) +
                   " of run " + peak.run_id + " x " + factor_text + " = " +
                   format_bytes(static_cast<double>(*bytes));
@@ -44,18 +45,22 @@ Result<EstimateChoice> choose_estimate(const EstimateInputs& inputs) {
   if (inputs.given_bytes && *inputs.given_bytes == 0) {
     return Error{"estimate_bytes is 0; give a positive estimate or a model and a plan"};
   }
+  const std::string plan = inputs.plan_estimate ? inputs.plan_estimate->plan : "";
   if (inputs.use_calibrated && inputs.peak_on_record) {
-    return calibrated_choice(*inputs.peak_on_record, inputs.factor);
+    return calibrated_choice(*inputs.peak_on_record, inputs.factor, plan);
   }
   if (inputs.given_bytes) {
-    return EstimateChoice{*inputs.given_bytes, "given",
+    return EstimateChoice{*inputs.given_bytes, EstimateSource{EstimateKind::kGiven, plan, ""},
                           "given " + format_bytes(static_cast<double>(*inputs.given_bytes))};
   }
   if (inputs.plan_estimate) {
-    return EstimateChoice{inputs.plan_estimate->bytes, "plan:" + inputs.plan_estimate->plan,
+    return EstimateChoice{inputs.plan_estimate->bytes,
+                          EstimateSource{EstimateKind::kPlan, plan, ""},
                           describe_estimate(*inputs.plan_estimate)};
   }
-  if (inputs.peak_on_record) return calibrated_choice(*inputs.peak_on_record, inputs.factor);
+  if (inputs.peak_on_record) {
+    return calibrated_choice(*inputs.peak_on_record, inputs.factor, plan);
+  }
   return Error{inputs.use_calibrated
                    ? "no estimate: use_calibrated is set but this job has no measured peak on "
                      "record; give estimate_bytes, or a model and a plan"

@@ -8,6 +8,7 @@
 
 #include "admission/estimator.hpp"
 #include "common/result.hpp"
+#include "model/estimate_source.hpp"
 
 namespace ramguard {
 
@@ -36,7 +37,7 @@ struct EstimateInputs {
 
 struct EstimateChoice {
   std::uint64_t bytes = 0;
-  std::string source;  // "given", "plan:<name>", "calibrated:<run_id>"
+  EstimateSource source;  // calibrated ones keep the request's plan
   std::string detail;  // how the figure came about, for the reply's reason
 };
 

@@ -426,7 +426,7 @@ Status Dispatcher::admit(const v1::AdmitRequest& in, const Caller& caller, v1::A
   out.set_budget_bytes(d.budget_bytes);
   out.set_margin_bytes(d.margin_bytes);
   out.set_headroom_bytes(d.headroom_bytes);
-  out.set_estimate_source(d.estimate_source);
+  out.set_estimate_source(d.estimate_source.text());
   out.set_reason(choice->detail.empty() ? d.reason : d.reason + "; estimate: " + choice->detail);
   out.set_lease_seconds(d.lease_seconds);
   out.set_committed_bytes(d.committed_bytes);
@@ -459,7 +459,7 @@ Status Dispatcher::admit(const v1::AdmitRequest& in, const Caller& caller, v1::A
                           {"owner_uid", owner_uid},
                           {"reservation", d.reservation_id},
                           {"estimate_bytes", d.estimate_bytes},
-                          {"source", d.estimate_source},
+                          {"source", d.estimate_source.text()},
                           {"reason", out.reason()}});
   return ok_status();
 }

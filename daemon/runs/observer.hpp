@@ -9,6 +9,7 @@
 
 #include "common/clock.hpp"
 #include "common/result.hpp"
+#include "model/estimate_source.hpp"
 #include "model/ledger.hpp"
 #include "model/reading.hpp"
 #include "model/verdict.hpp"
@@ -46,6 +47,7 @@ struct ReservationRow {
   std::uint32_t owner_uid = 0;  // the UID it was admitted for
   std::int64_t created_wall_ms = 0;
   std::int64_t expires_wall_ms = 0;
+  EstimateSource source;  // kept so that a run claiming it after a restart has its plan
 };
 
 // Everything a run does, in order. Methods returning Status report whether the change was

@@ -79,8 +79,7 @@ void RunRegistry::recover(RunSource& source) {
           std::find(resumed_ids.begin(), resumed_ids.end(), r.run_id) != resumed_ids.end();
       const bool live_lease = r.run_id.empty() && r.expires_wall_ms > now_ms;
       if (claimed_by_resumed || live_lease) {
-        ReservationRecord record{r.reservation_id, r.job,    r.bytes,
-                                 "restored",       r.run_id, r.owner_uid};
+        ReservationRecord record{r.reservation_id, r.job, r.bytes, r.source, r.run_id, r.owner_uid};
         if (auto s = admission_.restore(record); !s) {
           log::warning("recovery.reservation_dropped",
                        {{"reservation", r.reservation_id}, {"reason", s.error().message}});

@@ -199,7 +199,7 @@ Result<const RunLedger*> RunRegistry::start(const StartRunInput& input, const Ca
       if (r.reservation_id != input.reservation_id) continue;
       found = true;
       info.estimate_bytes = r.bytes;
-      if (r.estimate_source.rfind("plan:", 0) == 0) info.plan = r.estimate_source.substr(5);
+      info.plan = r.estimate_source.plan;
       if (!r.run_id.empty() && r.run_id != run_id) {
         return drop(
             Error{"reservation " + input.reservation_id + " is already claimed by run " + r.run_id,
@@ -419,6 +419,7 @@ void RunRegistry::sync_reservations() {
     row.reservation_id = r.reservation_id;
     row.job = r.job;
     row.bytes = r.bytes;
+    row.source = r.estimate_source;
     row.run_id = r.run_id;
     row.owner_uid = r.owner_uid;
     row.created_wall_ms =

@@ -84,8 +84,8 @@ Status LedgerJournal::reservations(const std::vector<ReservationRow>& rows, std:
     if (current.find(id) == current.end()) gone.push_back(id);
   }
   for (const auto& [id, r] : current) {
-    StoredReservation row{r->reservation_id,  r->job,      r->bytes, r->run_id, r->created_wall_ms,
-                          r->expires_wall_ms, r->owner_uid};
+    StoredReservation row{r->reservation_id,  r->job,       r->bytes, r->run_id, r->created_wall_ms,
+                          r->expires_wall_ms, r->owner_uid, r->source};
     auto old = stored.find(r->reservation_id);
     if (old == stored.end() || !(old->second == row)) changed.push_back(std::move(row));
   }
@@ -121,8 +121,8 @@ Result<std::vector<ReservationRow>> LedgerJournal::load_reservations() {
   if (!stored) return stored.error();
   std::vector<ReservationRow> rows;
   for (const StoredReservation& r : *stored) {
-    rows.push_back(
-        {r.id, r.job, r.bytes, r.run_id, r.owner_uid, r.created_wall_ms, r.expires_wall_ms});
+    rows.push_back({r.id, r.job, r.bytes, r.run_id, r.owner_uid, r.created_wall_ms,
+                    r.expires_wall_ms, r.source});
   }
   return rows;
 }

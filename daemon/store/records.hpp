@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/clock.hpp"
+#include "model/estimate_source.hpp"
 #include "model/ledger.hpp"
 #include "model/reading.hpp"
 #include "model/verdict.hpp"
@@ -35,6 +36,7 @@ struct StoredReservation {
   std::int64_t created_wall_ms = 0;
   std::int64_t expires_wall_ms = 0;
   std::uint32_t owner_uid = 0;  // the admitted UID; rows from schema 1 read as root's
+  EstimateSource source;        // rows before schema 4 read as given, without a plan
   friend bool operator==(const StoredReservation&, const StoredReservation&) = default;
 };
 

@@ -152,10 +152,19 @@ CREATE TABLE run_scopes (
 ) WITHOUT ROWID;
 )sql";
 
+// Where a reservation's estimate came from: a run claiming it after a restart gets its plan.
+// Rows written before this version read as given estimates without a plan.
+constexpr const char* kSchemaV4 = R"sql(
+ALTER TABLE reservations ADD COLUMN source_kind TEXT NOT NULL DEFAULT 'given';
+ALTER TABLE reservations ADD COLUMN plan TEXT NOT NULL DEFAULT '';
+ALTER TABLE reservations ADD COLUMN calibrated_from TEXT NOT NULL DEFAULT '';
+)sql";
+
 constexpr std::array kMigrations = {
     Migration{"initial ledger schema", kSchemaV1},
     Migration{"reservation owners", kSchemaV2},
     Migration{"run scopes", kSchemaV3},
+    Migration{"reservation estimate sources", kSchemaV4},
 };
 
 std::string hex(std::int64_t value) {

@@ -251,21 +251,27 @@ Result<std::vector<StoredSample>> Store::load_samples(const std::string& run_id)
 }
 
 Result<std::vector<StoredReservation>> Store::load_reservations() {
-  // A ledger opened read-only may still be at schema 1 (no owner column): its rows are root's.
-  auto q = db_->query(schema_version_ >= 2
-                          ? "SELECT id, job, bytes, run_id, created_wall_ms, expires_wall_ms, "
-                            "owner_uid FROM reservations ORDER BY created_wall_ms, rowid"
-                          : "SELECT id, job, bytes, run_id, created_wall_ms, expires_wall_ms, 0 "
-                            "FROM reservations ORDER BY created_wall_ms, rowid",
-                      "loading the reservations");
+  // A ledger opened read-only may be older: at schema 1 (no owner column) its rows are root's,
+  // before schema 4 (no estimate source) they are given estimates without a plan.
+  const char* owner = schema_version_ >= 2 ? "owner_uid" : "0";
+  const char* source =
+      schema_version_ >= 4 ? "source_kind, plan, calibrated_from" : "'given', '', ''";
+  auto q =
+      db_->query(std::string("SELECT id, job, bytes, run_id, created_wall_ms, "
+                             "expires_wall_ms, ") +
+                     owner + ", " + source + " FROM reservations ORDER BY created_wall_ms, rowid",
+                 "loading the reservations");
   if (!q) return q.error();
   std::vector<StoredReservation> out;
   for (;;) {
     auto row = q->step();
     if (!row) return row.error();
     if (!*row) return out;
+    // An unknown kind (a newer writer) reads as given: the figure stays, only the plan is lost.
+    const EstimateKind kind = parse_estimate_kind(q->text(7)).value_or(EstimateKind::kGiven);
     out.push_back(StoredReservation{q->text(0), q->text(1), q->uint64(2), q->text(3), q->int64(4),
-                                    q->int64(5), static_cast<std::uint32_t>(q->int64(6))});
+                                    q->int64(5), static_cast<std::uint32_t>(q->int64(6)),
+                                    EstimateSource{kind, q->text(8), q->text(9)}});
   }
 }
 

@@ -91,14 +91,19 @@ Status Store::save_reservation(const StoredReservation& r) {
   const std::string op = "storing reservation '" + r.id + "'";
   auto q = db_->query(
       "INSERT INTO reservations (id, job, bytes, run_id, created_wall_ms, expires_wall_ms, "
-      "owner_uid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (id) DO UPDATE SET "
+      "owner_uid, source_kind, plan, calibrated_from) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) ON CONFLICT (id) DO UPDATE SET "
       "job = excluded.job, bytes = excluded.bytes, run_id = excluded.run_id, "
       "created_wall_ms = excluded.created_wall_ms, expires_wall_ms = excluded.expires_wall_ms, "
-      "owner_uid = excluded.owner_uid",
+      "owner_uid = excluded.owner_uid, source_kind = excluded.source_kind, "
+      "plan = excluded.plan, calibrated_from = excluded.calibrated_from",
       op);
   if (!q) return q.error();
   q->bind(1, r.id).bind(2, r.job).bind(3, r.bytes).bind(4, r.run_id);
   q->bind(5, r.created_wall_ms).bind(6, r.expires_wall_ms).bind(7, r.owner_uid);
+  q->bind(8, std::string(estimate_kind_name(r.source.kind)))
+      .bind(9, r.source.plan)
+      .bind(10, r.source.run_id);
   return q->run();
 }
 

@@ -137,6 +137,57 @@ TEST(ReservationOwner, OwnerSurvivesARestart) {
   std::filesystem::remove_all(state);
 }
 
+// A reservation admitted on a plan keeps its plan over kill -9: the run that claims it after the
+// restart is judged by the plan's phases (its aggregation's plan_bytes: 3 copies of 50 MB +
+// 0.3 GB), as a run claiming it before the restart would be.
+TEST(ReservationOwner, ARunClaimingARestoredReservationHasItsPlan) {
+  auto state = make_temp_dir("plan-state");
+  std::string rsv;
+  Daemon::Options o;
+  o.config_yaml = "budget: 16GB\n";
+  o.state_dir = state;
+  {
+    auto d = Daemon::start(o);
+    v1::Request ask;
+    ask.mutable_admit()->set_job("restored-plan");
+    ask.mutable_admit()->set_plan("fedavg");
+    ask.mutable_admit()->set_hosts(1);
+    ask.mutable_admit()->mutable_model()->set_model_bytes(50'000'000);
+    const v1::Reply first = d->call(ask);
+    ASSERT_TRUE(first.admit().admitted()) << first.DebugString();
+    EXPECT_EQ(first.admit().estimate_source(), "plan:fedavg");
+    rsv = first.admit().reservation_id();
+    d->kill_hard();
+  }
+  auto d = Daemon::start(o);
+  MemChild coordinator;
+  v1::Request start;
+  start.mutable_run_start()->set_pid(static_cast<std::uint32_t>(coordinator.pid()));
+  start.mutable_run_start()->set_job("restored-plan");
+  start.mutable_run_start()->set_model_bytes(50'000'000);
+  start.mutable_run_start()->set_hosts(1);
+  start.mutable_run_start()->set_reservation_id(rsv);
+  const v1::Reply started = d->call(start);
+  ASSERT_TRUE(started.has_run_start()) << started.DebugString();
+  const std::string run_id = started.run_start().run_id();
+  for (auto kind : {v1::MarkRequest::PHASE_BEGIN, v1::MarkRequest::PHASE_END}) {
+    v1::Request mark;
+    mark.mutable_mark()->set_run_id(run_id);
+    mark.mutable_mark()->set_kind(kind);
+    mark.mutable_mark()->set_phase("aggregation");
+    const v1::Reply marked = d->call(mark);
+    ASSERT_TRUE(marked.has_mark()) << marked.DebugString();
+    EXPECT_TRUE(marked.mark().warning().empty()) << marked.mark().warning();
+  }
+  v1::Request status;
+  status.mutable_status()->set_run_id(run_id);
+  const v1::Reply got = d->call(status);
+  ASSERT_EQ(got.status().runs_size(), 1) << got.DebugString();
+  ASSERT_EQ(got.status().runs(0).phases_size(), 1) << got.DebugString();
+  EXPECT_EQ(got.status().runs(0).phases(0).plan_bytes(), 450'000'000u) << got.DebugString();
+  std::filesystem::remove_all(state);
+}
+
 // Root's run and reservation, as seen by uid 65534 under each peers_read setting.
 struct PeerView {
   std::vector<v1::Reply> replies;

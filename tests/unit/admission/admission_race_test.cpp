@@ -44,7 +44,7 @@ TEST(AdmissionRace, SixtyFourThreadsNeverOvercommit) {
       threads.emplace_back([&, t] {
         start.arrive_and_wait();  // maximize contention: everyone asks at once
         decisions[t] =
-            admission.admit({"job-" + std::to_string(t), estimates[t], "given", baseline});
+            admission.admit({"job-" + std::to_string(t), estimates[t], EstimateSource{}, baseline});
         // Readers interleave with the deciders.
         (void)admission.reserved_bytes();
         (void)admission.reservations();

@@ -21,7 +21,7 @@ class AdmissionTest : public ::testing::Test {
   Admission admission_{16 * kGB, 1 * kGB, seconds(60), clock_};
 
   Decision admit(std::uint64_t estimate, std::uint64_t baseline = 0, std::string job = "job") {
-    return admission_.admit({std::move(job), estimate, "given", baseline});
+    return admission_.admit({std::move(job), estimate, EstimateSource{}, baseline});
   }
 };
 
@@ -170,7 +170,7 @@ TEST_F(AdmissionTest, IdsAreUniqueAndWellFormed) {
   Admission roomy(std::numeric_limits<std::uint64_t>::max(), 0, seconds(60), clock_);
   std::set<std::string> ids;
   for (int i = 0; i < 5000; ++i) {
-    const Decision d = roomy.admit({"j", 1, "given", 0});
+    const Decision d = roomy.admit({"j", 1, EstimateSource{}, 0});
     ASSERT_TRUE(d.admitted);
     ASSERT_EQ(d.reservation_id.size(), 16u);
     ASSERT_EQ(d.reservation_id.rfind("rsv-", 0), 0u);
@@ -180,7 +180,7 @@ TEST_F(AdmissionTest, IdsAreUniqueAndWellFormed) {
   EXPECT_EQ(ids.size(), 5000u);
   // Another instance draws a different sequence: ids are not predictable from order.
   Admission other(std::numeric_limits<std::uint64_t>::max(), 0, seconds(60), clock_);
-  EXPECT_FALSE(ids.contains(other.admit({"j", 1, "given", 0}).reservation_id));
+  EXPECT_FALSE(ids.contains(other.admit({"j", 1, EstimateSource{}, 0}).reservation_id));
 }
 
 TEST_F(AdmissionTest, BudgetChangeKeepsReservations) {
@@ -205,23 +205,27 @@ TEST_F(AdmissionTest, BudgetChangeKeepsReservations) {
 }
 
 TEST_F(AdmissionTest, RestoreRebuildsReservations) {
-  ASSERT_TRUE(
-      admission_.restore({"rsv-aaaaaaaaaaaa", "vit", 6 * kGB, "plan:fedavg", "run-9"}).ok());
-  ASSERT_TRUE(admission_.restore({"rsv-bbbbbbbbbbbb", "vit", 2 * kGB, "given", ""}).ok());
+  ASSERT_TRUE(admission_
+                  .restore({"rsv-aaaaaaaaaaaa", "vit", 6 * kGB,
+                            EstimateSource{EstimateKind::kPlan, "fedavg", ""}, "run-9"})
+                  .ok());
+  ASSERT_TRUE(admission_.restore({"rsv-bbbbbbbbbbbb", "vit", 2 * kGB, EstimateSource{}, ""}).ok());
   EXPECT_EQ(admission_.reserved_bytes(), 8 * kGB);
-  Status dup = admission_.restore({"rsv-aaaaaaaaaaaa", "vit", 1, "given", ""});
+  Status dup = admission_.restore({"rsv-aaaaaaaaaaaa", "vit", 1, EstimateSource{}, ""});
   ASSERT_FALSE(dup.ok());
   EXPECT_NE(dup.error().message.find("already exists"), std::string::npos);
-  EXPECT_FALSE(admission_.restore({"", "vit", 1, "given", ""}).ok());
-  EXPECT_FALSE(admission_.restore({"rsv-cccccccccccc", "vit", 0, "given", ""}).ok());
+  EXPECT_FALSE(admission_.restore({"", "vit", 1, EstimateSource{}, ""}).ok());
+  EXPECT_FALSE(admission_.restore({"rsv-cccccccccccc", "vit", 0, EstimateSource{}, ""}).ok());
   // Restored over budget is allowed (admitted before); new admissions see them.
-  ASSERT_TRUE(admission_.restore({"rsv-dddddddddddd", "big", 20 * kGB, "given", "run-10"}).ok());
+  ASSERT_TRUE(
+      admission_.restore({"rsv-dddddddddddd", "big", 20 * kGB, EstimateSource{}, "run-10"}).ok());
   EXPECT_FALSE(admit(1).admitted);
 
   const std::vector<ReservationView> views = admission_.reservations();
   ASSERT_EQ(views.size(), 3u);
   EXPECT_EQ(views[0].reservation_id, "rsv-aaaaaaaaaaaa");  // restore order
-  EXPECT_EQ(views[0].estimate_source, "plan:fedavg");
+  EXPECT_EQ(views[0].estimate_source.text(), "plan:fedavg");
+  EXPECT_EQ(views[0].estimate_source.plan, "fedavg");
   EXPECT_EQ(views[1].expires_in_seconds, 60.0);  // a fresh lease from the restore
 
   clock_.advance(seconds(60));
@@ -239,7 +243,7 @@ namespace ramguard {
 namespace {
 
 TEST_F(AdmissionTest, OnlyTheAdmittedUidOrAPrivilegedCallerMayReleaseOrClaim) {
-  const Decision d = admission_.admit({"job", 10 * kGB, "given", 0, /*owner_uid=*/0});
+  const Decision d = admission_.admit({"job", 10 * kGB, EstimateSource{}, 0, /*owner_uid=*/0});
   ASSERT_TRUE(d.admitted);
   const ReservationActor other{1000, false};
   const Status claim = admission_.check_owner(d.reservation_id, other, "claim");
@@ -254,15 +258,15 @@ TEST_F(AdmissionTest, OnlyTheAdmittedUidOrAPrivilegedCallerMayReleaseOrClaim) {
   EXPECT_EQ(admission_.reserved_bytes(), 10 * kGB) << "a refused release frees nothing";
   EXPECT_EQ(admission_.check_owner("rsv-none", other, "claim").error().kind, ErrorKind::kNotFound);
   // The owner, and root, may.
-  const Decision mine = admission_.admit({"job", kGB, "given", 0, 1000});
+  const Decision mine = admission_.admit({"job", kGB, EstimateSource{}, 0, 1000});
   EXPECT_TRUE(admission_.check_owner(mine.reservation_id, other, "claim").ok());
   EXPECT_EQ(*admission_.release(mine.reservation_id, other), kGB);
   EXPECT_EQ(*admission_.release(d.reservation_id, ReservationActor{0, true}), 10 * kGB);
 }
 
 TEST_F(AdmissionTest, RestoredReservationsKeepTheirOwner) {
-  ASSERT_TRUE(admission_.restore({"rsv-a", "job", kGB, "restored", "", 1000}).ok());
-  ASSERT_TRUE(admission_.restore({"rsv-b", "job", kGB, "restored", ""}).ok());
+  ASSERT_TRUE(admission_.restore({"rsv-a", "job", kGB, EstimateSource{}, "", 1000}).ok());
+  ASSERT_TRUE(admission_.restore({"rsv-b", "job", kGB, EstimateSource{}, ""}).ok());
   const auto views = admission_.reservations();
   ASSERT_EQ(views.size(), 2u);
   EXPECT_EQ(views[0].owner_uid, 1000u);

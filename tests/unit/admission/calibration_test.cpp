@@ -49,28 +49,30 @@ TEST(ChooseEstimate, PreferenceOrder) {
   in.peak_on_record = peak;
   Result<EstimateChoice> given = choose_estimate(in);
   ASSERT_TRUE(given.ok());
-  EXPECT_EQ(given->source, "given");
+  EXPECT_EQ(given->source.text(), "given");
   EXPECT_EQ(given->bytes, 20 * kGB);
 
   in.given_bytes.reset();
   Result<EstimateChoice> from_plan = choose_estimate(in);
   ASSERT_TRUE(from_plan.ok());
-  EXPECT_EQ(from_plan->source, "plan:load2x");
+  EXPECT_EQ(from_plan->source.text(), "plan:load2x");
   EXPECT_EQ(from_plan->bytes, 68 * kGB);
   EXPECT_NE(from_plan->detail.find("weights 2 x 34.00 GB"), std::string::npos) << from_plan->detail;
 
   in.use_calibrated = true;  // the measurement replaces the plan ...
   Result<EstimateChoice> calibrated = choose_estimate(in);
   ASSERT_TRUE(calibrated.ok());
-  EXPECT_EQ(calibrated->source, "calibrated:run-7");
+  EXPECT_EQ(calibrated->source.text(), "calibrated:run-7");
+  EXPECT_EQ(calibrated->source.plan, "load2x");  // the plan's phases stay the run's yardstick
   EXPECT_EQ(calibrated->bytes, 40'700'000'000u);
   EXPECT_EQ(calibrated->detail, "measured peak 37.00 GB of run run-7 x 1.10 = 40.70 GB");
   in.given_bytes = 20 * kGB;  // ... and a given estimate
-  EXPECT_EQ(choose_estimate(in)->source, "calibrated:run-7");
+  EXPECT_EQ(choose_estimate(in)->source.text(), "calibrated:run-7");
 
   EstimateInputs only_peak;
   only_peak.peak_on_record = peak;
-  EXPECT_EQ(choose_estimate(only_peak)->source, "calibrated:run-7");  // last resort
+  EXPECT_EQ(choose_estimate(only_peak)->source.text(), "calibrated:run-7");  // last resort
+  EXPECT_EQ(choose_estimate(only_peak)->source.plan, "");
 }
 
 TEST(ChooseEstimate, Errors) {
@@ -130,7 +132,7 @@ TEST(ScenarioF, RefusedFromPlanAdmittedWhenCalibrated) {
   EXPECT_TRUE(admitted.admitted) << admitted.reason;
   EXPECT_EQ(admitted.estimate_bytes, 40'700'000'000u);
   EXPECT_EQ(admitted.headroom_bytes, 19'300'000'000);
-  EXPECT_EQ(admitted.estimate_source, "calibrated:run-37");
+  EXPECT_EQ(admitted.estimate_source.text(), "calibrated:run-37");
   EXPECT_EQ(admitted.reason,
             "admitted: baseline 4.00 GB + reserved 0 B + estimate 40.70 GB (calibrated:run-37) = "
             "44.70 GB <= budget 64.00 GB - margin 0 B; headroom 19.30 GB");

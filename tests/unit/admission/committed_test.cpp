@@ -20,7 +20,7 @@ class CommittedTest : public ::testing::Test {
 
   Decision admit(std::uint64_t estimate, const std::vector<RunHolding>& runs = {},
                  const AdmitCaps& caps = {}, std::uint64_t baseline = 0) {
-    return admission_.admit({"job", estimate, "given", baseline}, runs, caps);
+    return admission_.admit({"job", estimate, EstimateSource{}, baseline}, runs, caps);
   }
   std::string reserve_for(const std::string& run, std::uint64_t bytes) {
     const Decision d = admit(bytes);

@@ -110,7 +110,7 @@ TEST_F(RunRegistryTest, UnknownRunsAndDoubleStartsAreRefused) {
 }
 
 TEST_F(RunRegistryTest, AReservationIsClaimedByItsRunAndReleasedAtItsEnd) {
-  const Decision d = admission_.admit({"registry-test", 4 * kGB, "given", 0});
+  const Decision d = admission_.admit({"registry-test", 4 * kGB, EstimateSource{}, 0});
   ASSERT_TRUE(d.admitted);
   StartRunInput in = input();
   in.reservation_id = d.reservation_id;
@@ -123,7 +123,7 @@ TEST_F(RunRegistryTest, AReservationIsClaimedByItsRunAndReleasedAtItsEnd) {
 }
 
 TEST_F(RunRegistryTest, AFailedStartLeavesTheReservationUnclaimed) {
-  const Decision d = admission_.admit({"registry-test", 4 * kGB, "given", 0});
+  const Decision d = admission_.admit({"registry-test", 4 * kGB, EstimateSource{}, 0});
   ASSERT_TRUE(d.admitted);
   StartRunInput in = input();
   in.reservation_id = d.reservation_id;
@@ -140,7 +140,7 @@ TEST_F(RunRegistryTest, AFailedStartLeavesTheReservationUnclaimed) {
 }
 
 TEST_F(RunRegistryTest, ADeadProcessEndsItsRunExitedAndFreesItsReservation) {
-  const Decision d = admission_.admit({"registry-test", 2 * kGB, "given", 0});
+  const Decision d = admission_.admit({"registry-test", 2 * kGB, EstimateSource{}, 0});
   StartRunInput in = input();
   in.reservation_id = d.reservation_id;
   auto started = registry_.start(in, root_);
@@ -178,10 +178,10 @@ TEST_F(RunRegistryTest, RecoveryResumesLiveRunsEndsDeadOnesLostAndRestoresReserv
   source.runs = {live, dead};
   const auto now_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(clock_.now().wall).count();
-  source.rows = {{"res-live", "j", kGB, live.info.run_id, 0, now_ms, now_ms + 60000},
-                 {"res-dead", "j", kGB, "r-dead", 0, now_ms, now_ms + 60000},
-                 {"res-free", "j", kGB, "", 0, now_ms, now_ms + 60000},
-                 {"res-old", "j", kGB, "", 0, now_ms - 120000, now_ms - 60000}};
+  source.rows = {{"res-live", "j", kGB, live.info.run_id, 0, now_ms, now_ms + 60000, {}},
+                 {"res-dead", "j", kGB, "r-dead", 0, now_ms, now_ms + 60000, {}},
+                 {"res-free", "j", kGB, "", 0, now_ms, now_ms + 60000, {}},
+                 {"res-old", "j", kGB, "", 0, now_ms - 120000, now_ms - 60000, {}}};
 
   RecordingObserver observer;
   Admission fresh(16 * kGB, 0, 60s, clock_);

@@ -16,11 +16,11 @@ TEST(LedgerJournal, ReservationRowsFollowTheAdmissionStateIncludingRestoredOnes)
     auto store = Store::open(dir.path());
     ASSERT_TRUE(store.ok());
     LedgerJournal journal(**store);
-    ASSERT_TRUE(
-        journal
-            .reservations({{"res-a", "j", 1000, "", 0, 1, 2}, {"res-b", "j", 2000, "r-1", 0, 1, 2}},
-                          3000)
-            .ok());
+    ASSERT_TRUE(journal
+                    .reservations({{"res-a", "j", 1000, "", 0, 1, 2, {}},
+                                   {"res-b", "j", 2000, "r-1", 0, 1, 2, {}}},
+                                  3000)
+                    .ok());
   }
   // After a restart the rows come back; once admission no longer holds them they are deleted.
   auto store = Store::open(dir.path());
@@ -29,7 +29,7 @@ TEST(LedgerJournal, ReservationRowsFollowTheAdmissionStateIncludingRestoredOnes)
   auto restored = journal.load_reservations();
   ASSERT_TRUE(restored.ok());
   ASSERT_EQ(restored->size(), 2u);
-  ASSERT_TRUE(journal.reservations({{"res-b", "j", 2000, "r-1", 0, 1, 2}}, 2000).ok());
+  ASSERT_TRUE(journal.reservations({{"res-b", "j", 2000, "r-1", 0, 1, 2, {}}}, 2000).ok());
   auto after = journal.load_reservations();
   ASSERT_EQ(after->size(), 1u);
   EXPECT_EQ((*after)[0].reservation_id, "res-b");
@@ -43,11 +43,11 @@ TEST(LedgerJournal, ReservationOwnersAndClaimsSurviveARestart) {
     auto store = Store::open(dir.path());
     ASSERT_TRUE(store.ok());
     LedgerJournal journal(**store);
-    ASSERT_TRUE(journal.reservations({{"res-a", "j", 1000, "", 1234, 1, 2}}, 1000).ok());
+    ASSERT_TRUE(journal.reservations({{"res-a", "j", 1000, "", 1234, 1, 2, {}}}, 1000).ok());
     // A claim changes one row: it is written, the unchanged rows are not rewritten.
     ASSERT_TRUE(journal
-                    .reservations({{"res-a", "j", 1000, "r-7", 1234, 1, 2},
-                                   {"res-b", "k", 2000, "", 4321, 3, 4}},
+                    .reservations({{"res-a", "j", 1000, "r-7", 1234, 1, 2, {}},
+                                   {"res-b", "k", 2000, "", 4321, 3, 4, {}}},
                                   3000)
                     .ok());
   }

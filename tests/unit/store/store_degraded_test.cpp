@@ -111,13 +111,16 @@ TEST(StoreDegraded, ReservationOwnersPersistAndSchemaOneRowsMigrateAsRoots) {
   }
   auto store = open_store(dir.path());
   ASSERT_TRUE(store);
-  ASSERT_TRUE(store->save_reservation({"rsv-new", "j", 7, "", 3, 4, 1000}).ok());
+  ASSERT_TRUE(store->save_reservation({"rsv-new", "j", 7, "", 3, 4, 1000, {}}).ok());
   auto rows = store->load_reservations();
   ASSERT_TRUE(rows.ok()) << rows.error().message;
   ASSERT_EQ(rows->size(), 2u);
   EXPECT_EQ((*rows)[0].id, "rsv-old");
   EXPECT_EQ((*rows)[0].owner_uid, 0u);
   EXPECT_EQ((*rows)[1].owner_uid, 1000u);
+  // Rows from before the estimate sources (schema 4) read as given estimates without a plan.
+  EXPECT_EQ((*rows)[0].source, EstimateSource{});
+  EXPECT_EQ((*rows)[0].source.text(), "given");
 }
 
 }  // namespace

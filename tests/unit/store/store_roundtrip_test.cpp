@@ -189,9 +189,23 @@ TEST(StoreRoundTrip, SamplesOrderedByTimeAndReplacedPerBucket) {
 
 TEST(StoreRoundTrip, ReservationsSurviveReopen) {
   TempDir dir;
-  const StoredReservation a{"res-a",          "vit", 11'100'000'000, "", 1'700'000'000'000,
-                            1'700'000'060'000};
-  StoredReservation b{"res-b", "bert", 2'000'000'000, "", 1'700'000'001'000, 1'700'000'061'000};
+  // The estimate's source, typed, comes back too: a run claiming it after a restart has its plan.
+  const StoredReservation a{"res-a",
+                            "vit",
+                            11'100'000'000,
+                            "",
+                            1'700'000'000'000,
+                            1'700'000'060'000,
+                            1000,
+                            {EstimateKind::kCalibrated, "fedavg", "run-9"}};
+  StoredReservation b{"res-b",
+                      "bert",
+                      2'000'000'000,
+                      "",
+                      1'700'000'001'000,
+                      1'700'000'061'000,
+                      0,
+                      {EstimateKind::kPlan, "fedavg", ""}};
   {
     auto store = open_store(dir.path());
     ASSERT_TRUE(store);
@@ -199,7 +213,7 @@ TEST(StoreRoundTrip, ReservationsSurviveReopen) {
     ASSERT_TRUE(store->save_reservation(b).ok());
     b.run_id = "run-b";  // claimed by its run
     ASSERT_TRUE(store->save_reservation(b).ok());
-    ASSERT_TRUE(store->save_reservation({"res-c", "x", 1, "", 1, 2}).ok());
+    ASSERT_TRUE(store->save_reservation({"res-c", "x", 1, "", 1, 2, 0, {}}).ok());
     ASSERT_TRUE(store->delete_reservation("res-c").ok());
     ASSERT_TRUE(store->delete_reservation("never-existed").ok());
   }
