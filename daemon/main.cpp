@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "admission/admission.hpp"
+#include "admission/desk.hpp"
 #include "common/log.hpp"
 #include "config/auto_budget.hpp"
 #include "config/command_line.hpp"
@@ -22,11 +23,13 @@
 #include "metrics/exporter.hpp"
 #include "metrics/run_metrics.hpp"
 #include "procfs/proc_fs.hpp"
+#include "runs/admission_sources.hpp"
 #include "runs/params_from_config.hpp"
 #include "runs/run_registry.hpp"
 #include "runs/watch_list.hpp"
 #include "sampling/exit_watcher.hpp"
 #include "sampling/sampler.hpp"
+#include "store/job_history.hpp"
 #include "store/ledger_journal.hpp"
 #include "store/retention.hpp"
 #include "store/state_lock.hpp"
@@ -118,7 +121,14 @@ int run_daemon(Config config, const CommandLine& flags) {
 
   // Requests come in through the control socket (and optionally TCP with a token). They wait
   // in the socket's backlog until io.run(), after recovery below.
-  control::Dispatcher dispatcher(registry, admission, store.get(), procfs,
+  // Admission decides at its desk; what it reads of the machine and the ledger comes through
+  // the sources below.
+  ProcLoadBaselines baselines(procfs, registry);
+  RegistryMachineState machine(procfs, registry);
+  AdmissionDesk desk(admission, baselines, machine, {});
+  std::optional<StoreJobHistory> history;
+  if (store) desk.set_history(&history.emplace(*store));
+  control::Dispatcher dispatcher(registry, admission, desk, machine, store.get(),
                                  control::dispatch_settings(config));
   dispatcher.set_metrics(metrics->get());
   dispatcher.set_group_commit(true);  // the server below flushes before each reply

@@ -216,49 +216,70 @@ Decision Admission::admit(const AdmitInput& input, const std::vector<RunHolding>
   return d;
 }
 
-Status Admission::claim(const std::string& reservation_id, const std::string& run_id) {
-  std::lock_guard lock(mutex_);
-  if (run_id.empty()) return Error{"claim of reservation '" + reservation_id + "': empty run id"};
-  auto it = reservations_.find(reservation_id);
-  if (it == reservations_.end()) {
-    return Error{"unknown reservation '" + reservation_id +
-                 "': never admitted, already released, or expired"};
+Result<ReservationView> Admission::claimable_locked(const std::string& reservation_id,
+                                                    const std::string& run_id,
+                                                    const Caller& actor) const {
+  if (run_id.empty()) {
+    return Error{"claim of reservation '" + reservation_id + "': empty run id",
+                 ErrorKind::kFailedPrecondition};
   }
-  Reservation& r = it->second;
-  if (expired_locked(r, clock_.now())) {
+  if (Status owner = check_owner_locked(reservation_id, actor, "claim"); !owner) {
+    const ErrorKind kind = owner.error().kind == ErrorKind::kPermissionDenied
+                               ? ErrorKind::kPermissionDenied
+                               : ErrorKind::kFailedPrecondition;
+    return Error{owner.error().message, kind};
+  }
+  const auto it = reservations_.find(reservation_id);
+  const Reservation& r = it->second;
+  const Instant now = clock_.now();
+  if (expired_locked(r, now)) {
     return Error{"reservation '" + reservation_id + "' expired: no run claimed it within the " +
-                 format_seconds(to_seconds(lease_)) + " lease; admit again"};
+                     format_seconds(to_seconds(lease_)) + " lease; admit again",
+                 ErrorKind::kFailedPrecondition};
   }
   if (!r.run_id.empty() && r.run_id != run_id) {
-    return Error{"reservation '" + reservation_id + "' is already claimed by run " + r.run_id};
+    return Error{"reservation '" + reservation_id + "' is already claimed by run " + r.run_id,
+                 ErrorKind::kFailedPrecondition};
   }
-  r.run_id = run_id;
+  return view_locked(reservation_id, r, now);
+}
+
+Result<ReservationView> Admission::claimable(const std::string& reservation_id,
+                                             const std::string& run_id, const Caller& actor) const {
+  std::lock_guard lock(mutex_);
+  return claimable_locked(reservation_id, run_id, actor);
+}
+
+Status Admission::claim(const std::string& reservation_id, const std::string& run_id,
+                        const Caller& actor) {
+  std::lock_guard lock(mutex_);
+  if (auto ok = claimable_locked(reservation_id, run_id, actor); !ok) return ok.error();
+  reservations_.find(reservation_id)->second.run_id = run_id;
   return ok_status();
 }
 
-Status Admission::check_owner_locked(const std::string& reservation_id,
-                                     const ReservationActor& actor, const char* verb) const {
+Status Admission::check_owner_locked(const std::string& reservation_id, const Caller& actor,
+                                     const char* verb) const {
   auto it = reservations_.find(reservation_id);
   if (it == reservations_.end()) {
     return Error{"unknown reservation '" + reservation_id +
                      "': never admitted, already released, or expired",
                  ErrorKind::kNotFound};
   }
-  if (actor.privileged || actor.uid == it->second.owner_uid) return ok_status();
+  if (may_change(actor, it->second.owner_uid)) return ok_status();
   return Error{"uid " + std::to_string(actor.uid) + " may not " + verb + " reservation " +
                    reservation_id + ": it was admitted for uid " +
                    std::to_string(it->second.owner_uid),
                ErrorKind::kPermissionDenied};
 }
 
-Status Admission::check_owner(const std::string& reservation_id, const ReservationActor& actor,
+Status Admission::check_owner(const std::string& reservation_id, const Caller& actor,
                               const char* verb) const {
   std::lock_guard lock(mutex_);
   return check_owner_locked(reservation_id, actor, verb);
 }
 
-Result<std::uint64_t> Admission::release(const std::string& reservation_id,
-                                         const ReservationActor& actor) {
+Result<std::uint64_t> Admission::release(const std::string& reservation_id, const Caller& actor) {
   std::lock_guard lock(mutex_);
   if (auto s = check_owner_locked(reservation_id, actor, "release"); !s) return s.error();
   const auto it = reservations_.find(reservation_id);

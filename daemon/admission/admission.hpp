@@ -23,6 +23,7 @@
 
 #include "common/clock.hpp"
 #include "common/result.hpp"
+#include "model/access.hpp"
 #include "model/estimate_source.hpp"
 
 namespace ramguard {
@@ -107,12 +108,6 @@ struct ReservationRecord {
   std::uint32_t owner_uid = 0;  // unknown owners (older ledgers) are root's: fails closed
 };
 
-// Who touches a reservation: its owner, or a privileged caller (root, TCP with the token).
-struct ReservationActor {
-  std::uint32_t uid = 0;
-  bool privileged = false;
-};
-
 class Admission {
  public:
   Admission(std::uint64_t budget_bytes, std::uint64_t margin_bytes, std::chrono::nanoseconds lease,
@@ -124,19 +119,26 @@ class Admission {
   Decision admit(const AdmitInput& input, const std::vector<RunHolding>& runs = {},
                  const AdmitCaps& caps = {});
 
+  // The claim rule, in one place: `actor` may claim the reservation for `run_id` when it exists,
+  // its lease has not run out, no other run holds it, and actor is its owner or privileged.
+  // Returns it (its bytes and estimate source: the run's plan). Error kinds: kPermissionDenied
+  // naming both UIDs, kFailedPrecondition for the rest, naming the reservation.
+  Result<ReservationView> claimable(const std::string& reservation_id, const std::string& run_id,
+                                    const Caller& actor) const;
   // A run claims an admitted reservation: from then on it does not expire by lease. Claiming
-  // it again for the same run is a no-op. Errors: unknown, expired, or claimed by another run.
-  Status claim(const std::string& reservation_id, const std::string& run_id);
+  // it again for the same run is a no-op. The same rule as claimable(), checked again under the
+  // same lock that records the claim.
+  Status claim(const std::string& reservation_id, const std::string& run_id, const Caller& actor);
 
   // Whether `actor` may claim or release the reservation (`verb`: "claim", "release"). Error
   // kinds: kNotFound for an unknown id, kPermissionDenied naming both UIDs.
-  Status check_owner(const std::string& reservation_id, const ReservationActor& actor,
+  Status check_owner(const std::string& reservation_id, const Caller& actor,
                      const char* verb) const;
 
   // Ends one reservation; returns its bytes. Error when the id is unknown (or already gone).
   Result<std::uint64_t> release(const std::string& reservation_id);
   // The same, only for its owner or a privileged actor (check_owner), in one locked step.
-  Result<std::uint64_t> release(const std::string& reservation_id, const ReservationActor& actor);
+  Result<std::uint64_t> release(const std::string& reservation_id, const Caller& actor);
   // Ends every reservation claimed by the run; returns the bytes freed (0 when it had none).
   std::uint64_t release_run(const std::string& run_id);
 
@@ -170,7 +172,9 @@ class Admission {
     std::uint32_t owner_uid = 0;
   };
 
-  Status check_owner_locked(const std::string& reservation_id, const ReservationActor& actor,
+  Result<ReservationView> claimable_locked(const std::string& reservation_id,
+                                           const std::string& run_id, const Caller& actor) const;
+  Status check_owner_locked(const std::string& reservation_id, const Caller& actor,
                             const char* verb) const;
 
   bool expired_locked(const Reservation& r, const Instant& now) const;

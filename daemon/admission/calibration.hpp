@@ -38,7 +38,7 @@ struct EstimateInputs {
 struct EstimateChoice {
   std::uint64_t bytes = 0;
   EstimateSource source;  // calibrated ones keep the request's plan
-  std::string detail;  // how the figure came about, for the reply's reason
+  std::string detail;     // how the figure came about, for the reply's reason
 };
 
 // Preference: given bytes, then the plan, then the calibrated estimate. When use_calibrated is

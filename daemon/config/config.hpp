@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/protocol.hpp"
+#include "model/access.hpp"
 #include "model/plan.hpp"
 
 namespace ramguard {
@@ -33,7 +34,6 @@ enum class LogLevel { kDebug, kInfo, kWarning, kError };
 // reports, run lists and admission baselines of anyone's runs; the default, for one team
 // sharing a machine) or kOwn (only runs and reservations its UID owns; budget totals stay
 // visible, since every admission decision states them).
-enum class PeersRead { kAll, kOwn };
 
 struct SamplingConfig {
   std::chrono::nanoseconds interval = 2s;  // periodic statm read

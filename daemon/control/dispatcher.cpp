@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "admission/calibration.hpp"
-#include "admission/estimator.hpp"
 #include "common/log.hpp"
 #include "control/codec.hpp"
 #include "control/convert.hpp"
@@ -11,9 +9,6 @@
 #include "control/request_ranges.hpp"
 #include "control/visibility.hpp"
 #include "metrics/exporter.hpp"
-#include "procfs/cgroup_limit.hpp"
-#include "procfs/cgroup_memory.hpp"
-#include "procfs/process_tree.hpp"
 #include "store/store.hpp"
 #include "verdicts/params.hpp"
 
@@ -42,10 +37,6 @@ v1::Error::Code code_for(ErrorKind kind) {
 
 Caller caller_of(const Peer& peer) {
   return Caller{peer.pid, peer.uid, peer.privileged()};
-}
-
-ReservationActor actor_of(const Caller& caller) {
-  return {caller.uid, caller.privileged};
 }
 
 std::optional<MarkKind> mark_kind(v1::MarkRequest::Kind kind) {
@@ -114,33 +105,28 @@ Result<AllocatorFacts> allocator_facts(const v1::AllocatorStats& a) {
 
 }  // namespace
 
-Dispatcher::Dispatcher(RunRegistry& registry, Admission& admission, Store* store,
-                       const ProcFs& procfs, DispatchSettings settings)
-    : registry_(registry),
-      admission_(admission),
-      store_(store),
-      procfs_(procfs),
-      settings_(std::move(settings)) {
-  // Kept open: every admission reads MemAvailable with one pread.
-  if (auto reader = MeminfoReader::open(procfs_.root())) {
-    meminfo_.emplace(std::move(*reader));
-  } else {
-    log::warning("admission.meminfo",
-                 {{"message", reader.error().message},
-                  {"effect", "admissions are not capped by the node's memory"}});
-  }
+namespace {
+
+DeskSettings desk_settings(const DispatchSettings& s) {
+  return {s.plans, s.use_calibrated, s.calibration_factor, s.peers_read};
 }
 
-std::vector<RunHolding> Dispatcher::holdings() const {
-  std::vector<RunHolding> out;
-  for (const RunMachine* r : registry_.runs()) {
-    const RunLedger& ledger = r->ledger();
-    if (ledger.state != RunState::kActive) continue;
-    // The newest reading; before the first one, the baseline.
-    const MemoryReading& now = ledger.last.rss_bytes != 0 ? ledger.last : ledger.baseline;
-    out.push_back({ledger.info.run_id, now.counted_bytes()});
-  }
-  return out;
+}  // namespace
+
+Dispatcher::Dispatcher(RunRegistry& registry, Admission& admission, AdmissionDesk& desk,
+                       MachineState& machine, Store* store, DispatchSettings settings)
+    : registry_(registry),
+      admission_(admission),
+      desk_(desk),
+      machine_(machine),
+      store_(store),
+      settings_(std::move(settings)) {
+  desk_.set_settings(desk_settings(settings_));
+}
+
+void Dispatcher::set_settings(DispatchSettings settings) {
+  settings_ = std::move(settings);
+  desk_.set_settings(desk_settings(settings_));
 }
 
 std::optional<PhaseRoom> Dispatcher::phase_room(const std::string& run_id) {
@@ -150,41 +136,9 @@ std::optional<PhaseRoom> Dispatcher::phase_room(const std::string& run_id) {
       run->ledger().info.plan.empty()) {
     return std::nullopt;
   }
-  AdmitCaps measured = caps(run->ledger().info.target.pid);
+  AdmitCaps measured = machine_.caps(run->ledger().info.target.pid);
   return PhaseRoom{measured.node_available_bytes, measured.cgroup_limit_bytes,
                    std::move(measured.cgroup_dir)};
-}
-
-AdmitCaps Dispatcher::caps(pid_t pid) {
-  AdmitCaps caps;
-  if (meminfo_) {
-    if (auto node = meminfo_->read()) {
-      caps.node_available_bytes = node->available_bytes;
-    } else {
-      log::warning("admission.meminfo", {{"message", node.error().message}});
-    }
-  }
-  if (pid > 0) {
-    // A process's cgroup and its limits change rarely; admissions come in bursts from the
-    // same processes. A second-old answer spares the /proc/PID/cgroup read and the walk.
-    const auto now = std::chrono::steady_clock::now();
-    auto cached = cgroup_limits_.find(pid);
-    if (cached == cgroup_limits_.end() || now - cached->second.read_at > std::chrono::seconds(1)) {
-      if (cgroup_limits_.size() >= 4096) cgroup_limits_.clear();
-      CachedLimit fresh{now, {}};
-      const RunParams& params = registry_.params();
-      if (auto limit = process_cgroup_limit(params.proc_root, pid, params.cgroup_root)) {
-        fresh.limit = *limit;
-      } else {
-        // No memory cgroup (e.g. a v1 node without the controller mounted): no cgroup cap.
-        log::debug("admission.cgroup", {{"pid", pid}, {"message", limit.error().message}});
-      }
-      cached = cgroup_limits_.insert_or_assign(pid, std::move(fresh)).first;
-    }
-    caps.cgroup_limit_bytes = cached->second.limit.bytes;
-    if (caps.cgroup_limit_bytes) caps.cgroup_dir = cached->second.limit.binding_dir.string();
-  }
-  return caps;
 }
 
 void Dispatcher::handle(const v1::Request& request, const Peer& peer, v1::Reply& reply) {
@@ -266,11 +220,6 @@ Status Dispatcher::run_start(const v1::RunStartRequest& in, const Caller& caller
   }
   input.scope = in.scope();
   input.cgroup_path = in.cgroup_path();
-  if (!input.reservation_id.empty()) {
-    // Only the admitted UID (or root) may claim; an unknown id is the registry's to report.
-    auto owner = admission_.check_owner(input.reservation_id, actor_of(caller), "claim");
-    if (!owner && owner.error().kind == ErrorKind::kPermissionDenied) return owner;
-  }
   auto started = registry_.start(input, caller);
   if (!started) return started.error();
   const RunLedger& ledger = **started;
@@ -352,72 +301,22 @@ Status Dispatcher::run_end(const v1::RunEndRequest& in, const Caller& caller,
 
 Status Dispatcher::admit(const v1::AdmitRequest& in, const Caller& caller, v1::AdmitReply& out) {
   if (auto s = check_job(in.job()); !s) return s;
-  EstimateInputs inputs;
-  if (in.estimate_bytes() != 0) inputs.given_bytes = in.estimate_bytes();
-  if (!in.plan().empty()) {
-    auto plan = settings_.plans.find(in.plan());
-    if (plan == settings_.plans.end()) {
-      std::string known;
-      for (const auto& [name, p] : settings_.plans) known += (known.empty() ? "" : ", ") + name;
-      return Error{"unknown plan '" + in.plan() +
-                   "' (configured plans: " + (known.empty() ? "none" : known) + ")"};
-    }
-    const auto& m = in.model();
-    auto model_bytes =
-        model_bytes_from(m.parameter_count(), m.bytes_per_parameter(), m.model_bytes());
-    if (!model_bytes) return model_bytes.error();
-    auto estimate = estimate_from_plan(plan->second, *model_bytes, in.hosts());
-    if (!estimate) return estimate.error();
-    inputs.plan_estimate = *estimate;
-  }
-  inputs.use_calibrated = in.use_calibrated() || settings_.use_calibrated;
-  inputs.factor = settings_.calibration_factor;
-  if (store_ != nullptr && !in.job().empty()) {
-    if (auto peak = store_->job_peak_on_record(in.job()); peak && *peak) {
-      inputs.peak_on_record = MeasuredPeak{(*peak)->run_id, (*peak)->peak_bytes};
-    }
-  }
-  auto choice = choose_estimate(inputs);
-  if (!choice) return choice.error();
-  const pid_t pid = in.pid() != 0 ? static_cast<pid_t>(in.pid()) : caller.pid;
-  std::uint64_t baseline_bytes = 0;
-  // The reservation belongs to the caller; root admitting for a PID gives it to that
-  // process's owner, who can then claim it for its run.
-  std::uint32_t owner_uid = caller.uid;
-  if (pid > 0) {
-    // One status read: admissions come in bursts, and nothing here is kept.
-    auto process = procfs_.snapshot(pid);
-    if (!process) return Error{process.error().message, ErrorKind::kNotFound};
-    const ReadScope scope = read_scope(caller, settings_.peers_read);
-    if (!scope.covers(process->uid)) {
-      // The baseline is that process's RSS: under `own` another UID may not learn it.
-      return Error{"uid " + std::to_string(caller.uid) + " may not admit with PID " +
-                       std::to_string(pid) + ": it is owned by uid " +
-                       std::to_string(process->uid) + " (control.peers_read is own)",
-                   ErrorKind::kPermissionDenied};
-    }
-    if (caller.privileged && in.pid() != 0) owner_uid = process->uid;
-    baseline_bytes = process->rss_bytes;
-    // The run's scope decides what its baseline is: the process, its tree, or its cgroup.
-    if (in.scope() == "tree") {
-      ProcessTree tree(procfs_, pid);
-      tree.refresh();
-      MemoryReading own;
-      own.rss_bytes = process->rss_bytes;
-      baseline_bytes = tree.add_descendants(own, Instant{}, false).rss_bytes;
-    } else if (in.scope() == "cgroup") {
-      const RunParams& params = registry_.params();
-      auto cgroup = open_memory_cgroup(params.proc_root, params.cgroup_root, pid);
-      if (!cgroup) return Error{cgroup.error().message, ErrorKind::kInvalidArgument};
-      auto usage = cgroup->read_periodic(Instant{});
-      if (!usage) return Error{usage.error().message, ErrorKind::kUnavailable};
-      baseline_bytes = usage->rss_bytes;
-    } else if (Status known = check_run_scope(in.scope()); !known) {
-      return known.error();
-    }
-  }
-  AdmitInput input{in.job(), choice->bytes, choice->source, baseline_bytes, owner_uid};
-  const Decision d = admission_.admit(input, holdings(), caps(pid));
+  AdmitAsk ask;
+  ask.job = in.job();
+  ask.estimate_bytes = in.estimate_bytes();
+  ask.plan = in.plan();
+  ask.parameter_count = in.model().parameter_count();
+  ask.bytes_per_parameter = in.model().bytes_per_parameter();
+  ask.model_bytes = in.model().model_bytes();
+  ask.hosts = in.hosts();
+  ask.pid = static_cast<pid_t>(in.pid());
+  ask.use_calibrated = in.use_calibrated();
+  ask.scope = in.scope();
+  auto outcome = desk_.admit(ask, caller);
+  if (!outcome) return outcome.error();
+  const Decision& d = outcome->decision;
+  const pid_t pid = outcome->pid;
+  const std::uint32_t owner_uid = outcome->owner_uid;
   out.set_admitted(d.admitted);
   out.set_reservation_id(d.reservation_id);
   out.set_baseline_bytes(d.baseline_bytes);
@@ -427,7 +326,7 @@ Status Dispatcher::admit(const v1::AdmitRequest& in, const Caller& caller, v1::A
   out.set_margin_bytes(d.margin_bytes);
   out.set_headroom_bytes(d.headroom_bytes);
   out.set_estimate_source(d.estimate_source.text());
-  out.set_reason(choice->detail.empty() ? d.reason : d.reason + "; estimate: " + choice->detail);
+  out.set_reason(outcome->reason);
   out.set_lease_seconds(d.lease_seconds);
   out.set_committed_bytes(d.committed_bytes);
   for (const CommittedTerm& t : d.runs) {
@@ -467,7 +366,7 @@ Status Dispatcher::admit(const v1::AdmitRequest& in, const Caller& caller, v1::A
 Status Dispatcher::release(const v1::ReleaseRequest& in, const Caller& caller,
                            v1::ReleaseReply& out) {
   if (in.reservation_id().empty()) return Error{"release needs a reservation id"};
-  auto released = admission_.release(in.reservation_id(), actor_of(caller));
+  auto released = admission_.release(in.reservation_id(), caller);
   if (!released) return released.error();
   out.set_released_bytes(*released);
   reservations_changed();

@@ -9,12 +9,10 @@
 #include <unordered_map>
 
 #include "admission/admission.hpp"
+#include "admission/desk.hpp"
 #include "config/config.hpp"
 #include "control/handler.hpp"
 #include "model/plan.hpp"
-#include "procfs/cgroup_limit.hpp"
-#include "procfs/meminfo.hpp"
-#include "procfs/proc_fs.hpp"
 #include "runs/run_registry.hpp"
 
 namespace ramguard {
@@ -34,9 +32,11 @@ struct DispatchSettings {
 class Dispatcher final : public RequestHandler {
  public:
   // store may be null: the daemon then guards in memory and answers from the registry.
-  Dispatcher(RunRegistry& registry, Admission& admission, Store* store, const ProcFs& procfs,
-             DispatchSettings settings);
-  void set_settings(DispatchSettings settings) { settings_ = std::move(settings); }
+  // The desk decides admissions; `machine` is its view of the node and cgroups, also used for
+  // the phase-begin forecast.
+  Dispatcher(RunRegistry& registry, Admission& admission, AdmissionDesk& desk,
+             MachineState& machine, Store* store, DispatchSettings settings);
+  void set_settings(DispatchSettings settings);
   void set_metrics(MetricsExporter* metrics) { metrics_ = metrics; }
 
   void handle(const v1::Request& request, const Peer& peer, v1::Reply& reply) override;
@@ -58,22 +58,14 @@ class Dispatcher final : public RequestHandler {
   Status compare(const v1::CompareRequest& in, const Caller& caller, v1::CompareReply& out);
   Status list_runs(const v1::ListRunsRequest& in, const Caller& caller, v1::ListRunsReply& out);
   void reservations_changed();
-  // Admission's view of the machine: active runs with what they hold, and the caps.
-  std::vector<RunHolding> holdings() const;
-  AdmitCaps caps(pid_t pid);
   // A phase begin's room (node and the run's cgroup), for a run with a plan; else nullopt.
   std::optional<PhaseRoom> phase_room(const std::string& run_id);
 
   RunRegistry& registry_;
   Admission& admission_;
+  AdmissionDesk& desk_;
+  MachineState& machine_;
   Store* store_;
-  const ProcFs& procfs_;
-  std::optional<MeminfoReader> meminfo_;
-  struct CachedLimit {
-    std::chrono::steady_clock::time_point read_at;
-    CgroupLimit limit;
-  };
-  std::unordered_map<pid_t, CachedLimit> cgroup_limits_;  // per PID, for a second
   DispatchSettings settings_;
   MetricsExporter* metrics_ = nullptr;
   bool group_commit_ = false;

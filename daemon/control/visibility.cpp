@@ -4,10 +4,6 @@
 
 namespace ramguard::control {
 
-ReadScope read_scope(const Caller& caller, PeersRead peers_read) {
-  return {caller.privileged || peers_read == PeersRead::kAll, caller.uid};
-}
-
 Status check_read(const ReadScope& scope, const RunLedger& ledger) {
   if (scope.covers(ledger.info.owner_uid)) return ok_status();
   return Error{"uid " + std::to_string(scope.uid) + " may not read run " + ledger.info.run_id +

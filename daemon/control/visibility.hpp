@@ -13,15 +13,6 @@
 
 namespace ramguard::control {
 
-struct ReadScope {
-  bool everything = false;
-  std::uint32_t uid = 0;
-
-  bool covers(std::uint32_t owner_uid) const { return everything || owner_uid == uid; }
-};
-
-ReadScope read_scope(const Caller& caller, PeersRead peers_read);
-
 // PERMISSION_DENIED naming both UIDs when the run is another UID's and the scope is `own`.
 Status check_read(const ReadScope& scope, const RunLedger& ledger);
 

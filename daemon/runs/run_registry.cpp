@@ -97,7 +97,7 @@ Result<RunRegistry::Entry*> RunRegistry::find_for_change(const std::string& run_
   Entry* entry = find_entry(run_id);
   if (entry == nullptr) return Error{"unknown run id '" + run_id + "'", ErrorKind::kNotFound};
   const RunLedger& ledger = entry->machine->ledger();
-  if (!caller.privileged && caller.uid != ledger.info.owner_uid) {
+  if (!may_change(caller, ledger.info.owner_uid)) {
     return Error{"uid " + std::to_string(caller.uid) + " may not " + what + " run " + run_id +
                      ": its process is owned by uid " + std::to_string(ledger.info.owner_uid),
                  ErrorKind::kPermissionDenied};
@@ -109,15 +109,6 @@ Result<RunRegistry::Entry*> RunRegistry::find_for_change(const std::string& run_
                  ErrorKind::kFailedPrecondition};
   }
   return entry;
-}
-
-Status check_run_scope(std::string_view scope) {
-  if (scope.empty() || scope == "process" || scope == "tree" || scope == "cgroup") {
-    return ok_status();
-  }
-  return Error{
-      "scope '" + std::string(scope.substr(0, 16)) + "' is not known; use process, tree or cgroup",
-      ErrorKind::kInvalidArgument};
 }
 
 Result<std::string> RunRegistry::attach_cgroup(TargetKey key, pid_t pid,
@@ -156,7 +147,7 @@ Result<const RunLedger*> RunRegistry::start(const StartRunInput& input, const Ca
     sampler_.remove(*key);
     return e;
   };
-  if (!caller.privileged && caller.uid != owner) {
+  if (!may_change(caller, owner)) {
     return drop(Error{"uid " + std::to_string(caller.uid) + " may not start a run on PID " +
                           std::to_string(pid) + ": it is owned by uid " + std::to_string(owner),
                       ErrorKind::kPermissionDenied});
@@ -194,31 +185,19 @@ Result<const RunLedger*> RunRegistry::start(const StartRunInput& input, const Ca
   if (!input.reservation_id.empty()) {
     // Checked before the baseline is taken, claimed only once the run exists: a failed start
     // leaves the reservation as it was.
-    bool found = false;
-    for (const auto& r : admission_.reservations()) {
-      if (r.reservation_id != input.reservation_id) continue;
-      found = true;
-      info.estimate_bytes = r.bytes;
-      info.plan = r.estimate_source.plan;
-      if (!r.run_id.empty() && r.run_id != run_id) {
-        return drop(
-            Error{"reservation " + input.reservation_id + " is already claimed by run " + r.run_id,
-                  ErrorKind::kFailedPrecondition});
-      }
-    }
-    if (!found) {
-      return drop(Error{"unknown or expired reservation '" + input.reservation_id + "'",
-                        ErrorKind::kFailedPrecondition});
-    }
+    auto claimable = admission_.claimable(input.reservation_id, run_id, caller);
+    if (!claimable) return drop(claimable.error());
+    info.estimate_bytes = claimable->bytes;
+    info.plan = claimable->estimate_source.plan;
     info.reservation_id = input.reservation_id;
   }
   Probe probe(sampler_, *key);
   auto machine = RunMachine::start(std::move(info), input.end_on_exit, probe, params_, observers_);
   if (!machine) return drop(machine.error());
   if (!input.reservation_id.empty()) {
-    if (auto claimed = admission_.claim(input.reservation_id, run_id); !claimed) {
+    if (auto claimed = admission_.claim(input.reservation_id, run_id, caller); !claimed) {
       (*machine)->lost(clock_.now());
-      return drop(Error{claimed.error().message, ErrorKind::kFailedPrecondition});
+      return drop(claimed.error());
     }
   }
   auto entry = std::make_unique<Entry>();

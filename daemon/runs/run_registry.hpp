@@ -19,6 +19,8 @@
 #include "admission/admission.hpp"
 #include "common/clock.hpp"
 #include "common/result.hpp"
+#include "model/access.hpp"
+#include "model/run_scope.hpp"
 #include "runs/observer_set.hpp"
 #include "runs/run_machine.hpp"
 #include "runs/run_params.hpp"
@@ -27,16 +29,6 @@
 #include "sampling/sampler.hpp"
 
 namespace ramguard {
-
-// Who asks, as the control server learned it.
-struct Caller {
-  pid_t pid = 0;
-  uid_t uid = 0;
-  bool privileged = false;  // root, or a TCP peer with the token
-};
-
-// "", "process", "tree" or "cgroup"; anything else is an error naming it (runs and admission).
-Status check_run_scope(std::string_view scope);
 
 struct StartRunInput {
   pid_t pid = 0;  // 0: the caller

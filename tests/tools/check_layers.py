@@ -2,7 +2,8 @@
 """Checks the daemon's module layering and the clients' independence from the daemon.
 
 The order is declared once, in daemon/CMakeLists.txt (RAMGUARD_DAEMON_MODULES, lowest first).
-A module may include only its own headers and those of modules listed before it; files directly
+A module may include only its own headers and those of modules listed before it (and control
+reaches procfs not at all, admission only through its service face: FACES below); files directly
 in daemon/ (main.cpp) may include anything. Nothing under client/ may include a daemon header
 except daemon/common's. A declared module without a directory is fine (not created yet); a
 directory under daemon/ that is not declared is an error.
@@ -19,6 +20,15 @@ SOURCE_SUFFIXES = (".cpp", ".hpp", ".h", ".cc")
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
 DECLARATION = re.compile(r"set\(\s*RAMGUARD_DAEMON_MODULES\s+([^)]*)\)")
 SHARED_WITH_CLIENTS = "common"
+# Narrower than the order: the transport (control) converts requests and calls; it reaches the
+# machine and the admission decision only through admission's service face. Module -> the lower
+# modules it may use only through the listed headers (none: not at all).
+FACES = {
+    "control": {
+        "procfs": (),
+        "admission": ("admission.hpp", "desk.hpp", "sources.hpp"),
+    },
+}
 
 
 def declared_modules(root):
@@ -94,6 +104,14 @@ def check(root):
                         f"{os.path.relpath(path, root)}:{number}: {module} includes "
                         f"\"{include}\", but {target} comes after {module} in "
                         f"RAMGUARD_DAEMON_MODULES")
+                faces = FACES.get(module, {}).get(target)
+                if faces is not None and os.path.basename(include) not in faces:
+                    allowed = ", ".join(f"{target}/{f}" for f in faces)
+                    rule = (f"{module} may use {target} only through {allowed}" if faces else
+                            f"{module} may not use {target}")
+                    problems.append(
+                        f"{os.path.relpath(path, root)}:{number}: {module} includes "
+                        f"\"{include}\"; {rule}")
     client_dir = os.path.join(root, "client")
     if os.path.isdir(client_dir):
         for path in sources(client_dir):

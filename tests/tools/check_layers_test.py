@@ -62,6 +62,27 @@ class CheckLayersTest(unittest.TestCase):
         self.assertIn("2 violation(s)", result.stderr)
         self.assertFalse(os.path.exists(stamp))
 
+    def test_control_reaches_admission_only_through_its_face_and_never_procfs(self):
+        root = self.tree({
+            "daemon/CMakeLists.txt":
+                "set(RAMGUARD_DAEMON_MODULES common procfs admission runs control)\n",
+            "daemon/admission/desk.hpp": "#pragma once\n",
+            "daemon/admission/estimator.hpp": "#pragma once\n",
+            "daemon/control/dispatcher.cpp":
+                '#include "admission/desk.hpp"\n#include "admission/estimator.hpp"\n'
+                '#include "procfs/parse.hpp"\n#include "runs/run.hpp"\n',
+        })
+        result = run(root)
+        self.assertEqual(result.returncode, 1)
+        self.assertIn('daemon/control/dispatcher.cpp:2: control includes '
+                      '"admission/estimator.hpp"; control may use admission only through '
+                      'admission/admission.hpp, admission/desk.hpp, admission/sources.hpp',
+                      result.stderr)
+        self.assertIn('daemon/control/dispatcher.cpp:3: control includes "procfs/parse.hpp"; '
+                      'control may not use procfs', result.stderr)
+        self.assertNotIn("dispatcher.cpp:1:", result.stderr)
+        self.assertNotIn("dispatcher.cpp:4:", result.stderr)
+
     def test_warn_only_reports_but_passes(self):
         root = self.tree({"daemon/common/bad.hpp": '#include "procfs/parse.hpp"\n'})
         result = run(root, "--warn-only")

@@ -96,7 +96,7 @@ TEST_F(AdmissionTest, UnclaimedReservationExpiresAfterLease) {
   EXPECT_EQ(gone[0].bytes, 10 * kGB);
   EXPECT_EQ(gone[0].job, "job");
   EXPECT_TRUE(admission_.expire().empty());
-  Status late = admission_.claim(d.reservation_id, "run-1");
+  Status late = admission_.claim(d.reservation_id, "run-1", Caller{});
   ASSERT_FALSE(late.ok());
   EXPECT_NE(late.error().message.find("unknown reservation"), std::string::npos);
   EXPECT_TRUE(admit(6 * kGB).admitted);
@@ -105,7 +105,7 @@ TEST_F(AdmissionTest, UnclaimedReservationExpiresAfterLease) {
 TEST_F(AdmissionTest, ClaimAfterLeaseButBeforeExpireNamesTheLease) {
   const Decision d = admit(kGB);
   clock_.advance(seconds(61));
-  Status s = admission_.claim(d.reservation_id, "run-1");
+  Status s = admission_.claim(d.reservation_id, "run-1", Caller{});
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.error().message.find("expired: no run claimed it within the 60.00 s lease"),
             std::string::npos)
@@ -116,9 +116,9 @@ TEST_F(AdmissionTest, ClaimedReservationDoesNotExpireAndEndsWithItsRun) {
   const Decision a = admit(5 * kGB, 0, "a");
   const Decision b = admit(3 * kGB, 0, "b");
   ASSERT_TRUE(a.admitted && b.admitted);
-  ASSERT_TRUE(admission_.claim(a.reservation_id, "run-a").ok());
-  EXPECT_TRUE(admission_.claim(a.reservation_id, "run-a").ok());  // idempotent
-  Status other = admission_.claim(a.reservation_id, "run-x");
+  ASSERT_TRUE(admission_.claim(a.reservation_id, "run-a", Caller{}).ok());
+  EXPECT_TRUE(admission_.claim(a.reservation_id, "run-a", Caller{}).ok());  // idempotent
+  Status other = admission_.claim(a.reservation_id, "run-x", Caller{});
   ASSERT_FALSE(other.ok());
   EXPECT_NE(other.error().message.find("already claimed by run run-a"), std::string::npos);
 
@@ -142,8 +142,9 @@ TEST_F(AdmissionTest, ReleaseByIdAndByRun) {
   const Decision a = admit(2 * kGB);
   const Decision b = admit(3 * kGB);
   const Decision c = admit(4 * kGB);
-  ASSERT_TRUE(admission_.claim(b.reservation_id, "run-1").ok());
-  ASSERT_TRUE(admission_.claim(c.reservation_id, "run-1").ok());  // a run may hold several
+  ASSERT_TRUE(admission_.claim(b.reservation_id, "run-1", Caller{}).ok());
+  ASSERT_TRUE(
+      admission_.claim(c.reservation_id, "run-1", Caller{}).ok());  // a run may hold several
 
   Result<std::uint64_t> freed = admission_.release(a.reservation_id);
   ASSERT_TRUE(freed.ok());
@@ -157,13 +158,48 @@ TEST_F(AdmissionTest, ReleaseByIdAndByRun) {
   EXPECT_EQ(admission_.release_run(""), 0u);  // never matches unclaimed reservations
 }
 
+// The one claim rule: the owner (or a privileged caller) claims an unexpired reservation no
+// other run holds, and learns its bytes and the estimate's plan; each failure names itself.
+TEST_F(AdmissionTest, ClaimableIsTheOneClaimRule) {
+  const Decision d = admission_.admit(
+      {"job", kGB, EstimateSource{EstimateKind::kPlan, "fedavg", ""}, 0, /*owner_uid=*/1000});
+  const Caller owner{10, 1000, false};
+  auto ok = admission_.claimable(d.reservation_id, "run-1", owner);
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  EXPECT_EQ(ok->bytes, kGB);
+  EXPECT_EQ(ok->estimate_source.plan, "fedavg");
+  EXPECT_TRUE(admission_.claimable(d.reservation_id, "run-1", Caller{1, 0, true}).ok());
+
+  auto other = admission_.claimable(d.reservation_id, "run-1", Caller{11, 2000, false});
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.error().kind, ErrorKind::kPermissionDenied);
+  EXPECT_EQ(admission_.claim(d.reservation_id, "run-1", Caller{11, 2000, false}).error().kind,
+            ErrorKind::kPermissionDenied);
+
+  ASSERT_TRUE(admission_.claim(d.reservation_id, "run-1", owner).ok());
+  auto taken = admission_.claimable(d.reservation_id, "run-2", owner);
+  ASSERT_FALSE(taken.ok());
+  EXPECT_EQ(taken.error().kind, ErrorKind::kFailedPrecondition);
+  EXPECT_NE(taken.error().message.find("already claimed by run run-1"), std::string::npos);
+
+  auto unknown = admission_.claimable("rsv-nope", "run-1", owner);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().kind, ErrorKind::kFailedPrecondition);
+
+  const Decision late = admission_.admit({"job", kGB, EstimateSource{}, 0, 1000});
+  clock_.advance(seconds(61));
+  auto expired = admission_.claimable(late.reservation_id, "run-3", owner);
+  ASSERT_FALSE(expired.ok());
+  EXPECT_NE(expired.error().message.find("expired"), std::string::npos);
+}
+
 TEST_F(AdmissionTest, UnknownIdsError) {
   EXPECT_FALSE(admission_.release("rsv-000000000000").ok());
-  Status s = admission_.claim("rsv-nope", "run-1");
+  Status s = admission_.claim("rsv-nope", "run-1", Caller{});
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.error().message.find("rsv-nope"), std::string::npos);
   const Decision d = admit(kGB);
-  EXPECT_FALSE(admission_.claim(d.reservation_id, "").ok());
+  EXPECT_FALSE(admission_.claim(d.reservation_id, "", Caller{}).ok());
 }
 
 TEST_F(AdmissionTest, IdsAreUniqueAndWellFormed) {
@@ -233,7 +269,7 @@ TEST_F(AdmissionTest, RestoreRebuildsReservations) {
   ASSERT_EQ(gone.size(), 1u);
   EXPECT_EQ(gone[0].reservation_id, "rsv-bbbbbbbbbbbb");
   EXPECT_EQ(admission_.release_run("run-9"), 6 * kGB);
-  EXPECT_TRUE(admission_.claim("rsv-dddddddddddd", "run-10").ok());
+  EXPECT_TRUE(admission_.claim("rsv-dddddddddddd", "run-10", Caller{}).ok());
 }
 
 }  // namespace
@@ -245,7 +281,7 @@ namespace {
 TEST_F(AdmissionTest, OnlyTheAdmittedUidOrAPrivilegedCallerMayReleaseOrClaim) {
   const Decision d = admission_.admit({"job", 10 * kGB, EstimateSource{}, 0, /*owner_uid=*/0});
   ASSERT_TRUE(d.admitted);
-  const ReservationActor other{1000, false};
+  const Caller other{0, 1000, false};
   const Status claim = admission_.check_owner(d.reservation_id, other, "claim");
   ASSERT_FALSE(claim.ok());
   EXPECT_EQ(claim.error().kind, ErrorKind::kPermissionDenied);
@@ -261,7 +297,7 @@ TEST_F(AdmissionTest, OnlyTheAdmittedUidOrAPrivilegedCallerMayReleaseOrClaim) {
   const Decision mine = admission_.admit({"job", kGB, EstimateSource{}, 0, 1000});
   EXPECT_TRUE(admission_.check_owner(mine.reservation_id, other, "claim").ok());
   EXPECT_EQ(*admission_.release(mine.reservation_id, other), kGB);
-  EXPECT_EQ(*admission_.release(d.reservation_id, ReservationActor{0, true}), 10 * kGB);
+  EXPECT_EQ(*admission_.release(d.reservation_id, Caller{0, 0, true}), 10 * kGB);
 }
 
 TEST_F(AdmissionTest, RestoredReservationsKeepTheirOwner) {
@@ -271,7 +307,7 @@ TEST_F(AdmissionTest, RestoredReservationsKeepTheirOwner) {
   ASSERT_EQ(views.size(), 2u);
   EXPECT_EQ(views[0].owner_uid, 1000u);
   EXPECT_EQ(views[1].owner_uid, 0u) << "an owner the ledger did not keep is root's";
-  EXPECT_FALSE(admission_.check_owner("rsv-b", {1000, false}, "release").ok());
+  EXPECT_FALSE(admission_.check_owner("rsv-b", Caller{0, 1000, false}, "release").ok());
 }
 
 }  // namespace

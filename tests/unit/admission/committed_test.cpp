@@ -25,7 +25,7 @@ class CommittedTest : public ::testing::Test {
   std::string reserve_for(const std::string& run, std::uint64_t bytes) {
     const Decision d = admit(bytes);
     EXPECT_TRUE(d.admitted) << d.reason;
-    EXPECT_TRUE(admission_.claim(d.reservation_id, run).ok());
+    EXPECT_TRUE(admission_.claim(d.reservation_id, run, Caller{}).ok());
     return d.reservation_id;
   }
 };

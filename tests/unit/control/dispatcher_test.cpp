@@ -8,6 +8,8 @@
 
 #include <filesystem>
 
+#include "runs/admission_sources.hpp"
+#include "store/job_history.hpp"
 #include "store/ledger_journal.hpp"
 #include "unit/procfs/test_child.hpp"
 
@@ -35,8 +37,10 @@ class DispatcherTest : public ::testing::Test {
         "fedavg",
         {{"aggregation", {{"global", 1, false}, {"host_updates", 1, true}, {"result", 1, false}}}},
         1'100'000'000};
-    dispatcher_ =
-        std::make_unique<Dispatcher>(registry_, admission_, store_.get(), procfs_, settings_);
+    history_ = std::make_unique<StoreJobHistory>(*store_);
+    desk_.set_history(history_.get());
+    dispatcher_ = std::make_unique<Dispatcher>(registry_, admission_, desk_, machine_, store_.get(),
+                                               settings_);
     EXPECT_TRUE(child_.hold(0));
   }
   ~DispatcherTest() override { std::filesystem::remove_all(dir_); }
@@ -65,6 +69,10 @@ class DispatcherTest : public ::testing::Test {
   RunRegistry registry_{io_, clock_, sampler_, exits_, admission_, RunParams{}};
   std::unique_ptr<Store> store_;
   std::unique_ptr<LedgerJournal> journal_;
+  ProcLoadBaselines baselines_{procfs_, registry_};
+  RegistryMachineState machine_{procfs_, registry_};
+  AdmissionDesk desk_{admission_, baselines_, machine_, {}};
+  std::unique_ptr<StoreJobHistory> history_;
   DispatchSettings settings_;
   std::unique_ptr<Dispatcher> dispatcher_;
   Peer root_{::getpid(), 0, true, false, "test root"};

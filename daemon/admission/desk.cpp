@@ -1,0 +1,77 @@
+#include "admission/desk.hpp"
+
+#include <utility>
+
+#include "admission/estimator.hpp"
+#include "model/run_scope.hpp"
+
+namespace ramguard {
+
+AdmissionDesk::AdmissionDesk(Admission& admission, LoadBaselines& baselines, MachineState& machine,
+                             DeskSettings settings)
+    : admission_(admission),
+      baselines_(baselines),
+      machine_(machine),
+      settings_(std::move(settings)) {}
+
+Result<EstimateChoice> AdmissionDesk::estimate(const AdmitAsk& ask) {
+  EstimateInputs inputs;
+  if (ask.estimate_bytes != 0) inputs.given_bytes = ask.estimate_bytes;
+  if (!ask.plan.empty()) {
+    auto plan = settings_.plans.find(ask.plan);
+    if (plan == settings_.plans.end()) {
+      std::string known;
+      for (const auto& [name, p] : settings_.plans) known += (known.empty() ? "" : ", ") + name;
+      return Error{"unknown plan '" + ask.plan +
+                   "' (configured plans: " + (known.empty() ? "none" : known) + ")"};
+    }
+    auto model_bytes =
+        model_bytes_from(ask.parameter_count, ask.bytes_per_parameter, ask.model_bytes);
+    if (!model_bytes) return model_bytes.error();
+    auto from_plan = estimate_from_plan(plan->second, *model_bytes, ask.hosts);
+    if (!from_plan) return from_plan.error();
+    inputs.plan_estimate = *from_plan;
+  }
+  inputs.use_calibrated = ask.use_calibrated || settings_.use_calibrated;
+  inputs.factor = settings_.calibration_factor;
+  if (history_ != nullptr && !ask.job.empty())
+    inputs.peak_on_record = history_->peak_on_record(ask.job);
+  return choose_estimate(inputs);
+}
+
+Result<AdmitOutcome> AdmissionDesk::admit(const AdmitAsk& ask, const Caller& caller) {
+  if (Status known = check_run_scope(ask.scope); !known) return known.error();
+  auto choice = estimate(ask);
+  if (!choice) return choice.error();
+  AdmitOutcome out;
+  out.pid = ask.pid != 0 ? ask.pid : caller.pid;
+  // The reservation belongs to the caller; root admitting for a PID gives it to that
+  // process's owner, who can then claim it for its run.
+  out.owner_uid = caller.uid;
+  std::uint64_t baseline_bytes = 0;
+  if (out.pid > 0) {
+    auto process = baselines_.process(out.pid);
+    if (!process) return process.error();
+    if (!read_scope(caller, settings_.peers_read).covers(process->uid)) {
+      // The baseline is that process's memory: under `own` another UID may not learn it.
+      return Error{"uid " + std::to_string(caller.uid) + " may not admit with PID " +
+                       std::to_string(out.pid) + ": it is owned by uid " +
+                       std::to_string(process->uid) + " (control.peers_read is own)",
+                   ErrorKind::kPermissionDenied};
+    }
+    if (caller.privileged && ask.pid != 0) out.owner_uid = process->uid;
+    baseline_bytes = process->rss_bytes;
+    if (ask.scope == "tree" || ask.scope == "cgroup") {
+      auto scoped = baselines_.scope_baseline(out.pid, ask.scope, process->rss_bytes);
+      if (!scoped) return scoped.error();
+      baseline_bytes = *scoped;
+    }
+  }
+  const AdmitInput input{ask.job, choice->bytes, choice->source, baseline_bytes, out.owner_uid};
+  out.decision = admission_.admit(input, machine_.holdings(), machine_.caps(out.pid));
+  out.reason = choice->detail.empty() ? out.decision.reason
+                                      : out.decision.reason + "; estimate: " + choice->detail;
+  return out;
+}
+
+}  // namespace ramguard

@@ -1,0 +1,71 @@
+#pragma once
+// Admission's one service face. The control layer converts a request into an AdmitAsk and the
+// caller it learned, and gets back the decision; everything between (the plan, the model size,
+// the estimate and its source, the job's history, who may admit for which process, the
+// baseline of the run's scope, the machine's runs and caps) is decided here. Claims go through
+// Admission::claimable/claim, the one claim rule.
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "admission/admission.hpp"
+#include "admission/sources.hpp"
+#include "common/result.hpp"
+#include "model/access.hpp"
+#include "model/plan.hpp"
+
+namespace ramguard {
+
+struct AdmitAsk {
+  std::string job;
+  std::uint64_t estimate_bytes = 0;  // 0: not given
+  std::string plan;                  // with a model: the plan's estimate
+  std::uint64_t parameter_count = 0;
+  double bytes_per_parameter = 0;
+  std::uint64_t model_bytes = 0;
+  std::uint32_t hosts = 0;
+  pid_t pid = 0;  // the process that will load; 0: the caller
+  bool use_calibrated = false;
+  std::string scope;  // "", "process", "tree" or "cgroup": what the run's baseline is
+};
+
+struct DeskSettings {
+  std::map<std::string, MemoryPlan> plans;
+  bool use_calibrated = false;  // the configuration's default for every ask
+  double calibration_factor = kDefaultCalibrationFactor;
+  PeersRead peers_read = PeersRead::kOwn;
+};
+
+struct AdmitOutcome {
+  Decision decision;
+  pid_t pid = 0;                // whose baseline it is
+  std::uint32_t owner_uid = 0;  // who may claim or release the reservation
+  std::string reason;           // the decision's sentence and how the estimate came about
+};
+
+class AdmissionDesk {
+ public:
+  AdmissionDesk(Admission& admission, LoadBaselines& baselines, MachineState& machine,
+                DeskSettings settings);
+  void set_settings(DeskSettings settings) { settings_ = std::move(settings); }
+  void set_history(JobHistory* history) { history_ = history; }  // nullptr: no ledger
+
+  // Errors (nothing reserved): an unknown plan naming the configured ones, a bad model size, no
+  // estimate, no such process (kNotFound), another UID's process under peers_read own
+  // (kPermissionDenied), a bad scope. A refusal is an outcome, not an error.
+  Result<AdmitOutcome> admit(const AdmitAsk& ask, const Caller& caller);
+
+ private:
+  Result<EstimateChoice> estimate(const AdmitAsk& ask);
+
+  Admission& admission_;
+  LoadBaselines& baselines_;
+  MachineState& machine_;
+  JobHistory* history_ = nullptr;
+  DeskSettings settings_;
+};
+
+}  // namespace ramguard

@@ -1,0 +1,17 @@
+#include "store/job_history.hpp"
+
+#include "common/log.hpp"
+
+namespace ramguard {
+
+std::optional<MeasuredPeak> StoreJobHistory::peak_on_record(const std::string& job) {
+  auto peak = store_.job_peak_on_record(job);
+  if (!peak) {
+    log::warning("admission.history", {{"job", job}, {"message", peak.error().message}});
+    return std::nullopt;
+  }
+  if (!*peak) return std::nullopt;
+  return MeasuredPeak{(*peak)->run_id, (*peak)->peak_bytes};
+}
+
+}  // namespace ramguard

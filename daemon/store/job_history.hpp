@@ -1,0 +1,20 @@
+#pragma once
+// The admission desk's history (admission/sources.hpp) from the ledger: the job's peak on
+// record, which Store::job_peak_on_record keeps cached between admissions. A failed read is
+// logged and answered as "none on record": admission then uses the request's own estimate.
+
+#include "admission/sources.hpp"
+#include "store/store.hpp"
+
+namespace ramguard {
+
+class StoreJobHistory final : public JobHistory {
+ public:
+  explicit StoreJobHistory(Store& store) : store_(store) {}
+  std::optional<MeasuredPeak> peak_on_record(const std::string& job) override;
+
+ private:
+  Store& store_;
+};
+
+}  // namespace ramguard
