@@ -42,11 +42,7 @@ std::optional<Verdict> forecast_phase_room(const PhaseYardstick& yardstick, Room
   };
   add_copies_figure(figures, "planned_copies", static_cast<double>(yardstick.plan_live_bytes),
                     model_bytes);
-  std::string summary =
-      "Forecast at the begin of " + phase + " in round " + std::to_string(round) +
-      ": the plan expects counted memory to reach " + format_bytes(planned) + " (baseline + " +
-      format_bytes(static_cast<double>(yardstick.plan_live_bytes)) +
-      copies_note(static_cast<double>(yardstick.plan_live_bytes), model_bytes) + "); ";
+  std::string summary = forecast_opening(yardstick, phase, round, model_bytes) + "; ";
   if (cap == RoomCap::kCgroup) {
     summary += (over ? "over the cgroup's limit " + format_bytes(cap_bytes) + " by " +
                            format_bytes(planned - cap_bytes)

@@ -58,6 +58,15 @@ RunawayAssessment assess_runaway_beyond_plan(std::span<const MemoryReading> read
   return a;
 }
 
+std::string forecast_opening(const PhaseYardstick& yardstick, const std::string& phase,
+                             std::uint32_t round, std::uint64_t model_bytes) {
+  const double live = static_cast<double>(yardstick.plan_live_bytes);
+  return "Forecast at the begin of " + phase + " in round " + std::to_string(round) +
+         ": the plan expects counted memory to reach " +
+         format_bytes(static_cast<double>(yardstick.plan_bytes)) + " (baseline + " +
+         format_bytes(live) + copies_note(live, model_bytes) + ")";
+}
+
 std::optional<Verdict> forecast_phase(const PhaseYardstick& yardstick, const std::string& phase,
                                       std::uint32_t round, std::uint64_t model_bytes, Instant at,
                                       const DetectorParams& p) {
@@ -75,10 +84,7 @@ std::optional<Verdict> forecast_phase(const PhaseYardstick& yardstick, const std
   add_copies_figure(figures, "planned_copies", static_cast<double>(yardstick.plan_live_bytes),
                     model_bytes);
   std::string summary =
-      "Forecast at the begin of " + phase + " in round " + std::to_string(round) +
-      ": the plan expects counted memory to reach " + format_bytes(planned) + " (baseline + " +
-      format_bytes(static_cast<double>(yardstick.plan_live_bytes)) +
-      copies_note(static_cast<double>(yardstick.plan_live_bytes), model_bytes) + "), " +
+      forecast_opening(yardstick, phase, round, model_bytes) + ", " +
       (over ? "over the " + format_bytes(budget) + " budget by " + format_bytes(planned - budget)
             : fixed(100 * planned / budget, 0) + "% of the " + format_bytes(budget) + " budget") +
       " (yardstick: the plan).";

@@ -48,6 +48,12 @@ RunawayAssessment assess_runaway_beyond_plan(std::span<const MemoryReading> read
                                              std::uint64_t model_bytes,
                                              const DetectorParams& params);
 
+// The opening every forecast at a begin mark shares: "Forecast at the begin of aggregation in
+// round 2: the plan expects counted memory to reach 6.00 GB (baseline + 4.00 GB (4.00 model
+// copies))".
+std::string forecast_opening(const PhaseYardstick& yardstick, const std::string& phase,
+                             std::uint32_t round, std::uint64_t model_bytes);
+
 // At a phase's begin mark: over_budget when the planned level passes the budget, headroom when
 // it passes headroom_warn_fraction of it; nothing otherwise. Figure `forecast` = 1.
 std::optional<Verdict> forecast_phase(const PhaseYardstick& yardstick, const std::string& phase,

@@ -45,6 +45,40 @@ std::uint64_t mem_available_bytes() {
   throw std::runtime_error("no MemAvailable in /proc/meminfo");
 }
 
+// Admits a Load of the fedavg plan (50 MB model, 1 host) for `pid` and starts its run on the
+// reservation, declaring `declared_model_bytes`; returns the run id.
+std::string start_planned_run(const Daemon& d, pid_t pid, std::uint64_t declared_model_bytes) {
+  v1::Request ask;
+  ask.mutable_admit()->set_job("room");
+  ask.mutable_admit()->set_plan("fedavg");
+  ask.mutable_admit()->set_hosts(1);
+  ask.mutable_admit()->mutable_model()->set_model_bytes(50 * kMB);
+  ask.mutable_admit()->set_pid(static_cast<std::uint32_t>(pid));
+  const v1::Reply admitted = d.call(ask);
+  if (!admitted.has_admit() || !admitted.admit().admitted()) {
+    throw std::runtime_error("admit: " + admitted.DebugString());
+  }
+  v1::Request start;
+  start.mutable_run_start()->set_pid(static_cast<std::uint32_t>(pid));
+  start.mutable_run_start()->set_job("room");
+  start.mutable_run_start()->set_model_bytes(declared_model_bytes);
+  start.mutable_run_start()->set_hosts(1);
+  start.mutable_run_start()->set_reservation_id(admitted.admit().reservation_id());
+  const v1::Reply started = d.call(start);
+  if (!started.has_run_start()) throw std::runtime_error("start: " + started.DebugString());
+  return started.run_start().run_id();
+}
+
+v1::MarkReply begin_aggregation(const Daemon& d, const std::string& run_id) {
+  v1::Request begin;
+  begin.mutable_mark()->set_run_id(run_id);
+  begin.mutable_mark()->set_kind(v1::MarkRequest::PHASE_BEGIN);
+  begin.mutable_mark()->set_phase("aggregation");
+  const v1::Reply marked = d.call(begin);
+  if (!marked.has_mark()) throw std::runtime_error("mark: " + marked.DebugString());
+  return marked.mark();
+}
+
 // Scenario M, budget 3 GB / 4: run A admitted at 50 MB holds 500 MB; B asks for 350 MB. The
 // old rule (baseline + reservations + estimate) admitted B at about 0.41 GB of 0.75 GB.
 TEST(AdmissionCaps, ARunPastItsReservationIsCountedAtWhatItHolds) {
@@ -181,38 +215,14 @@ TEST(AdmissionCaps, APhaseBeginIsForecastAgainstTheRunsLoweredCgroupLimit) {
   auto d = Daemon::with_args({"--budget", "16GB"});
   {
     MemChild coordinator;
-    v1::Request ask;
-    ask.mutable_admit()->set_job("room");
-    ask.mutable_admit()->set_plan("fedavg");
-    ask.mutable_admit()->set_hosts(1);
-    ask.mutable_admit()->mutable_model()->set_model_bytes(50 * kMB);
-    ask.mutable_admit()->set_pid(static_cast<std::uint32_t>(coordinator.pid()));
-    const v1::Reply admitted = d->call(ask);
-    ASSERT_TRUE(admitted.has_admit() && admitted.admit().admitted()) << admitted.DebugString();
-
-    v1::Request start;
-    start.mutable_run_start()->set_pid(static_cast<std::uint32_t>(coordinator.pid()));
-    start.mutable_run_start()->set_job("room");
-    start.mutable_run_start()->set_model_bytes(50 * kMB);
-    start.mutable_run_start()->set_hosts(1);
-    start.mutable_run_start()->set_reservation_id(admitted.admit().reservation_id());
-    const v1::Reply started = d->call(start);
-    ASSERT_TRUE(started.has_run_start()) << started.DebugString();
-    const std::string run_id = started.run_start().run_id();
-
+    const std::string run_id = start_planned_run(*d, coordinator.pid(), 50 * kMB);
     std::ofstream(dir / "memory.limit_in_bytes") << 300 * kMB << "\n";
     std::ofstream(dir / "cgroup.procs") << coordinator.pid() << "\n";
     // The daemon keeps a process's cgroup limit for a second (admissions come in bursts).
     std::this_thread::sleep_for(std::chrono::milliseconds(1100));
-
-    v1::Request begin;
-    begin.mutable_mark()->set_run_id(run_id);
-    begin.mutable_mark()->set_kind(v1::MarkRequest::PHASE_BEGIN);
-    begin.mutable_mark()->set_phase("aggregation");
-    const v1::Reply marked = d->call(begin);
-    ASSERT_TRUE(marked.has_mark()) << marked.DebugString();
+    const v1::MarkReply marked = begin_aggregation(*d, run_id);
     std::vector<v1::Verdict> over;
-    for (const v1::Verdict& v : marked.mark().verdicts()) {
+    for (const v1::Verdict& v : marked.verdicts()) {
       if (v.kind() == "over_budget") over.push_back(v);
     }
     ASSERT_EQ(over.size(), 1u) << marked.DebugString();
@@ -238,33 +248,11 @@ TEST(AdmissionCaps, APhaseBeginIsForecastAgainstTheNodesFreeMemory) {
   const std::uint64_t available = mem_available_bytes();
   auto d = Daemon::with_args({"--budget", std::to_string(4 * available + 64 * kGB)});
   MemChild coordinator;
-  v1::Request ask;
-  ask.mutable_admit()->set_job("room");
-  ask.mutable_admit()->set_plan("fedavg");
-  ask.mutable_admit()->set_hosts(1);
-  ask.mutable_admit()->mutable_model()->set_model_bytes(50 * kMB);
-  ask.mutable_admit()->set_pid(static_cast<std::uint32_t>(coordinator.pid()));
-  const v1::Reply admitted = d->call(ask);
-  ASSERT_TRUE(admitted.has_admit() && admitted.admit().admitted()) << admitted.DebugString();
-
-  v1::Request start;
-  start.mutable_run_start()->set_pid(static_cast<std::uint32_t>(coordinator.pid()));
-  start.mutable_run_start()->set_job("room");
-  start.mutable_run_start()->set_model_bytes(available / 2);
-  start.mutable_run_start()->set_hosts(1);
-  start.mutable_run_start()->set_reservation_id(admitted.admit().reservation_id());
-  const v1::Reply started = d->call(start);
-  ASSERT_TRUE(started.has_run_start()) << started.DebugString();
-
-  v1::Request begin;
-  begin.mutable_mark()->set_run_id(started.run_start().run_id());
-  begin.mutable_mark()->set_kind(v1::MarkRequest::PHASE_BEGIN);
-  begin.mutable_mark()->set_phase("aggregation");
-  const v1::Reply marked = d->call(begin);
-  ASSERT_TRUE(marked.has_mark()) << marked.DebugString();
+  const v1::MarkReply marked =
+      begin_aggregation(*d, start_planned_run(*d, coordinator.pid(), available / 2));
   // Only the node's term: a cgroup limit the test machine may put over it is another verdict.
   std::vector<v1::Verdict> node;
-  for (const v1::Verdict& v : marked.mark().verdicts()) {
+  for (const v1::Verdict& v : marked.verdicts()) {
     if (v.figures().contains("cap_node")) node.push_back(v);
   }
   ASSERT_EQ(node.size(), 1u) << marked.DebugString();
