@@ -23,6 +23,7 @@ RunParams run_params(const Config& c) {
   RunParams p;
   DetectorParams& d = p.detectors;
   d.budget_bytes = c.budget_bytes;
+  p.budget_from_cgroup = c.budget_auto;
   d.growth_min_bytes = c.growth.min_bytes;
   d.plateau_band_bytes = plateau_band_for(c.growth.min_bytes);
   d.warmup_rounds = c.growth.warmup_rounds;

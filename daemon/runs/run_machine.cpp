@@ -324,9 +324,16 @@ bool RunMachine::write(std::string_view what, const std::function<Status(RunObse
 
 const DetectorParams& RunMachine::detectors() const {
   const DetectorParams& configured = params_.detectors;
-  if (!uses_model_copies(configured) || ledger_.info.model_bytes == 0) return configured;
+  const bool copies = uses_model_copies(configured) && ledger_.info.model_bytes != 0;
+  const bool capped = cgroup_limit_bytes_ && *cgroup_limit_bytes_ < configured.budget_bytes;
+  if (!copies && !capped) return configured;
   // Resolved on every use, not cached at start: a reload changes params_ under live runs.
-  resolved_detectors_ = resolve_model_copies(configured, ledger_.info.model_bytes);
+  resolved_detectors_ =
+      copies ? resolve_model_copies(configured, ledger_.info.model_bytes) : configured;
+  if (capped) {
+    resolved_detectors_.budget_bytes = *cgroup_limit_bytes_;
+    resolved_detectors_.budget_name = "budget (the run's cgroup limit)";
+  }
   return resolved_detectors_;
 }
 

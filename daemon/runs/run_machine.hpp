@@ -107,6 +107,12 @@ class RunMachine {
   // Sampling stops: pending floors settle on what was seen, the trace is flushed.
   void sampling_stopped(Instant now);
 
+  // `budget: auto`: the memory limit over the run's cgroup (the caller measured it at start or
+  // resume). Below the budget, it is the budget this run's verdicts judge against.
+  void set_cgroup_limit(std::uint64_t limit_bytes) { cgroup_limit_bytes_ = limit_bytes; }
+  // The budget this run is judged against (the configured one, or its cgroup's smaller limit).
+  std::uint64_t budget_bytes() const { return detectors().budget_bytes; }
+
   const RunLedger& ledger() const { return ledger_; }
   const std::string& run_id() const { return ledger_.info.run_id; }
   bool active() const { return ledger_.state == RunState::kActive; }
@@ -145,7 +151,8 @@ class RunMachine {
   void check_budget();
   void check_runaway();
   // The detectors' thresholds for this run: those given in model copies resolved through the
-  // run's model size (the configured bytes when it has none).
+  // run's model size (the configured bytes when it has none), and the budget capped by the
+  // run's cgroup limit when one was set.
   const DetectorParams& detectors() const;
   void check_release(Instant now);
   void finish(RunState state, Instant at);
@@ -162,6 +169,7 @@ class RunMachine {
   std::string check_phase_in_plan(const std::string& phase);
 
   const RunParams& params_;
+  std::optional<std::uint64_t> cgroup_limit_bytes_;
   mutable DetectorParams resolved_detectors_;  // detectors() when thresholds are in copies
   ObserverSet& observers_;
   RunLedger ledger_;

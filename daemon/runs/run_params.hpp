@@ -33,6 +33,9 @@ struct RunParams {
   std::uint32_t store_flush_ticks = 5;  // progress and a downsampled sample to the store
   // The configured memory plans: a run admitted with one is judged against what it expects.
   std::map<std::string, MemoryPlan> plans;
+  // `budget: auto`: each run is judged against the smaller of the budget and the memory limit
+  // over its process's cgroup, measured when the run starts (or resumes).
+  bool budget_from_cgroup = false;
   // Where a run with the `cgroup` scope finds its process's memory cgroup.
   std::filesystem::path proc_root = "/proc";
   std::filesystem::path cgroup_root = "/sys/fs/cgroup";

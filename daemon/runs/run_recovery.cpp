@@ -52,6 +52,7 @@ void RunRegistry::recover(RunSource& source) {
     const TargetId target = ledger.info.target;
     auto entry = std::make_unique<Entry>();
     entry->machine = RunMachine::resume(std::move(ledger), params_, observers_);
+    apply_cgroup_budget(*entry->machine);
     Entry& ref = *entry;
     runs_[run_id] = std::move(entry);
     if (auto connected = connect(ref, target); !connected) {

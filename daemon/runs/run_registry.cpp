@@ -8,6 +8,7 @@
 #include <random>
 
 #include "common/log.hpp"
+#include "procfs/cgroup_limit.hpp"
 
 namespace ramguard {
 
@@ -111,6 +112,19 @@ Result<RunRegistry::Entry*> RunRegistry::find_for_change(const std::string& run_
   return entry;
 }
 
+void RunRegistry::apply_cgroup_budget(RunMachine& machine) {
+  if (!params_.budget_from_cgroup) return;
+  const RunLedger& ledger = machine.ledger();
+  auto limit = process_cgroup_limit(params_.proc_root, ledger.info.target.pid, params_.cgroup_root);
+  if (!limit || !limit->bytes) return;  // no memory cgroup, or no limit over it
+  machine.set_cgroup_limit(*limit->bytes);
+  if (*limit->bytes < params_.detectors.budget_bytes) {
+    log::info("run.cgroup_budget", {{"run", ledger.info.run_id},
+                                    {"limit_bytes", *limit->bytes},
+                                    {"cgroup", limit->binding_dir.string()}});
+  }
+}
+
 Result<std::string> RunRegistry::attach_cgroup(TargetKey key, pid_t pid,
                                                const std::string& cgroup_path,
                                                const Caller& caller) {
@@ -200,6 +214,7 @@ Result<const RunLedger*> RunRegistry::start(const StartRunInput& input, const Ca
       return drop(claimed.error());
     }
   }
+  apply_cgroup_budget(**machine);
   auto entry = std::make_unique<Entry>();
   entry->machine = std::move(*machine);
   entry->key = *key;

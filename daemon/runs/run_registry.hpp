@@ -95,6 +95,8 @@ class RunRegistry {
   // the target; returns its directory.
   Result<std::string> attach_cgroup(TargetKey key, pid_t pid, const std::string& cgroup_path,
                                     const Caller& caller);
+  // `budget: auto`: the run is judged against its cgroup's limit when that is below the budget.
+  void apply_cgroup_budget(RunMachine& machine);
   void on_reading(const std::string& run_id, const Result<MemoryReading>& reading);
   void on_exit(const std::string& run_id, const ExitInfo& info);
   void on_deadline(const std::string& run_id);

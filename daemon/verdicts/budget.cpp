@@ -83,17 +83,18 @@ BudgetAssessment assess_budget(const BudgetInput& in, const DetectorParams& p) {
     figures["over_bytes"] = top - budget;
     a.verdict =
         make_verdict(verdict_kind::kOverBudget, Severity::kCritical, false, in.round, in.phase,
-                     "Over budget: " + what + where + " exceeds the " + budget_text +
-                         " budget by " + format_bytes(top - budget) + cache_note(in) + ".",
+                     "Over budget: " + what + where + " exceeds the " + budget_text + " " +
+                         p.budget_name + " by " + format_bytes(top - budget) + cache_note(in) + ".",
                      std::move(figures), in.at);
   } else {
     a.state = BudgetState::kHeadroom;
     figures["headroom_bytes"] = budget - top;
-    a.verdict = make_verdict(
-        verdict_kind::kHeadroom, Severity::kWarning, false, in.round, in.phase,
-        "Little headroom: " + what + where + " is " + fixed(a.fraction * 100, 0) + "% of the " +
-            budget_text + " budget, " + format_bytes(budget - top) + " left" + cache_note(in) + ".",
-        std::move(figures), in.at);
+    a.verdict =
+        make_verdict(verdict_kind::kHeadroom, Severity::kWarning, false, in.round, in.phase,
+                     "Little headroom: " + what + where + " is " + fixed(a.fraction * 100, 0) +
+                         "% of the " + budget_text + " " + p.budget_name + ", " +
+                         format_bytes(budget - top) + " left" + cache_note(in) + ".",
+                     std::move(figures), in.at);
   }
   return a;
 }

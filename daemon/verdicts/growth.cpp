@@ -210,11 +210,12 @@ void describe(GrowthAssessment& a, const FloorPoint& last, const FloorPoint& pre
   const std::string budget = format_bytes(static_cast<double>(p.budget_bytes));
   std::string projection;
   if (counted_of(last) >= p.budget_bytes && p.budget_bytes > 0) {
-    projection = "; already past the " + budget + " budget (counted floor " +
+    projection = "; already past the " + budget + " " + p.budget_name + " (counted floor " +
                  format_bytes(static_cast<double>(counted_of(last))) + ")";
   } else if (a.projected_round > 0) {
     projection =
-        "; the " + budget + " budget is reached at about round " + fixed(a.projected_round, 0) +
+        "; the " + budget + " " + p.budget_name + " is reached at about round " +
+        fixed(a.projected_round, 0) +
         (ctx.declared_rounds > 0 ? " of " + std::to_string(ctx.declared_rounds) + " declared" : "");
   }
 

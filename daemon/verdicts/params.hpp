@@ -31,6 +31,9 @@ std::string phase_gap_rule_name(const PhaseGapRule& rule);
 
 struct DetectorParams {
   std::uint64_t budget_bytes = 16'000'000'000;
+  // How verdict sentences name the budget ("the 16.00 GB budget"); a run judged against its
+  // cgroup's limit says so ("budget (the run's cgroup limit)").
+  std::string budget_name = "budget";
 
   // Between-round growth (see growth.hpp for the rule set).
   std::uint64_t growth_min_bytes = 512'000'000;

@@ -83,11 +83,12 @@ std::optional<Verdict> forecast_phase(const PhaseYardstick& yardstick, const std
   };
   add_copies_figure(figures, "planned_copies", static_cast<double>(yardstick.plan_live_bytes),
                     model_bytes);
-  std::string summary =
-      forecast_opening(yardstick, phase, round, model_bytes) + ", " +
-      (over ? "over the " + format_bytes(budget) + " budget by " + format_bytes(planned - budget)
-            : fixed(100 * planned / budget, 0) + "% of the " + format_bytes(budget) + " budget") +
-      " (yardstick: the plan).";
+  std::string summary = forecast_opening(yardstick, phase, round, model_bytes) + ", " +
+                        (over ? "over the " + format_bytes(budget) + " " + p.budget_name + " by " +
+                                    format_bytes(planned - budget)
+                              : fixed(100 * planned / budget, 0) + "% of the " +
+                                    format_bytes(budget) + " " + p.budget_name) +
+                        " (yardstick: the plan).";
   return make_verdict(over ? verdict_kind::kOverBudget : verdict_kind::kHeadroom,
                       over ? Severity::kCritical : Severity::kWarning, false, round, phase,
                       std::move(summary), std::move(figures), at);

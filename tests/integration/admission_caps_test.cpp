@@ -266,9 +266,9 @@ TEST(AdmissionCaps, APhaseBeginIsForecastAgainstTheNodesFreeMemory) {
 }
 
 // `budget: auto` as the sidecar uses it: the configured budget is MemTotal less the 1 GB
-// system reserve (reply and metric), and a Load in a memory cgroup limited to 300 MB is still
-// refused 400 MB on its cgroup's limit: the coordinator's container limit needs no copy in the
-// configuration.
+// system reserve (reply and metric); a Load in a memory cgroup limited to 300 MB is still
+// refused 400 MB on its cgroup's limit, and its run is judged against that limit: the
+// coordinator's container limit needs no copy in the configuration.
 TEST(AdmissionCaps, AnAutoBudgetIsMemTotalLessTheReserveAndTheLoadsCgroupStillCaps) {
   if (!std::filesystem::exists(kV1Memory / "memory.limit_in_bytes") || ::geteuid() != 0) {
     GTEST_SKIP() << "needs root and the v1 memory controller at " << kV1Memory;
@@ -285,7 +285,7 @@ TEST(AdmissionCaps, AnAutoBudgetIsMemTotalLessTheReserveAndTheLoadsCgroupStillCa
   ASSERT_GT(total, kGB);
   const std::filesystem::path dir = kV1Memory / ("ramguard-auto-" + std::to_string(::getpid()));
   std::filesystem::create_directory(dir);
-  auto d = Daemon::with_args({"--budget", "auto"});
+  auto d = Daemon::with_args({"--budget", "auto", "--interval", "100ms"});
   EXPECT_EQ(metric_value(d->scrape_metrics(), "ramguard_budget_bytes"),
             static_cast<double>(total - kGB));
   {
@@ -302,6 +302,26 @@ TEST(AdmissionCaps, AnAutoBudgetIsMemTotalLessTheReserveAndTheLoadsCgroupStillCa
     EXPECT_FALSE(refused.admitted()) << refused.reason();
     EXPECT_EQ(refused.budget_cap(), "cgroup");
     EXPECT_EQ(refused.budget_bytes(), total - kGB);
+
+    // Its run is judged against the cgroup's limit: 280 MB is past 90% of 300 MB.
+    v1::Request start;
+    start.mutable_run_start()->set_pid(static_cast<std::uint32_t>(loader.pid()));
+    start.mutable_run_start()->set_job("auto");
+    const v1::Reply started = d->call(start);
+    ASSERT_TRUE(started.has_run_start()) << started.DebugString();
+    loader.command("alloc state " + std::to_string(280 * kMB));
+    std::string headroom;
+    for (int i = 0; i < 50 && headroom.empty(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      v1::Request status;
+      status.mutable_status()->set_run_id(started.run_start().run_id());
+      const v1::Reply got = d->call(status);
+      for (const v1::Verdict& v : got.status().runs(0).verdicts()) {
+        if (v.kind() == "headroom") headroom = v.summary();
+      }
+    }
+    EXPECT_NE(headroom.find("budget (the run's cgroup limit)"), std::string::npos) << headroom;
+    EXPECT_NE(headroom.find("0.30 GB"), std::string::npos) << headroom;
   }
   std::error_code ec;
   std::filesystem::remove(dir, ec);

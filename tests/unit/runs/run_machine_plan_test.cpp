@@ -242,6 +242,21 @@ TEST_F(RunMachinePlanTest, APhasePlannedPastTheCgroupsLimitIsForecastNamingTheCg
   EXPECT_EQ(over[0].figures.at("planned_bytes"), 6e9);
 }
 
+// `budget: auto`: a run whose cgroup limit (3 GB) is below the budget (16 GB) is judged against
+// the limit, and its sentences say which budget that is; a limit above the budget changes nothing.
+TEST_F(RunMachinePlanTest, ACgroupLimitBelowTheBudgetIsTheRunsBudget) {
+  auto run = start(/*with_plan=*/false);
+  run->set_cgroup_limit(20 * kGB);
+  EXPECT_EQ(run->budget_bytes(), 16 * kGB);
+  run->set_cgroup_limit(3 * kGB);
+  EXPECT_EQ(run->budget_bytes(), 3 * kGB);
+  grow(*run, 3'500'000'000, 20);
+  const auto over = of(verdict_kind::kOverBudget);
+  ASSERT_EQ(over.size(), 1u);
+  EXPECT_EQ(over[0].figures.at("budget_bytes"), 3e9);
+  EXPECT_THAT(over[0].summary, HasSubstr("exceeds the 3.00 GB budget (the run's cgroup limit) by"));
+}
+
 TEST_F(RunMachinePlanTest, APhaseThePlanDoesNotListIsWarnedOnceWithTheNearestName) {
   auto run = start();
   MarkInput in;
