@@ -47,7 +47,14 @@ Result<EstimateChoice> choose_estimate(const EstimateInputs& inputs) {
   }
   const std::string plan = inputs.plan_estimate ? inputs.plan_estimate->plan : "";
   if (inputs.use_calibrated && inputs.peak_on_record) {
-    return calibrated_choice(*inputs.peak_on_record, inputs.factor, plan);
+    auto choice = calibrated_choice(*inputs.peak_on_record, inputs.factor, plan);
+    // Never below the plan's own estimate without saying so: the measurement wins, in the open.
+    if (choice && inputs.plan_estimate && choice->bytes < inputs.plan_estimate->bytes) {
+      choice->detail += ", below the plan's " +
+                        format_bytes(static_cast<double>(inputs.plan_estimate->bytes)) + " (plan " +
+                        plan + "): the measured peak is the better evidence";
+    }
+    return choice;
   }
   if (inputs.given_bytes) {
     return EstimateChoice{*inputs.given_bytes, EstimateSource{EstimateKind::kGiven, plan, ""},

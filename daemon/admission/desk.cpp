@@ -1,5 +1,6 @@
 #include "admission/desk.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include "admission/estimator.hpp"
@@ -14,7 +15,7 @@ AdmissionDesk::AdmissionDesk(Admission& admission, LoadBaselines& baselines, Mac
       machine_(machine),
       settings_(std::move(settings)) {}
 
-Result<EstimateChoice> AdmissionDesk::estimate(const AdmitAsk& ask) {
+Result<EstimateChoice> AdmissionDesk::estimate(const AdmitAsk& ask, std::uint32_t owner_uid) {
   EstimateInputs inputs;
   if (ask.estimate_bytes != 0) inputs.given_bytes = ask.estimate_bytes;
   if (!ask.plan.empty()) {
@@ -34,15 +35,18 @@ Result<EstimateChoice> AdmissionDesk::estimate(const AdmitAsk& ask) {
   }
   inputs.use_calibrated = ask.use_calibrated || settings_.use_calibrated;
   inputs.factor = settings_.calibration_factor;
-  if (history_ != nullptr && !ask.job.empty())
-    inputs.peak_on_record = history_->peak_on_record(ask.job);
+  if (history_ != nullptr && !ask.job.empty()) {
+    std::vector<std::uint32_t> owners = settings_.trusted_uids;
+    if (std::find(owners.begin(), owners.end(), owner_uid) == owners.end()) {
+      owners.push_back(owner_uid);
+    }
+    inputs.peak_on_record = history_->peak_on_record(ask.job, owners);
+  }
   return choose_estimate(inputs);
 }
 
 Result<AdmitOutcome> AdmissionDesk::admit(const AdmitAsk& ask, const Caller& caller) {
   if (Status known = check_run_scope(ask.scope); !known) return known.error();
-  auto choice = estimate(ask);
-  if (!choice) return choice.error();
   AdmitOutcome out;
   out.pid = ask.pid != 0 ? ask.pid : caller.pid;
   // The reservation belongs to the caller; root admitting for a PID gives it to that
@@ -67,6 +71,9 @@ Result<AdmitOutcome> AdmissionDesk::admit(const AdmitAsk& ask, const Caller& cal
       baseline_bytes = *scoped;
     }
   }
+  // Estimated once the owner is known: only its (and trusted users') history calibrates.
+  auto choice = estimate(ask, out.owner_uid);
+  if (!choice) return choice.error();
   const AdmitInput input{ask.job, choice->bytes, choice->source, baseline_bytes, out.owner_uid};
   out.decision = admission_.admit(input, machine_.holdings(), machine_.caps(out.pid));
   out.reason = choice->detail.empty() ? out.decision.reason

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "admission/admission.hpp"
 #include "admission/sources.hpp"
@@ -37,6 +38,9 @@ struct DeskSettings {
   bool use_calibrated = false;  // the configuration's default for every ask
   double calibration_factor = kDefaultCalibrationFactor;
   PeersRead peers_read = PeersRead::kOwn;
+  // Whose finished runs calibrate an admission besides the reservation owner's own: a user's
+  // run under another's job name must not set that job's estimate (admission.trusted_uids).
+  std::vector<std::uint32_t> trusted_uids{0};
 };
 
 struct AdmitOutcome {
@@ -59,7 +63,7 @@ class AdmissionDesk {
   Result<AdmitOutcome> admit(const AdmitAsk& ask, const Caller& caller);
 
  private:
-  Result<EstimateChoice> estimate(const AdmitAsk& ask);
+  Result<EstimateChoice> estimate(const AdmitAsk& ask, std::uint32_t owner_uid);
 
   Admission& admission_;
   LoadBaselines& baselines_;

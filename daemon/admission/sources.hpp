@@ -48,8 +48,10 @@ class MachineState {
 class JobHistory {
  public:
   virtual ~JobHistory() = default;
-  // The largest measured peak of the job's finished runs; nullopt when none is on record.
-  virtual std::optional<MeasuredPeak> peak_on_record(const std::string& job) = 0;
+  // The largest measured peak of the job's finished runs owned by one of `owners` (empty:
+  // anyone's); nullopt when none is on record.
+  virtual std::optional<MeasuredPeak> peak_on_record(const std::string& job,
+                                                     const std::vector<std::uint32_t>& owners) = 0;
 };
 
 }  // namespace ramguard

@@ -139,6 +139,8 @@ struct AdmissionConfig {
   std::chrono::nanoseconds lease = 60s;  // a reservation no run claims expires after this
   bool use_calibrated = false;           // prefer measured peak x factor over declared estimates
   double calibration_factor = 1.1;       // in [1, 10]
+  // Whose finished runs calibrate anyone's admission, beside the owner's own (root by default).
+  std::vector<std::uint32_t> trusted_uids{0};
   friend bool operator==(const AdmissionConfig&, const AdmissionConfig&) = default;
 };
 

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <limits>
+#include <optional>
 #include <utility>
 
 #include "config/limits.hpp"
@@ -263,7 +264,23 @@ void read_config(YamlWalk& walk, const YAML::Node& root, Config& c) {
                        {"use_calibrated", r.flag(c.admission.use_calibrated)},
                        {"calibration_factor",
                         r.real(c.admission.calibration_factor, limits::kMinCalibrationFactor, true,
-                               limits::kMaxCalibrationFactor)}});
+                               limits::kMaxCalibrationFactor)},
+                       {"trusted_uids", [&](const YAML::Node& list, const std::string& lp) {
+                          c.admission.trusted_uids.clear();
+                          walk.items(list, lp, [&](const YAML::Node& item, const std::string& ip) {
+                            if (c.admission.trusted_uids.size() >= 64) {
+                              walk.error(item, ip, "at most 64 trusted UIDs");
+                              return;
+                            }
+                            std::optional<std::uint64_t> uid;
+                            walk.value(item, ip, "a UID", uid, [](std::string_view t) {
+                              return parse_count(t, 0, 0xfffffffeu);  // (uid_t)-1: no user
+                            });
+                            if (uid) {
+                              c.admission.trusted_uids.push_back(static_cast<std::uint32_t>(*uid));
+                            }
+                          });
+                        }}});
         }},
        {"phase_gaps", [&](const YAML::Node& n,
                           const std::string& p) { read_phase_gaps(walk, n, p, c.phase_gaps); }},

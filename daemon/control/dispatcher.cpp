@@ -108,7 +108,7 @@ Result<AllocatorFacts> allocator_facts(const v1::AllocatorStats& a) {
 namespace {
 
 DeskSettings desk_settings(const DispatchSettings& s) {
-  return {s.plans, s.use_calibrated, s.calibration_factor, s.peers_read};
+  return {s.plans, s.use_calibrated, s.calibration_factor, s.peers_read, s.trusted_uids};
 }
 
 }  // namespace

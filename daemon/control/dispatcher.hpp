@@ -27,6 +27,7 @@ struct DispatchSettings {
   bool use_calibrated = false;
   double calibration_factor = 1.1;
   PeersRead peers_read = PeersRead::kOwn;
+  std::vector<std::uint32_t> trusted_uids{0};
 };
 
 class Dispatcher final : public RequestHandler {

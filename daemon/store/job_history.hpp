@@ -11,7 +11,8 @@ namespace ramguard {
 class StoreJobHistory final : public JobHistory {
  public:
   explicit StoreJobHistory(Store& store) : store_(store) {}
-  std::optional<MeasuredPeak> peak_on_record(const std::string& job) override;
+  std::optional<MeasuredPeak> peak_on_record(const std::string& job,
+                                             const std::vector<std::uint32_t>& owners) override;
 
  private:
   Store& store_;

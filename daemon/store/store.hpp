@@ -137,8 +137,11 @@ class Store {
   // The largest measured peak among the job's `recent_runs` most recently ended runs (state
   // ended, peak > 0; exited and lost runs stopped early and would under-estimate). nullopt when
   // the job has none.
+  // `owners` non-empty: only runs owned by one of those UIDs count (a user's tiny run under
+  // another user's job name must not calibrate that user's admissions); empty: every run.
   Result<std::optional<JobPeak>> job_peak_on_record(const std::string& job,
-                                                    std::size_t recent_runs = kRecentRunsForPeak);
+                                                    std::size_t recent_runs = kRecentRunsForPeak,
+                                                    const std::vector<std::uint32_t>& owners = {});
 
  private:
   explicit Store(std::unique_ptr<SqliteDb> db, std::int64_t schema_version);

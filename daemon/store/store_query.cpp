@@ -85,19 +85,31 @@ Result<std::vector<RunSummary>> Store::find_runs_by_labels(
 }
 
 Result<std::optional<JobPeak>> Store::job_peak_on_record(const std::string& job,
-                                                         std::size_t recent_runs) {
+                                                         std::size_t recent_runs,
+                                                         const std::vector<std::uint32_t>& owners) {
   const bool cacheable = recent_runs == kRecentRunsForPeak;
+  // The cache key: the job and whose runs count ("vit\x1f0,1000").
+  std::string key = job + '\x1f';
+  std::string in_owners;
+  for (std::size_t i = 0; i < owners.size(); ++i) {
+    key += (i == 0 ? "" : ",") + std::to_string(owners[i]);
+    in_owners += (i == 0 ? "?" : ", ?") + std::to_string(i + 3);
+  }
   if (cacheable) {
-    if (auto it = job_peaks_.find(job); it != job_peaks_.end()) return it->second;
+    if (auto it = job_peaks_.find(key); it != job_peaks_.end()) return it->second;
   }
   auto q = db_->query(
       "SELECT run_id, peak_bytes, peak_exact, estimate_bytes, plan, ended_mono_ns, ended_wall_ns "
-      "FROM (SELECT * FROM runs WHERE job = ?1 AND state = 'ended' AND peak_bytes > 0 "
-      "ORDER BY ended_wall_ns DESC, rowid DESC LIMIT ?2) "
-      "ORDER BY peak_bytes DESC, ended_wall_ns DESC LIMIT 1",
+      "FROM (SELECT * FROM runs WHERE job = ?1 AND state = 'ended' AND peak_bytes > 0" +
+          (owners.empty() ? std::string() : " AND owner_uid IN (" + in_owners + ")") +
+          " ORDER BY ended_wall_ns DESC, rowid DESC LIMIT ?2) "
+          "ORDER BY peak_bytes DESC, ended_wall_ns DESC LIMIT 1",
       "looking up the peak on record of job '" + job + "'");
   if (!q) return q.error();
   q->bind(1, job).bind(2, static_cast<std::int64_t>(recent_runs));
+  for (std::size_t i = 0; i < owners.size(); ++i) {
+    q->bind(static_cast<int>(i + 3), owners[i]);
+  }
   auto row = q->step();
   if (!row) return row.error();
   std::optional<JobPeak> peak;
@@ -113,7 +125,7 @@ Result<std::optional<JobPeak>> Store::job_peak_on_record(const std::string& job,
   }
   if (cacheable) {
     if (job_peaks_.size() >= kMaxCachedJobPeaks) job_peaks_.clear();  // many jobs: start over
-    job_peaks_.emplace(job, peak);
+    job_peaks_.emplace(std::move(key), peak);
   }
   return peak;
 }

@@ -188,6 +188,43 @@ TEST(ReservationOwner, ARunClaimingARestoredReservationHasItsPlan) {
   std::filesystem::remove_all(state);
 }
 
+// Calibration is unpoisonable: uid 65534 ends a tiny run under the job name "vit"; its own
+// calibrated admission uses it (so the run is on record), root's does not (uid 65534 is not in
+// admission.trusted_uids) and keeps the given estimate.
+TEST(Calibration, AnotherUsersRunUnderTheJobNameDoesNotSetItsEstimate) {
+  Daemon::Options o;
+  o.config_yaml = "budget: 16GB\ncontrol:\n  socket_mode: \"0666\"\n";
+  auto d = Daemon::start(o);
+  std::filesystem::permissions(d->socket_path().parent_path(), std::filesystem::perms(0755));
+  const std::string text = as_uid_nobody([&] {
+    Wire wire(d->socket_path());
+    const v1::Reply started =
+        parse_reply(wire.roundtrip(R"({"version":1,"runStart":{"job":"vit"}})"));
+    if (!started.has_run_start()) return "start: " + started.DebugString();
+    std::string out = wire.roundtrip(R"({"version":1,"runEnd":{"runId":")" +
+                                     started.run_start().run_id() + R"("}})") +
+                      "\n";
+    out += wire.roundtrip(
+        R"({"version":1,"admit":{"job":"vit","estimateBytes":"2000000000","useCalibrated":true}})");
+    return out + "\n";
+  });
+  const std::vector<v1::Reply> theirs = replies_of(text);
+  ASSERT_EQ(theirs.size(), 2u) << text;
+  ASSERT_TRUE(theirs[0].has_run_end()) << text;
+  ASSERT_TRUE(theirs[1].has_admit()) << text;
+  EXPECT_EQ(theirs[1].admit().estimate_source().rfind("calibrated:", 0), 0u) << text;
+  EXPECT_LT(theirs[1].admit().estimate_bytes(), 1 * kGB) << "the tiny run's peak x 1.1";
+
+  v1::Request ask;
+  ask.mutable_admit()->set_job("vit");
+  ask.mutable_admit()->set_estimate_bytes(2 * kGB);
+  ask.mutable_admit()->set_use_calibrated(true);
+  const v1::Reply mine = d->call(ask);
+  ASSERT_TRUE(mine.has_admit()) << mine.DebugString();
+  EXPECT_EQ(mine.admit().estimate_source(), "given") << mine.admit().reason();
+  EXPECT_EQ(mine.admit().estimate_bytes(), 2 * kGB);
+}
+
 // Root's run and reservation, as seen by uid 65534 under each peers_read setting.
 struct PeerView {
   std::vector<v1::Reply> replies;

@@ -65,7 +65,9 @@ TEST(ChooseEstimate, PreferenceOrder) {
   EXPECT_EQ(calibrated->source.text(), "calibrated:run-7");
   EXPECT_EQ(calibrated->source.plan, "load2x");  // the plan's phases stay the run's yardstick
   EXPECT_EQ(calibrated->bytes, 40'700'000'000u);
-  EXPECT_EQ(calibrated->detail, "measured peak 37.00 GB of run run-7 x 1.10 = 40.70 GB");
+  EXPECT_EQ(calibrated->detail,
+            "measured peak 37.00 GB of run run-7 x 1.10 = 40.70 GB, below the plan's 68.00 GB "
+            "(plan load2x): the measured peak is the better evidence");
   in.given_bytes = 20 * kGB;  // ... and a given estimate
   EXPECT_EQ(choose_estimate(in)->source.text(), "calibrated:run-7");
 

@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 namespace ramguard {
@@ -43,9 +44,21 @@ struct FakeMachine final : MachineState {
   }
 };
 
+// Each run on record has an owner; the desk says whose runs may count.
 struct FakeHistory final : JobHistory {
-  std::optional<MeasuredPeak> peak;
-  std::optional<MeasuredPeak> peak_on_record(const std::string&) override { return peak; }
+  std::map<std::uint32_t, MeasuredPeak> peaks;  // by owner
+  std::vector<std::vector<std::uint32_t>> asked;
+  std::optional<MeasuredPeak> peak_on_record(const std::string&,
+                                             const std::vector<std::uint32_t>& owners) override {
+    asked.push_back(owners);
+    std::optional<MeasuredPeak> best;
+    for (const auto& [uid, p] : peaks) {
+      const bool counts =
+          owners.empty() || std::find(owners.begin(), owners.end(), uid) != owners.end();
+      if (counts && (!best || p.peak_bytes > best->peak_bytes)) best = p;
+    }
+    return best;
+  }
 };
 
 class DeskTest : public ::testing::Test {
@@ -96,7 +109,7 @@ TEST_F(DeskTest, APlanAskIsEstimatedFromThePlanAndReservedForTheCaller) {
 }
 
 TEST_F(DeskTest, ACalibratedEstimateKeepsTheAsksPlanForTheRunsYardstick) {
-  history_.peak = MeasuredPeak{"r-7", 5 * kGB};
+  history_.peaks[1000] = MeasuredPeak{"r-7", 5 * kGB};
   AdmitAsk ask = plan_ask();
   ask.use_calibrated = true;
   auto out = desk_.admit(ask, user_);
@@ -105,6 +118,37 @@ TEST_F(DeskTest, ACalibratedEstimateKeepsTheAsksPlanForTheRunsYardstick) {
   EXPECT_EQ(out->decision.estimate_source.text(), "calibrated:r-7");
   EXPECT_EQ(out->decision.estimate_source.plan, "fedavg");
   EXPECT_THAT(out->reason, HasSubstr("measured peak 5.00 GB of run r-7 x 1.10"));
+}
+
+// Another user's run under the same job name does not calibrate this user's Load (it could
+// lower the estimate at will); the owner's own runs and root's (trusted by default) do.
+TEST_F(DeskTest, OnlyTheOwnersAndTrustedUsersRunsCalibrate) {
+  history_.peaks[2000] = MeasuredPeak{"r-tiny", 10'000'000};  // uid 2000's tiny run of "vit"
+  AdmitAsk ask = plan_ask();
+  ask.use_calibrated = true;
+  auto out = desk_.admit(ask, user_);
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_EQ(out->decision.estimate_source.text(), "plan:fedavg");
+  EXPECT_EQ(out->decision.estimate_bytes, 4 * kGB);
+  ASSERT_EQ(history_.asked.size(), 1u);
+  EXPECT_EQ(history_.asked[0], (std::vector<std::uint32_t>{0, 1000}));
+
+  history_.peaks[0] = MeasuredPeak{"r-root", 3 * kGB};  // root's run: trusted
+  out = desk_.admit(ask, user_);
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->decision.estimate_source.text(), "calibrated:r-root");
+
+  DeskSettings trusting;  // uid 2000 trusted too, and the plan still configured
+  trusting.plans = {{"fedavg", MemoryPlan{"fedavg", {{"aggregation", {{"global", 1, false}}}}, 0}}};
+  trusting.trusted_uids = {0, 2000};
+  desk_.set_settings(trusting);
+  out = desk_.admit(ask, user_);
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->decision.estimate_source.text(), "calibrated:r-root");  // the larger peak
+  history_.peaks.erase(0);
+  out = desk_.admit(ask, user_);
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->decision.estimate_source.text(), "calibrated:r-tiny");
 }
 
 TEST_F(DeskTest, BadAsksAreErrorsThatReserveNothing) {

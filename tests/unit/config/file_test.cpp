@@ -25,6 +25,16 @@ TEST(ConfigFile, ReadsAValidFile) {
   EXPECT_EQ(c->budget_bytes, 4'000'000'000u);
 }
 
+TEST(ConfigFile, TrustedUidsReplaceRootsDefault) {
+  EXPECT_EQ(default_config().admission.trusted_uids, std::vector<std::uint32_t>{0});
+  auto c = parse_config_yaml("admission:\n  trusted_uids: [0, 1000]\n", "f");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->admission.trusted_uids, (std::vector<std::uint32_t>{0, 1000}));
+  auto none = parse_config_yaml("admission:\n  trusted_uids: []\n", "f");
+  ASSERT_TRUE(none.ok()) << none.error().message;
+  EXPECT_TRUE(none->admission.trusted_uids.empty());  // only each owner's own runs
+}
+
 TEST(ConfigFile, MessagesStartWithThePath) {
   TempDir dir;
   const auto path = dir.write("bad.yaml", "\n\nbudget: 4 GBs\n");

@@ -201,6 +201,43 @@ TEST(StoreQuery, JobPeakOnRecordIsTheLargestOfRecentEndedRuns) {
   EXPECT_FALSE(unknown->has_value());
 }
 
+// Calibration counts only the runs of the UIDs it is given: another user's tiny run under the
+// same job name is not the job's peak for them, and each set of owners has its own cached answer.
+TEST(StoreQuery, JobPeakOnRecordCountsOnlyTheGivenOwnersRuns) {
+  TempDir dir;
+  auto store = open_store(dir.path());
+  ASSERT_TRUE(store);
+  const std::pair<const char*, std::uint32_t> runs[] = {
+      {"vit-root", 0}, {"vit-mine", 1000}, {"vit-theirs", 2000}};
+  const std::uint64_t peaks[] = {9'000'000'000, 7'000'000'000, 20'000'000'000};
+  for (std::size_t i = 0; i < 3; ++i) {
+    RunLedger l = testing::sample_ledger(runs[i].first, "vit");
+    l.started = testing::at_seconds(static_cast<std::int64_t>(i));
+    l.info.owner_uid = runs[i].second;
+    ASSERT_TRUE(store->begin_run(l).ok());
+    ASSERT_TRUE(store
+                    ->end_run(runs[i].first, RunState::kEnded,
+                              testing::at_seconds(10 + static_cast<std::int64_t>(i)), peaks[i], {},
+                              true)
+                    .ok());
+  }
+  auto anyone = store->job_peak_on_record("vit");
+  ASSERT_TRUE(anyone.ok() && anyone->has_value());
+  EXPECT_EQ((*anyone)->run_id, "vit-theirs");
+  auto mine = store->job_peak_on_record("vit", kRecentRunsForPeak, {1000});
+  ASSERT_TRUE(mine.ok() && mine->has_value()) << (mine.ok() ? "" : mine.error().message);
+  EXPECT_EQ((*mine)->run_id, "vit-mine");
+  auto trusted = store->job_peak_on_record("vit", kRecentRunsForPeak, {0, 1000});
+  ASSERT_TRUE(trusted.ok() && trusted->has_value());
+  EXPECT_EQ((*trusted)->run_id, "vit-root");
+  auto stranger = store->job_peak_on_record("vit", kRecentRunsForPeak, {3000});
+  ASSERT_TRUE(stranger.ok());
+  EXPECT_FALSE(stranger->has_value());
+  // Asked again, from the cache: the same answers per set of owners.
+  EXPECT_EQ((*store->job_peak_on_record("vit", kRecentRunsForPeak, {1000}))->run_id, "vit-mine");
+  EXPECT_EQ((*store->job_peak_on_record("vit"))->run_id, "vit-theirs");
+}
+
 // Admissions ask for the peak on record every time, so the store keeps the answer: a run that
 // ends, or a prune, must show in the next answer.
 TEST(StoreQuery, JobPeakOnRecordFollowsRunsThatEndAndPrunes) {
