@@ -78,6 +78,7 @@ int run_daemon(Config config, const CommandLine& flags) {
   Sampler sampler(io, procfs, clock, config.sampling.interval);
   ExitWatcher exits(io);
   Admission admission(config.budget_bytes, config.margin_bytes, config.admission.lease, clock);
+  admission.set_user_cap(config.admission.max_reserved_per_user_bytes);
   RunParams params = run_params(config);
   RunRegistry registry(io, clock, sampler, exits, admission, params);
   WatchList watches(sampler, exits, clock, params.watch_peak_refresh_ticks);
@@ -235,6 +236,7 @@ int run_daemon(Config config, const CommandLine& flags) {
           sampler.set_interval(config.sampling.interval);
           admission.set_budget(config.budget_bytes, config.margin_bytes);
           admission.set_lease(config.admission.lease);
+          admission.set_user_cap(config.admission.max_reserved_per_user_bytes);
           params = run_params(config);
           registry.set_params(params);
           watches.set_peak_refresh_ticks(params.watch_peak_refresh_ticks);

@@ -66,6 +66,8 @@ const char* cap_name(BudgetCap cap) {
       return "node";
     case BudgetCap::kCgroup:
       return "cgroup";
+    case BudgetCap::kUser:
+      return "user";
     case BudgetCap::kConfigured:
       break;
   }
@@ -207,6 +209,24 @@ Decision Admission::admit(const AdmitInput& input, const std::vector<RunHolding>
   d.admitted = outcome.fits;
   d.headroom_bytes = outcome.headroom_bytes;
   d.reason = admission_reason(sum, outcome, input.estimate_source.text(), detail);
+  d.user_cap_bytes = input.owner_uid != 0 ? user_cap_bytes_ : 0;
+  for (const auto& [id, r] : reservations_) {
+    if (r.owner_uid == input.owner_uid && !expired_locked(r, now)) {
+      d.owner_reserved_bytes = add_capped(d.owner_reserved_bytes, r.bytes);
+    }
+  }
+  if (d.admitted && d.user_cap_bytes != 0 &&
+      add_capped(d.owner_reserved_bytes, input.estimate_bytes) > d.user_cap_bytes) {
+    // The budget has room, but not this user's share of it.
+    d.admitted = false;
+    d.binding_cap = BudgetCap::kUser;
+    d.reason = "refused by the user cap: uid " + std::to_string(input.owner_uid) +
+               " holds reservations of " + gb(d.owner_reserved_bytes) + " + estimate " +
+               gb(input.estimate_bytes) + " = " +
+               gb(add_capped(d.owner_reserved_bytes, input.estimate_bytes)) +
+               " > admission.max_reserved_per_user " + gb(d.user_cap_bytes) +
+               " (the budget would have admitted it: " + d.reason + ")";
+  }
   if (d.admitted) {
     d.reservation_id = new_id_locked();
     reservations_.emplace(d.reservation_id,
@@ -352,6 +372,11 @@ void Admission::set_budget(std::uint64_t budget_bytes, std::uint64_t margin_byte
   std::lock_guard lock(mutex_);
   budget_bytes_ = budget_bytes;
   margin_bytes_ = margin_bytes;
+}
+
+void Admission::set_user_cap(std::uint64_t bytes) {
+  std::lock_guard lock(mutex_);
+  user_cap_bytes_ = bytes;
 }
 
 void Admission::set_lease(std::chrono::nanoseconds lease) {

@@ -59,8 +59,9 @@ struct CommittedTerm {
 };
 
 // Which cap set the effective budget (the smallest; the configured one on ties).
-enum class BudgetCap { kConfigured, kNode, kCgroup };
-const char* cap_name(BudgetCap cap);  // "budget", "node", "cgroup"
+// kUser: the owner's own cap (admission.max_reserved_per_user) refused what the budget allows.
+enum class BudgetCap { kConfigured, kNode, kCgroup, kUser };
+const char* cap_name(BudgetCap cap);  // "budget", "node", "cgroup", "user"
 
 struct Decision {
   bool admitted = false;
@@ -83,7 +84,9 @@ struct Decision {
   std::optional<std::uint64_t> cgroup_limit_bytes;
   std::string cgroup_dir;
   EstimateSource estimate_source;
-  std::string reason;  // the whole sum in words, decimal GB
+  std::uint64_t owner_reserved_bytes = 0;  // the owner's other active reservations
+  std::uint64_t user_cap_bytes = 0;        // the per-UID cap in force; 0: none
+  std::string reason;                      // the whole sum in words, decimal GB
   double lease_seconds = 0;
 };
 
@@ -152,6 +155,9 @@ class Admission {
   // Configuration reload: existing reservations remain, even if they no longer fit.
   void set_budget(std::uint64_t budget_bytes, std::uint64_t margin_bytes);
   void set_lease(std::chrono::nanoseconds lease);
+  // Fairness: what one UID's reservations may add up to (0: no cap). Root's are not capped:
+  // root is the operator. Existing reservations remain, even past a lowered cap.
+  void set_user_cap(std::uint64_t bytes);
   std::uint64_t budget_bytes() const;
   std::uint64_t margin_bytes() const;
   std::chrono::nanoseconds lease() const;
@@ -185,6 +191,7 @@ class Admission {
   std::string new_id_locked();
 
   mutable std::mutex mutex_;
+  std::uint64_t user_cap_bytes_ = 0;
   std::uint64_t budget_bytes_;
   std::uint64_t margin_bytes_;
   std::chrono::nanoseconds lease_;

@@ -139,6 +139,10 @@ struct AdmissionConfig {
   std::chrono::nanoseconds lease = 60s;  // a reservation no run claims expires after this
   bool use_calibrated = false;           // prefer measured peak x factor over declared estimates
   double calibration_factor = 1.1;       // in [1, 10]
+  // Fairness, per UID other than root (0: no cap): what its reservations may add up to, and
+  // how many active runs it may have.
+  std::uint64_t max_reserved_per_user_bytes = 0;
+  std::uint32_t max_active_runs_per_user = 0;
   // Whose finished runs calibrate anyone's admission, beside the owner's own (root by default).
   std::vector<std::uint32_t> trusted_uids{0};
   friend bool operator==(const AdmissionConfig&, const AdmissionConfig&) = default;

@@ -258,29 +258,33 @@ void read_config(YamlWalk& walk, const YAML::Node& root, Config& c) {
         }},
        {"admission",
         [&](const YAML::Node& n, const std::string& p) {
-          walk.fields(n, p,
-                      {{"lease", r.duration(c.admission.lease, std::chrono::milliseconds(1),
-                                            limits::kMaxWindow)},
-                       {"use_calibrated", r.flag(c.admission.use_calibrated)},
-                       {"calibration_factor",
-                        r.real(c.admission.calibration_factor, limits::kMinCalibrationFactor, true,
-                               limits::kMaxCalibrationFactor)},
-                       {"trusted_uids", [&](const YAML::Node& list, const std::string& lp) {
-                          c.admission.trusted_uids.clear();
-                          walk.items(list, lp, [&](const YAML::Node& item, const std::string& ip) {
-                            if (c.admission.trusted_uids.size() >= 64) {
-                              walk.error(item, ip, "at most 64 trusted UIDs");
-                              return;
-                            }
-                            std::optional<std::uint64_t> uid;
-                            walk.value(item, ip, "a UID", uid, [](std::string_view t) {
-                              return parse_count(t, 0, 0xfffffffeu);  // (uid_t)-1: no user
-                            });
-                            if (uid) {
-                              c.admission.trusted_uids.push_back(static_cast<std::uint32_t>(*uid));
-                            }
-                          });
-                        }}});
+          walk.fields(
+              n, p,
+              {{"lease",
+                r.duration(c.admission.lease, std::chrono::milliseconds(1), limits::kMaxWindow)},
+               {"use_calibrated", r.flag(c.admission.use_calibrated)},
+               {"calibration_factor",
+                r.real(c.admission.calibration_factor, limits::kMinCalibrationFactor, true,
+                       limits::kMaxCalibrationFactor)},
+               {"max_reserved_per_user", r.size(c.admission.max_reserved_per_user_bytes, 0)},
+               {"max_active_runs_per_user",
+                r.count(c.admission.max_active_runs_per_user, 0, 1'000'000)},
+               {"trusted_uids", [&](const YAML::Node& list, const std::string& lp) {
+                  c.admission.trusted_uids.clear();
+                  walk.items(list, lp, [&](const YAML::Node& item, const std::string& ip) {
+                    if (c.admission.trusted_uids.size() >= 64) {
+                      walk.error(item, ip, "at most 64 trusted UIDs");
+                      return;
+                    }
+                    std::optional<std::uint64_t> uid;
+                    walk.value(item, ip, "a UID", uid, [](std::string_view t) {
+                      return parse_count(t, 0, 0xfffffffeu);  // (uid_t)-1: no user
+                    });
+                    if (uid) {
+                      c.admission.trusted_uids.push_back(static_cast<std::uint32_t>(*uid));
+                    }
+                  });
+                }}});
         }},
        {"phase_gaps", [&](const YAML::Node& n,
                           const std::string& p) { read_phase_gaps(walk, n, p, c.phase_gaps); }},

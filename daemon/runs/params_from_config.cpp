@@ -24,6 +24,7 @@ RunParams run_params(const Config& c) {
   DetectorParams& d = p.detectors;
   d.budget_bytes = c.budget_bytes;
   p.budget_from_cgroup = c.budget_auto;
+  p.max_active_runs_per_user = c.admission.max_active_runs_per_user;
   d.growth_min_bytes = c.growth.min_bytes;
   d.plateau_band_bytes = plateau_band_for(c.growth.min_bytes);
   d.warmup_rounds = c.growth.warmup_rounds;

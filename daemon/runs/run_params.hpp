@@ -36,6 +36,8 @@ struct RunParams {
   // `budget: auto`: each run is judged against the smaller of the budget and the memory limit
   // over its process's cgroup, measured when the run starts (or resumes).
   bool budget_from_cgroup = false;
+  // Fairness: how many active runs one UID other than root may have (0: no cap).
+  std::uint32_t max_active_runs_per_user = 0;
   // Where a run with the `cgroup` scope finds its process's memory cgroup.
   std::filesystem::path proc_root = "/proc";
   std::filesystem::path cgroup_root = "/sys/fs/cgroup";

@@ -179,11 +179,21 @@ Result<const RunLedger*> RunRegistry::start(const StartRunInput& input, const Ca
         Error{"cgroup_path is given but the scope is '" + input.scope + "'; set scope to cgroup",
               ErrorKind::kInvalidArgument});
   }
+  std::uint32_t owners_active = 0;
   for (const auto& [id, other] : runs_) {
-    if (other->machine->active() && other->machine->ledger().info.target == *target) {
+    if (!other->machine->active()) continue;
+    if (other->machine->ledger().info.target == *target) {
       return drop(Error{"PID " + std::to_string(pid) + " already has active run " + id,
                         ErrorKind::kFailedPrecondition});
     }
+    if (other->machine->ledger().info.owner_uid == owner) ++owners_active;
+  }
+  // Fairness: no one user (root aside: the operator) fills the guard with runs.
+  if (params_.max_active_runs_per_user != 0 && owner != 0 &&
+      owners_active >= params_.max_active_runs_per_user) {
+    return drop(Error{"uid " + std::to_string(owner) + " has " + std::to_string(owners_active) +
+                          " active runs, the most admission.max_active_runs_per_user allows",
+                      ErrorKind::kResourceExhausted});
   }
   RunInfo info;
   info.run_id = run_id;

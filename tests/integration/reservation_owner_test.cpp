@@ -2,6 +2,8 @@
 // neither release nor claim root's reservation, so root's budget is never overcommitted; and
 // control.peers_read decides what other UIDs may read (own by default, or all).
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
 
 #include <filesystem>
 #include <sstream>
@@ -223,6 +225,51 @@ TEST(Calibration, AnotherUsersRunUnderTheJobNameDoesNotSetItsEstimate) {
   ASSERT_TRUE(mine.has_admit()) << mine.DebugString();
   EXPECT_EQ(mine.admit().estimate_source(), "given") << mine.admit().reason();
   EXPECT_EQ(mine.admit().estimate_bytes(), 2 * kGB);
+}
+
+// Fairness: with a 1 GB cap per user and one active run per user, uid 65534 gets 0.6 GB and
+// then is refused 0.6 GB more by the user cap (the budget had room), and its second run is
+// refused; root, the operator, is not capped.
+TEST(UserCaps, OneUserCannotHoldTheBudgetOrFillTheGuardWithRuns) {
+  Daemon::Options o;
+  o.config_yaml =
+      "budget: 16GB\ncontrol:\n  socket_mode: \"0666\"\nadmission:\n"
+      "  max_reserved_per_user: 1GB\n  max_active_runs_per_user: 1\n";
+  auto d = Daemon::start(o);
+  std::filesystem::permissions(d->socket_path().parent_path(), std::filesystem::perms(0755));
+  const std::string text = as_uid_nobody([&] {
+    const pid_t sleeper = ::fork();  // a second process of uid 65534's
+    if (sleeper == 0) {
+      ::pause();
+      ::_exit(0);
+    }
+    Wire wire(d->socket_path());
+    const std::string admit = R"({"version":1,"admit":{"job":"j","estimateBytes":"600000000"}})";
+    std::string out = wire.roundtrip(admit) + "\n";
+    out += wire.roundtrip(admit) + "\n";
+    out += wire.roundtrip(R"({"version":1,"runStart":{"job":"j"}})") + "\n";
+    out += wire.roundtrip(R"({"version":1,"runStart":{"job":"j","pid":)" + std::to_string(sleeper) +
+                          "}}") +
+           "\n";
+    ::kill(sleeper, SIGKILL);
+    ::waitpid(sleeper, nullptr, 0);
+    return out;
+  });
+  const std::vector<v1::Reply> got = replies_of(text);
+  ASSERT_EQ(got.size(), 4u) << text;
+  EXPECT_TRUE(got[0].admit().admitted()) << text;
+  EXPECT_FALSE(got[1].admit().admitted()) << text;
+  EXPECT_EQ(got[1].admit().budget_cap(), "user") << text;
+  EXPECT_NE(got[1].admit().reason().find("refused by the user cap: uid 65534 holds reservations "
+                                         "of 0.60 GB + estimate 0.60 GB = 1.20 GB > "
+                                         "admission.max_reserved_per_user 1.00 GB"),
+            std::string::npos)
+      << text;
+  EXPECT_TRUE(got[2].has_run_start()) << text;
+  EXPECT_EQ(got[3].error().code(), v1::Error::RESOURCE_EXHAUSTED) << text;
+  EXPECT_NE(got[3].error().message().find("max_active_runs_per_user"), std::string::npos) << text;
+
+  EXPECT_TRUE(admit(*d, 3 * kGB).admit().admitted()) << "root is not capped";
 }
 
 // Root's run and reservation, as seen by uid 65534 under each peers_read setting.

@@ -193,6 +193,30 @@ TEST_F(AdmissionTest, ClaimableIsTheOneClaimRule) {
   EXPECT_NE(expired.error().message.find("expired"), std::string::npos);
 }
 
+// The per-user cap: uid 1000's reservations may add up to 5 GB; past that it is refused by the
+// user cap though the budget has room. Other UIDs and root are not held by uid 1000's share;
+// an expired reservation stops counting; 0 turns the cap off.
+TEST_F(AdmissionTest, OneUsersReservationsStopAtItsCap) {
+  admission_.set_user_cap(5 * kGB);
+  EXPECT_TRUE(admission_.admit({"j", 3 * kGB, EstimateSource{}, 0, 1000}).admitted);
+  const Decision over = admission_.admit({"j", 3 * kGB, EstimateSource{}, 0, 1000});
+  EXPECT_FALSE(over.admitted);
+  EXPECT_EQ(over.binding_cap, BudgetCap::kUser);
+  EXPECT_EQ(over.owner_reserved_bytes, 3 * kGB);
+  EXPECT_EQ(over.user_cap_bytes, 5 * kGB);
+  EXPECT_NE(over.reason.find("refused by the user cap: uid 1000 holds reservations of 3.00 GB + "
+                             "estimate 3.00 GB = 6.00 GB > admission.max_reserved_per_user "
+                             "5.00 GB"),
+            std::string::npos)
+      << over.reason;
+  EXPECT_TRUE(admission_.admit({"j", 3 * kGB, EstimateSource{}, 0, 2000}).admitted);
+  EXPECT_TRUE(admission_.admit({"j", 6 * kGB, EstimateSource{}, 0, 0}).admitted);  // root
+  clock_.advance(seconds(61));  // uid 1000's reservation expires unclaimed
+  EXPECT_TRUE(admission_.admit({"j", 3 * kGB, EstimateSource{}, 0, 1000}).admitted);
+  admission_.set_user_cap(0);
+  EXPECT_TRUE(admission_.admit({"j", 3 * kGB, EstimateSource{}, 0, 1000}).admitted);
+}
+
 TEST_F(AdmissionTest, UnknownIdsError) {
   EXPECT_FALSE(admission_.release("rsv-000000000000").ok());
   Status s = admission_.claim("rsv-nope", "run-1", Caller{});
