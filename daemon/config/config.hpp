@@ -53,12 +53,17 @@ struct SamplingConfig {
   friend bool operator==(const SamplingConfig&, const SamplingConfig&) = default;
 };
 
+// What /metrics shows of job names, which may say what a team trains: the name, a stable hash
+// of it ("h-" + 12 hex digits, the same on every node and restart), or nothing.
+enum class JobNames { kPlain, kHash, kOmit };
+
 struct MetricsConfig {
   Endpoint listen{"127.0.0.1", 9797};
   std::chrono::nanoseconds run_retention = 15min;  // a finished run's series then go away
   // Runs, admissions and watched PIDs with their own series; past it new targets share the
   // "other" series, counted by ramguard_metrics_targets_folded and logged.
   std::uint32_t max_targets = 1024;
+  JobNames job_names = JobNames::kPlain;
   friend bool operator==(const MetricsConfig&, const MetricsConfig&) = default;
 };
 

@@ -112,6 +112,28 @@ Result<PeersRead> parse_peers_read(std::string_view text) {
                "its own runs and reservations)"};
 }
 
+Result<JobNames> parse_job_names(std::string_view text) {
+  const std::string l = lower(text);
+  if (l == "plain") return JobNames::kPlain;
+  if (l == "hash") return JobNames::kHash;
+  if (l == "omit") return JobNames::kOmit;
+  return Error{"invalid job_names " + quoted(text) +
+               "; expected plain (the job name), hash (a stable hash of it) or omit (an empty "
+               "label)"};
+}
+
+const char* job_names_name(JobNames value) {
+  switch (value) {
+    case JobNames::kHash:
+      return "hash";
+    case JobNames::kOmit:
+      return "omit";
+    case JobNames::kPlain:
+      break;
+  }
+  return "plain";
+}
+
 const char* peers_read_name(PeersRead value) {
   return value == PeersRead::kOwn ? "own" : "all";
 }

@@ -23,6 +23,8 @@ Result<LogLevel> parse_log_level(std::string_view text);
 
 // "all" or "own" (control.peers_read).
 Result<PeersRead> parse_peers_read(std::string_view text);
+Result<JobNames> parse_job_names(std::string_view text);  // plain, hash or omit
+const char* job_names_name(JobNames value);
 const char* peers_read_name(PeersRead value);
 
 // Octal permission bits, "0660" or "660" (or "0o660"), at most 0777.

@@ -4,6 +4,7 @@
 #include <prometheus/text_serializer.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <exception>
 #include <map>
 #include <sstream>
@@ -201,7 +202,8 @@ TargetState& MetricsExporter::state_of(const TargetRef& target) {
   // The periodic path: one lookup, no allocation.
   if (TargetState* known = targets_->find(target.run_id); known != nullptr && known->state_series)
     return *known;
-  Labels labels{{kJobLabel, std::string(target.job)}, {kRunLabel, std::string(target.run_id)}};
+  Labels labels{{kJobLabel, job_label(target.job, job_names_)},
+                {kRunLabel, std::string(target.run_id)}};
   TargetState& state = target_state(target_key(target), labels);
   if (!state.state_series) {
     state.state_series = true;
@@ -386,7 +388,7 @@ void MetricsExporter::observe_gap(const TargetRef& target, std::string_view from
 void MetricsExporter::observe_admission(std::string_view job, bool admitted,
                                         std::int64_t headroom_bytes) {
   std::lock_guard lock(mutex_);
-  TargetState& t = target_state(admission_key(job), {{kJobLabel, std::string(job)}});
+  TargetState& t = target_state(admission_key(job), {{kJobLabel, job_label(job, job_names_)}});
   targets_->revive(t);
   targets_->metric(t, TargetFamily::kAdmissionsTotal,
                    {{"decision", admitted ? "admitted" : "refused"}}) += 1;
@@ -449,6 +451,25 @@ bool MetricsExporter::jemalloc_available() {
 void MetricsExporter::set_retention(std::chrono::nanoseconds retention) {
   std::lock_guard lock(mutex_);
   retention_ = retention;
+}
+
+void MetricsExporter::set_job_names(JobNames job_names) {
+  std::lock_guard lock(mutex_);
+  job_names_ = job_names;
+}
+
+std::string MetricsExporter::job_label(std::string_view job, JobNames mode) {
+  if (mode == JobNames::kPlain) return std::string(job);
+  if (mode == JobNames::kOmit) return {};
+  std::uint64_t hash = 14695981039346656037ULL;  // FNV-1a, 64 bits
+  for (const char c : job) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 1099511628211ULL;
+  }
+  char text[16];
+  std::snprintf(text, sizeof text, "h-%012llx",
+                static_cast<unsigned long long>(hash >> 16));  // 48 bits: 12 hex digits
+  return text;
 }
 
 void MetricsExporter::set_max_targets(std::size_t max_targets) {

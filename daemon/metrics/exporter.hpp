@@ -33,6 +33,7 @@
 
 #include "common/clock.hpp"
 #include "common/result.hpp"
+#include "config/config.hpp"
 #include "model/reading.hpp"
 #include "model/verdict.hpp"
 
@@ -122,6 +123,11 @@ class MetricsExporter {
 
   // Targets with series of their own (metrics.max_targets); new ones past it fold into "other".
   void set_max_targets(std::size_t max_targets);
+  // metrics.job_names: series made from now on label their job so (plain, hash or omit).
+  void set_job_names(JobNames job_names);
+  // The ramguard_job label for `job` under `mode`: the name, "h-" + 12 hex digits of its 64-bit
+  // FNV-1a hash (stable across nodes and restarts, so dashboards can still group), or "".
+  static std::string job_label(std::string_view job, JobNames mode);
 
   // Retention of finished runs' series.
   void set_retention(std::chrono::nanoseconds retention);
@@ -149,6 +155,7 @@ class MetricsExporter {
   std::unique_ptr<GlobalSeries> globals_;
   std::unique_ptr<MetricsHttpServer> server_;
   std::chrono::nanoseconds retention_ = kDefaultMetricsRetention;
+  JobNames job_names_ = JobNames::kPlain;
 };
 
 }  // namespace ramguard

@@ -104,6 +104,33 @@ TEST(MetricsExporter, ScrapeShowsObservedValuesUnderConventionalNames) {
   EXPECT_NEAR(*sample(s, "ramguard_sample_duration_seconds_sum"), 4.4e-6, 1e-12);
 }
 
+// metrics.job_names: the job's name, a stable hash of it, or nothing, in every series that
+// carries ramguard_job; the run_id and the values stay.
+TEST(MetricsExporter, JobNamesCanBeHashedOrOmitted) {
+  EXPECT_EQ(MetricsExporter::job_label("vit-h14", JobNames::kPlain), "vit-h14");
+  EXPECT_EQ(MetricsExporter::job_label("vit-h14", JobNames::kOmit), "");
+  const std::string hashed = MetricsExporter::job_label("vit-h14", JobNames::kHash);
+  EXPECT_EQ(hashed.size(), 14u);
+  EXPECT_EQ(hashed.rfind("h-", 0), 0u);
+  EXPECT_EQ(hashed, MetricsExporter::job_label("vit-h14", JobNames::kHash));  // stable
+  EXPECT_NE(hashed, MetricsExporter::job_label("vit-h16", JobNames::kHash));
+
+  for (const JobNames mode : {JobNames::kHash, JobNames::kOmit}) {
+    auto exporter = start_exporter();
+    ASSERT_NE(exporter, nullptr);
+    exporter->set_job_names(mode);
+    testkit::populate(*exporter);
+    const std::string body = scrape(*exporter);
+    const TargetRef vit = testkit::vit_run();
+    EXPECT_EQ(body.find("ramguard_job=\"" + std::string(vit.job) + "\""), std::string::npos)
+        << body;
+    const std::string shown = MetricsExporter::job_label(vit.job, mode);
+    EXPECT_NE(body.find("ramguard_job=\"" + shown + "\",run_id=\"" + std::string(vit.run_id)),
+              std::string::npos)
+        << body;
+  }
+}
+
 TEST(MetricsExporter, PromtoolAcceptsTheScrapeWithoutWarnings) {
   auto exporter = start_exporter();
   ASSERT_NE(exporter, nullptr);
