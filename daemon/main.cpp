@@ -135,6 +135,27 @@ int run_daemon(Config config, const CommandLine& flags) {
   dispatcher.set_metrics(metrics->get());
   dispatcher.set_group_commit(true);  // the server below flushes before each reply
   control::ControlServer server(io, dispatcher, control::server_limits(config), RAMGUARD_VERSION);
+  if (store) {
+    // Group commit: writes no request waits for (progress, exits, recovery) are committed at the
+    // end of their turn; a rolled-back batch marks its runs' ledgers incomplete.
+    store->set_batch_opened_listener([&server] { server.schedule_commit(); });
+    store->set_batch_lost_listener(
+        [&registry](const std::vector<std::string>& runs, const Error& error) {
+          log::warning("store.batch_lost",
+                       {{"runs", std::to_string(runs.size())}, {"reason", error.message}});
+          for (const std::string& id : runs) registry.store_lost(id);
+        });
+  }
+  // The listeners refer to the server and the registry: the store outlives both.
+  struct ForgetBatchListeners {
+    Store* store;
+    ~ForgetBatchListeners() {
+      if (store == nullptr) return;
+      (void)store->commit_batch();
+      store->set_batch_opened_listener({});
+      store->set_batch_lost_listener({});
+    }
+  } forget_batch_listeners{store.get()};
   std::optional<gid_t> socket_group;
   if (!config.control.socket_group.empty()) {
     // Looked up again: the group database may have changed since the configuration was read.

@@ -6,33 +6,40 @@
 
 namespace ramguard::control {
 
-CommitBatch::CommitBatch(asio::any_io_executor executor, std::function<void()> write)
+CommitBatch::CommitBatch(asio::any_io_executor executor, std::function<bool()> write)
     : executor_(std::move(executor)), state_(std::make_shared<State>()) {
   state_->write = std::move(write);
 }
 
 CommitBatch::~CommitBatch() {
   state_->alive = false;
-  if (state_->next) state_->next->cancel();  // waiters resume; their sessions are stopping
+  if (state_->next) {
+    state_->next->ok = false;  // never written: the waiters' sessions are stopping anyway
+    state_->next->timer.cancel();
+  }
 }
 
-asio::awaitable<void> CommitBatch::wait() {
-  if (!state_->next) {
-    state_->next =
-        std::make_shared<asio::steady_timer>(executor_, asio::steady_timer::time_point::max());
-    // Posted: it runs after every handler already ready in this turn, whose requests join.
-    asio::post(executor_, [state = state_] {
-      auto batch = std::move(state->next);
-      state->next.reset();
-      if (!state->alive) return;
-      state->write();
-      ++state->writes;
-      batch->cancel();  // the timer is the waiters' event: cancelling it wakes them all
-    });
-  }
-  const std::shared_ptr<asio::steady_timer> batch = state_->next;
+void CommitBatch::schedule() {
+  if (state_->next) return;
+  state_->next = std::make_shared<Pending>(executor_);
+  // Posted: it runs after every handler already ready in this turn, whose requests join.
+  asio::post(executor_, [state = state_] {
+    auto batch = std::move(state->next);
+    state->next.reset();
+    if (!state->alive) return;
+    batch->ok = state->write();
+    ++state->writes;
+    batch->timer.cancel();
+  });
+}
+
+asio::awaitable<bool> CommitBatch::wait() {
+  schedule();
+  // Held: the result is read after the write, when state_->next may be another batch.
+  const std::shared_ptr<Pending> batch = state_->next;
   asio::error_code ignored;
-  co_await batch->async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+  co_await batch->timer.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+  co_return batch->ok;
 }
 
 }  // namespace ramguard::control

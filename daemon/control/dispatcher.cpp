@@ -382,10 +382,35 @@ void Dispatcher::reservations_changed() {
   }
 }
 
-void Dispatcher::flush_writes() {
-  if (!reservations_dirty_) return;
-  reservations_dirty_ = false;
-  registry_.sync_reservations();  // one transaction for every change since the last flush
+void Dispatcher::set_group_commit(bool on) {
+  group_commit_ = on;
+  if (store_ != nullptr) store_->set_batching(on);
+}
+
+bool Dispatcher::writes_pending() const {
+  return reservations_dirty_ || (store_ != nullptr && store_->batch_open());
+}
+
+bool Dispatcher::flush_writes() {
+  if (reservations_dirty_) {
+    reservations_dirty_ = false;
+    registry_.sync_reservations();  // one transaction for every change since the last flush
+  }
+  if (store_ == nullptr) return true;
+  // The marks, starts and ends served this turn: their replies wait for this COMMIT. A failed
+  // one is logged by the store's write health; the runs learn it through the lost listener.
+  return store_->commit_batch().ok();
+}
+
+// The batch these replies waited for was rolled back: what they said was stored is not.
+void Dispatcher::writes_lost(v1::Reply& reply) {
+  constexpr const char* kLost = "the ledger commit failed: this record is not stored";
+  if (reply.has_mark() && reply.mark().stored()) {
+    reply.mutable_mark()->set_stored(false);
+    std::string warning = reply.mark().warning();
+    reply.mutable_mark()->set_warning(warning.empty() ? kLost : warning + "; " + kLost);
+  }
+  if (reply.has_run_end()) reply.mutable_run_end()->set_stored(false);
 }
 
 Status Dispatcher::status(const v1::StatusRequest& in, const Caller& caller, v1::StatusReply& out) {

@@ -42,10 +42,12 @@ class Dispatcher final : public RequestHandler {
 
   void handle(const v1::Request& request, const Peer& peer, v1::Reply& reply) override;
   // With group commit on, admissions and releases leave the reservations' ledger write to
-  // flush_writes() (the control server's CommitBatch); off, they write at once.
-  void set_group_commit(bool on) { group_commit_ = on; }
-  bool writes_pending() const override { return reservations_dirty_; }
-  void flush_writes() override;
+  // flush_writes() (the control server's CommitBatch), and the store batches the writes of
+  // marks, run starts and ends until then; off, they write at once.
+  void set_group_commit(bool on);
+  bool writes_pending() const override;
+  bool flush_writes() override;
+  void writes_lost(v1::Reply& reply) override;
 
  private:
   Status hello(const v1::HelloRequest& in, const Peer& peer, v1::HelloReply& out);

@@ -15,7 +15,10 @@ class RequestHandler {
   // Group commit: a handler may leave a request's ledger write pending. The caller then calls
   // flush_writes() before sending that reply, once for all the requests of one loop turn.
   virtual bool writes_pending() const { return false; }
-  virtual void flush_writes() {}
+  // True when every pending write is durable; false: the caller calls writes_lost(reply) for
+  // each reply that waited, so none claims a record that was rolled back.
+  virtual bool flush_writes() { return true; }
+  virtual void writes_lost(v1::Reply& /*reply*/) {}
 };
 
 }  // namespace ramguard::control

@@ -96,7 +96,7 @@ ControlServer::ControlServer(asio::io_context& io, RequestHandler& handler, Serv
       server_version_(std::move(server_version)),
       socket_check_(io),
       slots_(std::make_shared<ConnectionSlots>(::geteuid())),
-      commits_(io.get_executor(), [this] { handler_.flush_writes(); }) {}
+      commits_(io.get_executor(), [this] { return handler_.flush_writes(); }) {}
 
 ControlServer::~ControlServer() {
   stop();
@@ -271,7 +271,10 @@ asio::awaitable<Served> ControlServer::serve_request(Incoming incoming, const Pe
       reply.set_version(kProtocolVersion);
       reply.set_request_id(request.request_id());
       handler_.handle(request, peer, reply);
-      if (handler_.writes_pending()) co_await commits_.wait();
+      if (handler_.writes_pending()) {
+        const bool durable = co_await commits_.wait();
+        if (!durable) handler_.writes_lost(reply);
+      }
       if (request.has_hello() && reply.has_hello()) {
         served.framing = choose_framing(request.hello(), framing);
         reply.mutable_hello()->set_framing(served.framing);

@@ -46,6 +46,9 @@ class ControlServer {
   std::optional<std::uint16_t> tcp_port() const;
   const std::filesystem::path& socket_path() const { return socket_path_; }
   void set_limits(const ServerLimits& limits) { limits_ = limits; }
+  // Flushes the handler's writes at the end of this turn with no request waiting: the store
+  // calls it when writes outside any request (progress, exits) open a batch.
+  void schedule_commit() { commits_.schedule(); }
 
  private:
   using UnixAcceptor = asio::local::stream_protocol::acceptor;

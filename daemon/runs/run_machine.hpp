@@ -119,6 +119,7 @@ class RunMachine {
   bool end_on_exit() const { return end_on_exit_; }
   bool exact_peaks() const { return exact_peaks_; }
   bool store_ok() const { return store_ok_; }
+  void store_lost() { store_ok_ = false; }  // a batch with its writes was rolled back
   std::uint32_t rounds_ended() const { return rounds_ended_; }
   // The round phases and verdicts belong to: the next one, or, once the declared rounds have
   // all ended, the last (a save after the last round end is the run's end, not a round more).

@@ -78,6 +78,10 @@ const RunMachine* RunRegistry::find(const std::string& run_id) const {
   return it == runs_.end() ? nullptr : it->second->machine.get();
 }
 
+void RunRegistry::store_lost(const std::string& run_id) {
+  if (Entry* entry = find_entry(run_id)) entry->machine->store_lost();
+}
+
 RunRegistry::Entry* RunRegistry::find_entry(const std::string& run_id) {
   auto it = runs_.find(run_id);
   return it == runs_.end() ? nullptr : it->second.get();

@@ -72,6 +72,9 @@ class RunRegistry {
   void sync_reservations();
 
   const RunMachine* find(const std::string& run_id) const;
+  // A ledger batch holding this run's writes was rolled back (group commit): its ledger is
+  // incomplete, as after a failed write.
+  void store_lost(const std::string& run_id);
   std::vector<const RunMachine*> runs() const;  // oldest first
   std::size_t active_runs() const;
 

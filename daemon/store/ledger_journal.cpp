@@ -8,12 +8,14 @@
 namespace ramguard {
 
 Status LedgerJournal::run_started(const RunLedger& ledger) {
+  if (auto s = store_.join_batch(ledger.info.run_id); !s) return s;
   return store_.begin_run(ledger);
 }
 
 Status LedgerJournal::marked(const RunLedger& ledger, const MarkRecord& mark,
                              const PhaseRecord* phase, const BoundaryRecord* boundary) {
   const std::string& id = ledger.info.run_id;
+  if (auto s = store_.join_batch(id); !s) return s;
   return store_.atomically([&]() -> Status {
     if (auto s = store_.append_mark(id, mark); !s) return s;
     if (phase != nullptr) {
@@ -27,16 +29,19 @@ Status LedgerJournal::marked(const RunLedger& ledger, const MarkRecord& mark,
 }
 
 Status LedgerJournal::boundary_settled(const RunLedger& ledger, const BoundaryRecord& boundary) {
+  if (auto s = store_.join_batch(ledger.info.run_id); !s) return s;
   return store_.save_boundary(ledger.info.run_id, boundary);
 }
 
 Status LedgerJournal::verdict(const RunLedger& ledger, const Verdict& verdict) {
+  if (auto s = store_.join_batch(ledger.info.run_id); !s) return s;
   return store_.save_verdict(ledger.info.run_id, verdict);
 }
 
 Status LedgerJournal::progress(const RunLedger& ledger, const ProgressSample& sample) {
   const StoredSample row{sample.at_unix_ms,    sample.rss_bytes,  sample.min_rss_bytes,
                          sample.max_rss_bytes, sample.anon_bytes, sample.file_bytes};
+  if (auto s = store_.join_batch(ledger.info.run_id); !s) return s;
   return store_.atomically([&]() -> Status {
     if (auto s = store_.append_samples(ledger.info.run_id, std::span(&row, 1)); !s) return s;
     if (ledger.state != RunState::kActive) return ok_status();
@@ -48,6 +53,7 @@ Status LedgerJournal::progress(const RunLedger& ledger, const ProgressSample& sa
 Status LedgerJournal::run_finished(const RunLedger& ledger,
                                    const std::vector<const PhaseRecord*>& closed_phases) {
   const std::string& id = ledger.info.run_id;
+  if (auto s = store_.join_batch(id); !s) return s;
   return store_.atomically([&]() -> Status {
     for (const PhaseRecord* phase : closed_phases) {
       if (auto s = store_.save_phase(id, *phase); !s) return s;
@@ -64,6 +70,11 @@ Status LedgerJournal::run_finished(const RunLedger& ledger,
 // Writes the difference from what is stored, not the whole table: an admission or release
 // costs one row, however many reservations are open.
 Status LedgerJournal::reservations(const std::vector<ReservationRow>& rows, std::uint64_t) {
+  // A lost batch may have held reservation rows this cache counts as stored.
+  if (store_.batches_lost() != batches_lost_seen_) {
+    batches_lost_seen_ = store_.batches_lost();
+    stored_reservations_.reset();
+  }
   if (!stored_reservations_) {
     auto stored = store_.load_reservations();
     if (!stored) return stored.error();

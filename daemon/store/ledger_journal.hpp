@@ -2,6 +2,7 @@
 // The store as runs see it: a durable RunObserver (every mark, boundary, verdict and end is
 // written before it is acknowledged) and the RunSource that restart recovery reads.
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -36,6 +37,7 @@ class LedgerJournal final : public RunObserver, public RunSource {
   Store& store_;
   // What the store holds, by id, once read: reservations() writes only the difference.
   std::optional<std::map<std::string, StoredReservation>> stored_reservations_;
+  std::uint64_t batches_lost_seen_ = 0;  // store_.batches_lost() when the cache was checked
 };
 
 }  // namespace ramguard

@@ -81,7 +81,10 @@ Store::Store(std::unique_ptr<SqliteDb> db, std::int64_t schema_version)
     : db_(std::move(db)), schema_version_(schema_version), health_(db_->path()) {
   db_->set_health(&health_);
 }
-Store::~Store() = default;
+Store::~Store() {
+  // A batch still open at shutdown holds writes that returned Ok: make them durable.
+  (void)commit_batch();
+}
 
 const std::filesystem::path& Store::path() const {
   return db_->path();

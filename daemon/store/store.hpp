@@ -20,6 +20,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/result.hpp"
@@ -81,6 +82,35 @@ class Store {
   // Runs `writes` (calls to the methods below) as one transaction: one fsync for all of them,
   // and all or nothing. Use it to store a mark with the phase and boundary it updates.
   Status atomically(const std::function<Status()>& writes);
+  // ---- group commit (store_batch.cpp) ----
+  // With batching on, the first write joined to the batch opens a transaction and later writes
+  // become savepoints in it, until commit_batch(): many marks, one COMMIT and one WAL append.
+  // A write that returned Ok is then durable only once commit_batch() returned Ok. Off (the
+  // default), every write commits before it returns.
+  using BatchLostListener =
+      std::function<void(const std::vector<std::string>& run_ids, const Error& error)>;
+  void set_batching(bool on) { batching_ = on; }
+  bool batching() const { return batching_; }
+  // Called once per batch, when its first write opens it: whoever owns the event loop
+  // schedules commit_batch() so writes no request waits for are durable in bounded time too.
+  void set_batch_opened_listener(std::function<void()> listener) {
+    batch_opened_ = std::move(listener);
+  }
+  // Told the runs whose writes a failed commit_batch() lost (their replies said stored).
+  void set_batch_lost_listener(BatchLostListener listener) { batch_lost_ = std::move(listener); }
+  // Opens the batch if batching and none is open; `run_id` (may be empty) names whose write
+  // joins it. Call before the writes; a no-op without batching.
+  Status join_batch(std::string_view run_id);
+  bool batch_open() const { return batch_open_; }
+  // Commits the open batch (Ok when none is open). On failure every write of the batch is
+  // rolled back, the batch-lost listener is told and batches_lost() grows.
+  Status commit_batch();
+  std::uint64_t batches_committed() const { return batches_committed_; }
+  std::uint64_t batches_lost() const { return batches_lost_; }
+  // Tests: the next commit_batch() rolls back as if COMMIT had failed (an fsync error cannot
+  // be provoked on demand).
+  void fail_next_commit_for_testing() { fail_next_commit_ = true; }
+
   // Changes the size cap at runtime (0 = none); see StoreOptions::max_db_bytes.
   Status set_max_db_bytes(std::uint64_t bytes);
 
@@ -173,6 +203,14 @@ class Store {
   std::map<std::string, std::optional<JobPeak>, std::less<>> job_peaks_;
   WriteHealth health_;
   bool opened_read_only_ = false;
+  bool batching_ = false;
+  bool batch_open_ = false;
+  std::vector<std::string> batch_runs_;  // whose writes the open batch holds, each once
+  std::uint64_t batches_committed_ = 0;
+  std::uint64_t batches_lost_ = 0;
+  bool fail_next_commit_ = false;
+  std::function<void()> batch_opened_;
+  BatchLostListener batch_lost_;
 };
 
 // True for the error load_run and the write methods give for a run id not in the store.

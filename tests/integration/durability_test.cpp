@@ -1,9 +1,15 @@
 // Durability: kill -9 the daemon during a run and restart it on the same state
-// directory. Every acknowledged mark is still there (count and seq), so are the verdicts raised
-// before the kill, and the run resumes: active, taking marks, ending. A run whose coordinator
-// died while the daemon was down ends `lost` with a `lost` verdict.
+// directory; and kill -9 while many coordinators mark at once (group commit: the replies of one
+// loop turn share a COMMIT, none may be sent before it). Every acknowledged mark is still there
+// (count and seq), so are the verdicts raised before the kill, and the run resumes: active, taking
+// marks, ending. A run whose coordinator died while the daemon was down ends `lost` with a `lost`
+// verdict.
 #include <gtest/gtest.h>
 #include <signal.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
 
 #include "harness.hpp"
 #include "store/store.hpp"
@@ -148,6 +154,68 @@ TEST(Durability, AcknowledgedMarksAndVerdictsSurviveKill9AndTheRunResumes) {
   EXPECT_EQ(lost_verdicts, 1) << lost.DebugString();
 
   restarted.reset();
+  std::filesystem::remove_all(state_dir);
+}
+
+// Coordinators mark concurrently (their marks share ledger transactions) until the daemon is
+// killed mid-stream: every mark whose reply said stored is in the ledger, in seq order.
+TEST(Durability, ConcurrentAcknowledgedMarksSurviveKill9) {
+  constexpr int kCoordinators = 8;
+  const auto state_dir = make_temp_dir("durability-concurrent");
+  auto daemon = start_on(state_dir);
+  std::vector<std::unique_ptr<MemChild>> children;
+  std::vector<std::string> runs;
+  for (int i = 0; i < kCoordinators; ++i) {
+    children.push_back(std::make_unique<MemChild>());
+    runs.push_back(start_run(*daemon, children.back()->pid(), "busy-" + std::to_string(i)));
+  }
+  std::vector<std::size_t> acknowledged(kCoordinators, 0);
+  std::atomic<bool> failed_reply{false};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kCoordinators; ++i) {
+    threads.emplace_back([&, i] {
+      const v1::MarkRequest::Kind kinds[] = {
+          v1::MarkRequest::PHASE_BEGIN, v1::MarkRequest::PHASE_END, v1::MarkRequest::ROUND_END};
+      for (std::size_t n = 0;; ++n) {
+        v1::Request req;
+        req.mutable_mark()->set_run_id(runs[i]);
+        req.mutable_mark()->set_kind(kinds[n % 3]);
+        if (n % 3 != 2) req.mutable_mark()->set_phase("train");
+        v1::Reply reply;
+        try {
+          reply = daemon->call(req);
+        } catch (const std::exception&) {
+          return;  // the daemon is gone: this mark was not acknowledged
+        }
+        if (reply.has_error() || !reply.mark().stored()) {
+          failed_reply = failed_reply || !reply.has_error();
+          return;
+        }
+        ++acknowledged[i];
+      }
+    });
+  }
+  std::this_thread::sleep_for(1500ms);
+  daemon->kill_hard();
+  for (auto& t : threads) t.join();
+  EXPECT_FALSE(failed_reply) << "a mark was answered stored=false before the kill";
+
+  auto store = Store::open(state_dir);
+  ASSERT_TRUE(store) << store.error().message;
+  std::size_t total = 0;
+  for (int i = 0; i < kCoordinators; ++i) {
+    auto ledger = (*store)->load_run(runs[i]);
+    ASSERT_TRUE(ledger) << ledger.error().message;
+    // The run-start mark (seq 1) and every acknowledged one; a mark stored whose reply the kill
+    // cut off may be there too.
+    EXPECT_GE(ledger->marks.size(), acknowledged[i] + 1) << runs[i];
+    for (std::size_t m = 0; m < ledger->marks.size(); ++m) {
+      EXPECT_EQ(ledger->marks[m].seq, m + 1) << runs[i];
+    }
+    total += acknowledged[i];
+  }
+  EXPECT_GT(total, static_cast<std::size_t>(kCoordinators)) << "the coordinators hardly marked";
+  store->reset();
   std::filesystem::remove_all(state_dir);
 }
 

@@ -7,6 +7,7 @@
 #include <asio/co_spawn.hpp>
 #include <asio/detached.hpp>
 #include <asio/io_context.hpp>
+#include <utility>
 #include <vector>
 
 namespace ramguard::control {
@@ -16,7 +17,10 @@ TEST(CommitBatch, WaitersOfOneTurnShareOneWriteAndResumeAfterIt) {
   asio::io_context io;
   int writes = 0;
   std::vector<int> writes_seen;
-  CommitBatch batch(io.get_executor(), [&] { ++writes; });
+  CommitBatch batch(io.get_executor(), [&] {
+    ++writes;
+    return true;
+  });
   for (int i = 0; i < 5; ++i) {
     asio::co_spawn(
         io,
@@ -35,7 +39,10 @@ TEST(CommitBatch, WaitersOfOneTurnShareOneWriteAndResumeAfterIt) {
 TEST(CommitBatch, AWaitAfterAWriteGetsItsOwnWrite) {
   asio::io_context io;
   int writes = 0;
-  CommitBatch batch(io.get_executor(), [&] { ++writes; });
+  CommitBatch batch(io.get_executor(), [&] {
+    ++writes;
+    return true;
+  });
   std::vector<int> seen;
   asio::co_spawn(
       io,
@@ -53,9 +60,44 @@ TEST(CommitBatch, AWaitAfterAWriteGetsItsOwnWrite) {
 TEST(CommitBatch, NoWaitNoWrite) {
   asio::io_context io;
   int writes = 0;
-  CommitBatch batch(io.get_executor(), [&] { ++writes; });
+  CommitBatch batch(io.get_executor(), [&] {
+    ++writes;
+    return true;
+  });
   io.run();
   EXPECT_EQ(writes, 0);
+}
+
+TEST(CommitBatch, AFailedWriteIsReportedToEveryWaiterOfItsBatch) {
+  asio::io_context io;
+  bool fail = true;
+  CommitBatch batch(io.get_executor(), [&] { return !std::exchange(fail, false); });
+  std::vector<bool> results;
+  for (int i = 0; i < 3; ++i) {
+    asio::co_spawn(
+        io, [&]() -> asio::awaitable<void> { results.push_back(co_await batch.wait()); },
+        asio::detached);
+  }
+  io.run();
+  io.restart();
+  asio::co_spawn(
+      io, [&]() -> asio::awaitable<void> { results.push_back(co_await batch.wait()); },
+      asio::detached);
+  io.run();
+  EXPECT_EQ(results, (std::vector<bool>{false, false, false, true}));
+}
+
+TEST(CommitBatch, ScheduleWritesWithNobodyWaiting) {
+  asio::io_context io;
+  int writes = 0;
+  CommitBatch batch(io.get_executor(), [&] {
+    ++writes;
+    return true;
+  });
+  batch.schedule();
+  batch.schedule();  // the same turn: one write
+  io.run();
+  EXPECT_EQ(writes, 1);
 }
 
 }  // namespace

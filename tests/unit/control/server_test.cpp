@@ -29,9 +29,10 @@ class EchoHandler : public RequestHandler {
     }
   }
   bool writes_pending() const override { return pending_; }
-  void flush_writes() override {
+  bool flush_writes() override {
     pending_ = false;
     ++flushes;
+    return true;
   }
 
   bool defer_writes = false;  // leave each request's write to flush_writes()
