@@ -210,9 +210,12 @@ Decision Admission::admit(const AdmitInput& input, const std::vector<RunHolding>
   d.headroom_bytes = outcome.headroom_bytes;
   d.reason = admission_reason(sum, outcome, input.estimate_source.text(), detail);
   d.user_cap_bytes = input.owner_uid != 0 ? user_cap_bytes_ : 0;
-  for (const auto& [id, r] : reservations_) {
-    if (r.owner_uid == input.owner_uid && !expired_locked(r, now)) {
-      d.owner_reserved_bytes = add_capped(d.owner_reserved_bytes, r.bytes);
+  // Summed only under a cap: admissions are the hot path, and without one nothing reads it.
+  if (d.user_cap_bytes != 0) {
+    for (const auto& [id, r] : reservations_) {
+      if (r.owner_uid == input.owner_uid && !expired_locked(r, now)) {
+        d.owner_reserved_bytes = add_capped(d.owner_reserved_bytes, r.bytes);
+      }
     }
   }
   if (d.admitted && d.user_cap_bytes != 0 &&

@@ -84,7 +84,7 @@ struct Decision {
   std::optional<std::uint64_t> cgroup_limit_bytes;
   std::string cgroup_dir;
   EstimateSource estimate_source;
-  std::uint64_t owner_reserved_bytes = 0;  // the owner's other active reservations
+  std::uint64_t owner_reserved_bytes = 0;  // the owner's other active reservations (under a cap)
   std::uint64_t user_cap_bytes = 0;        // the per-UID cap in force; 0: none
   std::string reason;                      // the whole sum in words, decimal GB
   double lease_seconds = 0;
