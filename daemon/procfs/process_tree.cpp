@@ -58,6 +58,12 @@ void ProcessTree::refresh() {
   std::erase_if(members_, [&](const auto& member) { return !seen.contains(member.first); });
 }
 
+void ProcessTree::adopt(pid_t child) {
+  if (contains(child)) return;
+  auto handle = procfs_->open(child);
+  if (handle) members_.emplace(child, std::move(*handle));
+}
+
 MemoryReading ProcessTree::add_descendants(MemoryReading root, const Instant& at, bool complete) {
   gone_.clear();
   if (complete) {
