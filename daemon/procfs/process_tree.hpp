@@ -37,9 +37,11 @@ class ProcessTree {
   void adopt(pid_t child);
   bool contains(pid_t pid) const { return pid == root_ || members_.contains(pid); }
   // `root` (the root's own reading) plus every descendant's, read the same way (complete:
-  // status, with high-water marks; else statm). A complete reading whose root carries its PSS
-  // gets the tree's PSS: the exact figure, shared pages counted once in all.
+  // status, with high-water marks; else statm). PSS is not read here: it walks page tables
+  // (sampling/pss_reader.hpp reads it off the event loop).
   MemoryReading add_descendants(MemoryReading root, const Instant& at, bool complete);
+  // The descendants as last found (not the root).
+  std::vector<TargetId> members() const;
   // Every descendant's high-water mark restarts (the root's is its handle's). The first
   // failure is returned; the others are still reset.
   Status reset_hwm();

@@ -118,9 +118,6 @@ Result<MemoryReading> Sampler::read_target(Target& target, const Instant& at, bo
   }
   auto own = complete ? target.handle.read_complete(at) : target.handle.read_periodic(at);
   if (!own || !target.tree) return own;  // a tree's root that exited ends the run
-  if (complete) {
-    if (auto pss = target.handle.read_pss()) own->pss_bytes = *pss;
-  }
   refresh_tree(target, complete);
   return target.tree->add_descendants(*own, at, complete);
 }
@@ -173,6 +170,14 @@ std::vector<ProcessShare> Sampler::tree_shares(TargetKey key) const {
   auto it = targets_.find(key);
   if (it == targets_.end() || !it->second->tree) return {};
   return it->second->tree->shares();
+}
+
+std::vector<TargetId> Sampler::tree_processes(TargetKey key) const {
+  auto it = targets_.find(key);
+  if (it == targets_.end() || !it->second->tree) return {};
+  std::vector<TargetId> out{it->second->handle.id()};
+  for (TargetId& member : it->second->tree->members()) out.push_back(member);
+  return out;
 }
 
 std::optional<std::filesystem::path> Sampler::cgroup_dir(TargetKey key) const {

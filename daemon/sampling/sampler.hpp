@@ -63,6 +63,8 @@ class Sampler {
   std::uint64_t tree_walks() const { return tree_walks_; }
   // A tree's processes at its last complete reading (empty for other scopes).
   std::vector<ProcessShare> tree_shares(TargetKey key) const;
+  // A tree's processes, the root first (empty for other scopes): what its PSS is read from.
+  std::vector<TargetId> tree_processes(TargetKey key) const;
   std::optional<std::filesystem::path> cgroup_dir(TargetKey key) const;
   // The cgroup's OOM-kill counter (memory.oom_control / memory.events); an error when the
   // target has no cgroup scope or the counter cannot be read.
