@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/capturing_reporter.hpp"
 #include "common/clock.hpp"
 #include "sampling/pss_reader.hpp"
 #include "sampling/sampler.hpp"
@@ -77,25 +78,6 @@ void BM_PssOffLoop(benchmark::State& state) {
 BENCHMARK(BM_MarkOnLoop)->Args({1, 0})->Args({1, 1})->Args({4, 0})->Args({4, 1});
 BENCHMARK(BM_PssOffLoop)->Arg(1)->Arg(4)->Unit(benchmark::kMillisecond);
 
-class CapturingReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& run : runs) {
-      if (run.error_occurred || run.run_type != Run::RT_Iteration) continue;
-      real_ns_[run.benchmark_name()] =
-          run.GetAdjustedRealTime() * 1e9 / benchmark::GetTimeUnitMultiplier(run.time_unit);
-    }
-    ConsoleReporter::ReportRuns(runs);
-  }
-  double real_ns(const std::string& name) const {
-    auto it = real_ns_.find(name);
-    return it == real_ns_.end() ? 0 : it->second;
-  }
-
- private:
-  std::map<std::string, double> real_ns_;
-};
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -109,7 +91,7 @@ int main(int argc, char** argv) {
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  CapturingReporter reporter;
+  ramguard::testing::CapturingReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
 

@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/capturing_reporter.hpp"
 #include "common/clock.hpp"
 #include "procfs/process_tree.hpp"
 #include "sampling/sampler.hpp"
@@ -122,25 +123,6 @@ BENCHMARK(BM_StatmSum)->Arg(1)->Arg(8)->Arg(32);
 BENCHMARK(BM_TreeWalk)->Arg(1)->Arg(8)->Arg(32);
 BENCHMARK(BM_TreeTracked)->Arg(1)->Arg(8)->Arg(32);
 
-class CapturingReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& run : runs) {
-      if (run.error_occurred || run.run_type != Run::RT_Iteration) continue;
-      real_ns_[run.benchmark_name()] =
-          run.GetAdjustedRealTime() * 1e9 / benchmark::GetTimeUnitMultiplier(run.time_unit);
-    }
-    ConsoleReporter::ReportRuns(runs);
-  }
-  double real_ns(const std::string& name) const {
-    auto it = real_ns_.find(name);
-    return it == real_ns_.end() ? 0 : it->second;
-  }
-
- private:
-  std::map<std::string, double> real_ns_;
-};
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -153,7 +135,7 @@ int main(int argc, char** argv) {
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  CapturingReporter reporter;
+  ramguard::testing::CapturingReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
 
