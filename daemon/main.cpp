@@ -75,8 +75,9 @@ int run_daemon(Config config, const CommandLine& flags) {
   asio::io_context io;
   SystemClock clock;
   ProcFs procfs;
+  ExitWatcher exits(io);  // before the sampler, which follows forks through its connector
   Sampler sampler(io, procfs, clock, config.sampling.interval);
-  ExitWatcher exits(io);
+  if (ProcEvents* events = exits.proc_events()) sampler.follow_forks(*events);
   Admission admission(config.budget_bytes, config.margin_bytes, config.admission.lease, clock);
   admission.set_user_cap(config.admission.max_reserved_per_user_bytes);
   RunParams params = run_params(config);

@@ -48,6 +48,8 @@ class Dispatcher final : public RequestHandler {
   bool writes_pending() const override;
   bool flush_writes() override;
   void writes_lost(v1::Reply& reply) override;
+  std::optional<PssJob> take_pss_job() override;
+  void pss_measured(const PssJob& job, std::uint64_t pss_bytes) override;
 
  private:
   Status hello(const v1::HelloRequest& in, const Peer& peer, v1::HelloReply& out);
@@ -73,6 +75,7 @@ class Dispatcher final : public RequestHandler {
   MetricsExporter* metrics_ = nullptr;
   bool group_commit_ = false;
   bool reservations_dirty_ = false;
+  std::optional<PssJob> pss_job_;  // set by a tree's round end, taken at once
 };
 
 }  // namespace ramguard::control

@@ -271,10 +271,12 @@ asio::awaitable<Served> ControlServer::serve_request(Incoming incoming, const Pe
       reply.set_version(kProtocolVersion);
       reply.set_request_id(request.request_id());
       handler_.handle(request, peer, reply);
+      std::optional<RequestHandler::PssJob> pss = handler_.take_pss_job();
       if (handler_.writes_pending()) {
         const bool durable = co_await commits_.wait();
         if (!durable) handler_.writes_lost(reply);
       }
+      if (pss) asio::co_spawn(io_, measure_pss(std::move(*pss)), asio::detached);
       if (request.has_hello() && reply.has_hello()) {
         served.framing = choose_framing(request.hello(), framing);
         reply.mutable_hello()->set_framing(served.framing);
@@ -290,6 +292,13 @@ asio::awaitable<Served> ControlServer::serve_request(Incoming incoming, const Pe
   reply.set_server_version(server_version_);
   served.reply = encode_reply_in(reply, framing);
   co_return served;
+}
+
+asio::awaitable<void> ControlServer::measure_pss(RequestHandler::PssJob job) {
+  auto stopped = stopped_;  // the frame's own copy: the server may be gone when the sum is back
+  const PssSum sum = co_await pss_.sum(job.processes);
+  if (*stopped) co_return;
+  handler_.pss_measured(job, sum.pss_bytes);
 }
 
 }  // namespace ramguard::control

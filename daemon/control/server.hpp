@@ -19,6 +19,7 @@
 #include "control/limits.hpp"
 #include "control/session.hpp"
 #include "control/socket_file.hpp"
+#include "sampling/pss_reader.hpp"
 
 namespace ramguard::control {
 
@@ -59,6 +60,8 @@ class ControlServer {
   asio::awaitable<Served> serve_request(Incoming incoming, const Peer& peer, RateLimiter& limiter,
                                         bool tcp);
   void use_socket(BoundSocket bound);
+  // A tree's PSS after its round end, on the worker thread; the reply has already gone.
+  asio::awaitable<void> measure_pss(RequestHandler::PssJob job);
   void schedule_socket_check();
   void check_socket();
 
@@ -78,6 +81,7 @@ class ControlServer {
   std::shared_ptr<ConnectionSlots> slots_;
   std::shared_ptr<bool> stopped_ = std::make_shared<bool>(false);
   asio::thread_pool encoder_{1};
+  PssReader pss_;        // a tree's PSS at phase and round ends, off the loop
   CommitBatch commits_;  // last: its pending write refers to handler_
 };
 

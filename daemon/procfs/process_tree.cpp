@@ -58,6 +58,12 @@ void ProcessTree::refresh() {
   std::erase_if(members_, [&](const auto& member) { return !seen.contains(member.first); });
 }
 
+void ProcessTree::adopt(pid_t child) {
+  if (contains(child)) return;
+  auto handle = procfs_->open(child);
+  if (handle) members_.emplace(child, std::move(*handle));
+}
+
 MemoryReading ProcessTree::add_descendants(MemoryReading root, const Instant& at, bool complete) {
   gone_.clear();
   if (complete) {
@@ -80,12 +86,16 @@ MemoryReading ProcessTree::add_descendants(MemoryReading root, const Instant& at
     root.shmem_bytes += r->shmem_bytes;
     root.swap_bytes += r->swap_bytes;
     root.hwm_bytes += r->hwm_bytes;
-    if (complete && root.pss_bytes > 0) {
-      if (auto pss = handle.read_pss()) root.pss_bytes += *pss;
-    }
   }
   for (const pid_t pid : gone_) members_.erase(pid);
   return root;
+}
+
+std::vector<TargetId> ProcessTree::members() const {
+  std::vector<TargetId> out;
+  out.reserve(members_.size());
+  for (const auto& [pid, handle] : members_) out.push_back(handle.id());
+  return out;
 }
 
 Status ProcessTree::reset_hwm() {

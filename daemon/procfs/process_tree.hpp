@@ -1,8 +1,9 @@
 #pragma once
 // The `tree` run scope: a process and all its descendants, followed as they start and exit.
 // Descendants are found through every known member's /proc/PID/task/TID/children (a bounded
-// rescan of the tree itself, never of all of /proc), each kept open as a ProcessHandle, so a
-// periodic reading is one statm pread per member and a reused PID is never summed by mistake.
+// rescan of the tree itself, never of all of /proc), or told one by one (adopt: the proc
+// connector's fork events), each kept open as a ProcessHandle, so a periodic reading is one
+// statm pread per member and a reused PID is never summed by mistake.
 //
 // What the figures mean: RSS is summed per process (shared pages, e.g. after fork, count once
 // per process that maps them). A tree's peak is the sum of its members' high-water marks, an
@@ -31,10 +32,16 @@ class ProcessTree {
   // Opens descendants that appeared since the last call; members that exited are dropped
   // when they fail to read.
   void refresh();
+  // CHILD was just forked by a member (or the root): a member from now on, without a walk.
+  // A child that has already exited is not added.
+  void adopt(pid_t child);
+  bool contains(pid_t pid) const { return pid == root_ || members_.contains(pid); }
   // `root` (the root's own reading) plus every descendant's, read the same way (complete:
-  // status, with high-water marks; else statm). A complete reading whose root carries its PSS
-  // gets the tree's PSS: the exact figure, shared pages counted once in all.
+  // status, with high-water marks; else statm). PSS is not read here: it walks page tables
+  // (sampling/pss_reader.hpp reads it off the event loop).
   MemoryReading add_descendants(MemoryReading root, const Instant& at, bool complete);
+  // The descendants as last found (not the root).
+  std::vector<TargetId> members() const;
   // Every descendant's high-water mark restarts (the root's is its handle's). The first
   // failure is returned; the others are still reset.
   Status reset_hwm();

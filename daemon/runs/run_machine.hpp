@@ -120,6 +120,8 @@ class RunMachine {
   bool exact_peaks() const { return exact_peaks_; }
   bool store_ok() const { return store_ok_; }
   void store_lost() { store_ok_ = false; }  // a batch with its writes was rolled back
+  // The tree's PSS at ROUND's boundary, measured after its mark (off the event loop).
+  void set_boundary_pss(std::uint32_t round, std::uint64_t pss_bytes);
   std::uint32_t rounds_ended() const { return rounds_ended_; }
   // The round phases and verdicts belong to: the next one, or, once the declared rounds have
   // all ended, the last (a save after the last round end is the run's end, not a round more).

@@ -306,4 +306,13 @@ void RunMachine::judge_growth() {
   growth_ = current;
 }
 
+void RunMachine::set_boundary_pss(std::uint32_t round, std::uint64_t pss_bytes) {
+  for (auto it = ledger_.boundaries.rbegin(); it != ledger_.boundaries.rend(); ++it) {
+    if (it->round == round) {
+      it->reading.pss_bytes = pss_bytes;
+      return;
+    }
+  }
+}
+
 }  // namespace ramguard

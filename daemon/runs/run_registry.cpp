@@ -82,6 +82,17 @@ void RunRegistry::store_lost(const std::string& run_id) {
   if (Entry* entry = find_entry(run_id)) entry->machine->store_lost();
 }
 
+std::vector<TargetId> RunRegistry::tree_processes(const std::string& run_id) {
+  Entry* entry = find_entry(run_id);
+  if (entry == nullptr || entry->key == 0) return {};
+  return sampler_.tree_processes(entry->key);
+}
+
+void RunRegistry::set_boundary_pss(const std::string& run_id, std::uint32_t round,
+                                   std::uint64_t pss_bytes) {
+  if (Entry* entry = find_entry(run_id)) entry->machine->set_boundary_pss(round, pss_bytes);
+}
+
 RunRegistry::Entry* RunRegistry::find_entry(const std::string& run_id) {
   auto it = runs_.find(run_id);
   return it == runs_.end() ? nullptr : it->second.get();

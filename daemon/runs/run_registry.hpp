@@ -75,6 +75,10 @@ class RunRegistry {
   // A ledger batch holding this run's writes was rolled back (group commit): its ledger is
   // incomplete, as after a failed write.
   void store_lost(const std::string& run_id);
+  // A tree-scope run's processes, the root first; empty for other scopes or unknown runs.
+  std::vector<TargetId> tree_processes(const std::string& run_id);
+  // The tree's PSS, read off the loop after its round-end mark, kept with that boundary.
+  void set_boundary_pss(const std::string& run_id, std::uint32_t round, std::uint64_t pss_bytes);
   std::vector<const RunMachine*> runs() const;  // oldest first
   std::size_t active_runs() const;
 

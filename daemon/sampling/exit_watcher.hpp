@@ -64,6 +64,8 @@ class ExitWatcher {
   // Whether exit statuses of non-children can be told, and why not when they cannot.
   bool knows_non_child_status() const { return proc_events_ != nullptr; }
   const std::string& non_child_status_problem() const { return proc_events_problem_; }
+  // The proc connector, when it could be opened (the tree scope follows forks through it).
+  ProcEvents* proc_events() { return proc_events_.get(); }
 
  private:
   struct Entry;

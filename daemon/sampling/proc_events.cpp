@@ -40,24 +40,31 @@ Status send_op(int fd, std::uint32_t op) {
   return ok_status();
 }
 
-// Lets only whole-process exits through, so a machine busy forking and starting threads costs
-// the daemon nothing: classic BPF, whose absolute loads read big-endian words.
-void attach_exit_filter(int fd) {
+// Lets only whole-process exits through, and new processes when `forks` (a tree scope is
+// followed), so a machine busy forking and starting threads costs the daemon nothing it does
+// not need: classic BPF, whose absolute loads read big-endian words.
+void attach_filter(int fd, bool forks) {
   constexpr std::uint32_t kEvent = NLMSG_HDRLEN + sizeof(cn_msg);
+  constexpr std::uint32_t kData = kEvent + offsetof(proc_event, event_data);
   using Exit = decltype(proc_event{}.event_data.exit);
+  using Fork = decltype(proc_event{}.event_data.fork);
   constexpr std::uint32_t kWhat = kEvent + offsetof(proc_event, what);
-  constexpr std::uint32_t kPid =
-      kEvent + offsetof(proc_event, event_data) + offsetof(Exit, process_pid);
-  constexpr std::uint32_t kTgid =
-      kEvent + offsetof(proc_event, event_data) + offsetof(Exit, process_tgid);
-  std::array<sock_filter, 9> program{{
+  // No event has this type: with forks off, the fork branch never matches.
+  const std::uint32_t fork_what = forks ? htonl(proc_event::PROC_EVENT_FORK) : 0xffffffffU;
+  std::array<sock_filter, 15> program{{
       BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kWhat),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htonl(proc_event::PROC_EVENT_EXIT), 0, 6),  // else drop
-      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kPid),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htonl(proc_event::PROC_EVENT_EXIT), 0, 5),  // else 7
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kData + offsetof(Exit, process_pid)),
       BPF_STMT(BPF_ST, 0),
       BPF_STMT(BPF_LDX | BPF_W | BPF_MEM, 0),
-      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kTgid),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_X, 0, 0, 1),  // pid != tgid: a thread's exit, drop
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kData + offsetof(Exit, process_tgid)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_X, 0, 6, 7),          // pid != tgid: a thread's exit, drop
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, fork_what, 0, 6),  // else drop
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kData + offsetof(Fork, child_pid)),
+      BPF_STMT(BPF_ST, 0),
+      BPF_STMT(BPF_LDX | BPF_W | BPF_MEM, 0),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kData + offsetof(Fork, child_tgid)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_X, 0, 0, 1),  // a new thread, not a process: drop
       BPF_STMT(BPF_RET | BPF_K, 0xffffffffU),
       BPF_STMT(BPF_RET | BPF_K, 0),
   }};
@@ -83,7 +90,7 @@ Result<std::unique_ptr<ProcEvents>> ProcEvents::open(asio::io_context& io) {
   if (::setsockopt(fd.get(), SOL_SOCKET, SO_RCVBUFFORCE, &bytes, sizeof bytes) != 0) {
     (void)::setsockopt(fd.get(), SOL_SOCKET, SO_RCVBUF, &bytes, sizeof bytes);
   }
-  attach_exit_filter(fd.get());
+  attach_filter(fd.get(), false);
   sockaddr_nl address{};
   address.nl_family = AF_NETLINK;
   address.nl_groups = CN_IDX_PROC;
@@ -120,6 +127,12 @@ void ProcEvents::arm() {
                      });
 }
 
+void ProcEvents::follow_forks(bool on) {
+  if (on == forks_followed_) return;
+  forks_followed_ = on;
+  attach_filter(socket_.native_handle(), on);
+}
+
 void ProcEvents::keep(pid_t pid) {
   drain();
   kept_[pid] = std::nullopt;
@@ -149,6 +162,7 @@ void ProcEvents::drain() {
         if (overruns_++ == 0)
           log::warning("exit.proc_connector_overrun",
                        {{"effect", "some exit statuses may be unknown"}});
+        if (follower_.lost) follower_.lost();
         continue;
       }
       return;  // EAGAIN: empty
@@ -157,7 +171,11 @@ void ProcEvents::drain() {
     const auto parsed = parse_proc_events({buffer.data(), static_cast<std::size_t>(n)});
     if (!parsed.problem.empty())
       log::debug("exit.proc_connector_garbled", {{"problem", parsed.problem}});
+    if (follower_.fork) {
+      for (const ProcFork& fork : parsed.forks) follower_.fork(fork);
+    }
     for (const ProcExit& exit : parsed.exits) {
+      if (follower_.exit) follower_.exit(exit.pid);
       auto it = kept_.find(exit.pid);
       if (it == kept_.end()) continue;
       it->second = exit.wait_status;

@@ -32,10 +32,18 @@ struct ProcExit {
   int wait_status = 0;  // as waitpid reports it: WIFEXITED, WTERMSIG, ... apply
 };
 
+// A new process (not a thread): `parent` is the forking process (its thread group), so a
+// child forked by any of a coordinator's threads names the coordinator.
+struct ProcFork {
+  pid_t parent = 0;
+  pid_t child = 0;
+};
+
 struct ParsedProcEvents {
   std::vector<ProcExit> exits;   // whole-process exits (the thread-group leader), in order
+  std::vector<ProcFork> forks;   // new processes, in order
   std::size_t thread_exits = 0;  // threads other than the leader: not the process's exit
-  std::size_t other_events = 0;  // fork, exec, acknowledgements, other connector messages
+  std::size_t other_events = 0;  // threads, exec, acknowledgements, other connector messages
   std::string problem;           // the first malformed message; parsing stops there
 };
 
@@ -61,6 +69,20 @@ class ProcEvents {
   // Reads what the socket holds now, then PID's status if it has arrived.
   std::optional<int> status(pid_t pid);
   void set_on_status(OnStatus on_status) { on_status_ = std::move(on_status); }
+  // Every new process and every process exit on the machine, and a call when events were lost
+  // (the socket's buffer overran): how the tree scope follows its descendants without
+  // re-walking them. Empty members are not called.
+  struct Follower {
+    std::function<void(const ProcFork& fork)> fork;
+    std::function<void(pid_t pid)> exit;
+    std::function<void()> lost;
+  };
+  void set_follower(Follower follower) { follower_ = std::move(follower); }
+  // Lets fork events through the socket's filter (off at first: only exits pass). The caller
+  // re-walks what it follows after turning this on: forks before it are not seen.
+  void follow_forks(bool on);
+  // Reads what the socket holds now: a caller about to read a tree sees every fork so far.
+  void catch_up() { drain(); }
 
   std::size_t kept() const { return kept_.size(); }
   // Times the kernel dropped events because the socket's buffer was full.
@@ -74,7 +96,9 @@ class ProcEvents {
   asio::posix::stream_descriptor socket_;
   std::map<pid_t, std::optional<int>> kept_;
   OnStatus on_status_;
+  Follower follower_;
   std::uint64_t overruns_ = 0;
+  bool forks_followed_ = false;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 

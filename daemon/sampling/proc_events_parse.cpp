@@ -13,18 +13,37 @@
 namespace ramguard {
 namespace {
 
-// The exit event's fields, as the kernel lays them out (a member of an unnamed union).
+// The exit and fork events' fields, as the kernel lays them out (members of an unnamed union).
 using Exit = decltype(proc_event{}.event_data.exit);
+using Fork = decltype(proc_event{}.event_data.fork);
 constexpr std::size_t kEventHeader = offsetof(proc_event, event_data);
 constexpr std::size_t kExitAt = kEventHeader;  // union members start at its beginning
 // Kernels before 4.x sent no parent fields: the exit signal is the last field we need.
 constexpr std::size_t kExitNeeded = kExitAt + offsetof(Exit, exit_signal) + sizeof(std::uint32_t);
+constexpr std::size_t kForkNeeded = kEventHeader + sizeof(Fork);
 
 template <typename T>
 T load(std::span<const std::uint8_t> bytes, std::size_t at) {
   T value;
   std::memcpy(&value, bytes.data() + at, sizeof value);
   return value;
+}
+
+std::string parse_fork(std::span<const std::uint8_t> event, ParsedProcEvents& out) {
+  if (event.size() < kForkNeeded) {
+    return "truncated fork event: " + std::to_string(event.size()) + " of " +
+           std::to_string(kForkNeeded) + " bytes";
+  }
+  const auto parent = load<__kernel_pid_t>(event, kEventHeader + offsetof(Fork, parent_tgid));
+  const auto child = load<__kernel_pid_t>(event, kEventHeader + offsetof(Fork, child_pid));
+  const auto child_tgid = load<__kernel_pid_t>(event, kEventHeader + offsetof(Fork, child_tgid));
+  if (parent <= 0 || child <= 0) return "fork event names PID " + std::to_string(child);
+  if (child != child_tgid) {
+    ++out.other_events;  // a new thread, not a new process
+    return "";
+  }
+  out.forks.push_back(ProcFork{.parent = parent, .child = child});
+  return "";
 }
 
 // One message's payload (after the netlink header). Returns a problem, or "" when fine.
@@ -54,6 +73,7 @@ std::string parse_message(std::uint16_t type, std::span<const std::uint8_t> payl
     return "truncated proc event: " + std::to_string(event.size()) + " bytes";
   }
   const auto what = load<std::uint32_t>(event, offsetof(proc_event, what));
+  if (what == proc_event::PROC_EVENT_FORK) return parse_fork(event, out);
   if (what != proc_event::PROC_EVENT_EXIT) {
     ++out.other_events;
     return "";

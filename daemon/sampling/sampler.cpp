@@ -14,6 +14,52 @@ Sampler::Sampler(asio::io_context& io, ProcFs& procfs, const Clock& clock,
 Sampler::~Sampler() {
   *alive_ = false;
   timer_.cancel();
+  if (events_ != nullptr) {
+    events_->set_follower({});
+    events_->follow_forks(false);
+  }
+}
+
+void Sampler::follow_forks(ProcEvents& events) {
+  events_ = &events;
+  events.set_follower({.fork = [this](const ProcFork& fork) { on_fork(fork); },
+                       .exit = [this](pid_t pid) { on_exit(pid); },
+                       .lost =
+                           [this] {
+                             for (auto& [key, target] : targets_) target->walk_due = true;
+                           }});
+  events.follow_forks(trees_ > 0);
+}
+
+void Sampler::on_fork(const ProcFork& fork) {
+  if (trees_ == 0) return;
+  for (auto& [key, target] : targets_) {
+    if (target->tree && target->tree->contains(fork.parent)) target->tree->adopt(fork.child);
+  }
+}
+
+void Sampler::on_exit(pid_t pid) {
+  if (trees_ == 0) return;
+  for (auto& [key, target] : targets_) {
+    if (target->tree && target->tree->contains(pid)) target->walk_due = true;
+  }
+}
+
+void Sampler::count_tree(int delta) {
+  trees_ = static_cast<std::size_t>(static_cast<long long>(trees_) + delta);
+  if (events_ != nullptr) events_->follow_forks(trees_ > 0);
+}
+
+void Sampler::refresh_tree(Target& target, bool complete) {
+  // A mark's reading sees every fork queued so far.
+  if (events_ != nullptr && complete) events_->catch_up();
+  const bool walk = events_ == nullptr || target.walk_due ||
+                    ++target.readings_since_walk >= kTreeWalkEveryReadings;
+  if (!walk) return;
+  target.tree->refresh();
+  target.readings_since_walk = 0;
+  target.walk_due = false;
+  ++tree_walks_;
 }
 
 void Sampler::start() {
@@ -72,10 +118,7 @@ Result<MemoryReading> Sampler::read_target(Target& target, const Instant& at, bo
   }
   auto own = complete ? target.handle.read_complete(at) : target.handle.read_periodic(at);
   if (!own || !target.tree) return own;  // a tree's root that exited ends the run
-  if (complete) {
-    if (auto pss = target.handle.read_pss()) own->pss_bytes = *pss;
-  }
-  target.tree->refresh();
+  refresh_tree(target, complete);
   return target.tree->add_descendants(*own, at, complete);
 }
 
@@ -98,8 +141,10 @@ Status Sampler::set_cgroup(TargetKey key, CgroupMemory cgroup) {
 Status Sampler::set_tree(TargetKey key) {
   auto it = targets_.find(key);
   if (it == targets_.end()) return unknown(key);
+  if (it->second->tree) return ok_status();
+  count_tree(+1);  // forks followed before the walk: none falls between the two
   it->second->tree.emplace(procfs_, it->second->handle.pid());
-  it->second->tree->refresh();
+  refresh_tree(*it->second, false);
   return ok_status();
 }
 
@@ -127,6 +172,14 @@ std::vector<ProcessShare> Sampler::tree_shares(TargetKey key) const {
   return it->second->tree->shares();
 }
 
+std::vector<TargetId> Sampler::tree_processes(TargetKey key) const {
+  auto it = targets_.find(key);
+  if (it == targets_.end() || !it->second->tree) return {};
+  std::vector<TargetId> out{it->second->handle.id()};
+  for (TargetId& member : it->second->tree->members()) out.push_back(member);
+  return out;
+}
+
 std::optional<std::filesystem::path> Sampler::cgroup_dir(TargetKey key) const {
   auto it = targets_.find(key);
   if (it == targets_.end() || !it->second->cgroup) return std::nullopt;
@@ -148,6 +201,7 @@ void Sampler::remove(TargetKey key) {
   auto it = targets_.find(key);
   if (it == targets_.end()) return;
   it->second->removed = true;
+  if (it->second->tree) count_tree(-1);
   targets_.erase(it);
 }
 

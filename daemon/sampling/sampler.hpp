@@ -23,6 +23,7 @@
 #include "procfs/cgroup_memory.hpp"
 #include "procfs/proc_fs.hpp"
 #include "procfs/process_tree.hpp"
+#include "sampling/proc_events.hpp"
 
 namespace ramguard {
 
@@ -53,8 +54,17 @@ class Sampler {
   Status set_cgroup(TargetKey key, CgroupMemory cgroup);
   // The `tree` scope: the process and its descendants (procfs/process_tree.hpp).
   Status set_tree(TargetKey key);
+  // Trees learn of new processes from EVENTS' forks (it must outlive this sampler) and are
+  // re-walked only when a member exits (its children are re-parented away from the tree),
+  // when events were lost, and every kTreeWalkEveryReadings-th reading in case of a miss.
+  // Without this call, every reading of a tree re-walks it (task/*/children of every member).
+  void follow_forks(ProcEvents& events);
+  static constexpr std::uint32_t kTreeWalkEveryReadings = 150;  // 5 min at the default 2 s
+  std::uint64_t tree_walks() const { return tree_walks_; }
   // A tree's processes at its last complete reading (empty for other scopes).
   std::vector<ProcessShare> tree_shares(TargetKey key) const;
+  // A tree's processes, the root first (empty for other scopes): what its PSS is read from.
+  std::vector<TargetId> tree_processes(TargetKey key) const;
   std::optional<std::filesystem::path> cgroup_dir(TargetKey key) const;
   // The cgroup's OOM-kill counter (memory.oom_control / memory.events); an error when the
   // target has no cgroup scope or the counter cannot be read.
@@ -85,8 +95,14 @@ class Sampler {
     std::optional<CgroupMemory> cgroup;  // set: the target is this cgroup (run scope cgroup)
     std::optional<ProcessTree> tree;     // set: the process and its descendants (scope tree)
     bool removed = false;                // remove() ran during a tick: not read again
+    std::uint32_t readings_since_walk = 0;
+    bool walk_due = true;  // a member exited, or events were lost, since the last walk
   };
-  static Result<MemoryReading> read_target(Target& target, const Instant& at, bool complete);
+  Result<MemoryReading> read_target(Target& target, const Instant& at, bool complete);
+  void refresh_tree(Target& target, bool complete);
+  void on_fork(const ProcFork& fork);
+  void on_exit(pid_t pid);
+  void count_tree(int delta);
   void schedule();
   void tick();
   Error unknown(TargetKey key) const;
@@ -105,6 +121,9 @@ class Sampler {
   // state, and no map lookup per target.
   std::vector<std::shared_ptr<Target>> tick_targets_;
   std::uint64_t ticks_ = 0;
+  ProcEvents* events_ = nullptr;
+  std::size_t trees_ = 0;  // targets with the tree scope: forks are followed while any
+  std::uint64_t tree_walks_ = 0;
   double last_sample_duration_seconds_ = 0;
 };
 

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "bench/capturing_reporter.hpp"
 #include "common/log.hpp"
 #include "runs/run_machine.hpp"
 #include "unit/runs/fakes.hpp"
@@ -68,26 +69,6 @@ BENCHMARK(BM_RoundEnd)
     ->ReportAggregatesOnly(true)
     ->Unit(benchmark::kMicrosecond);
 
-// Prints as usual and remembers the median real time per iteration by argument, in ns.
-class CapturingReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& run : runs) {
-      if (run.error_occurred || run.aggregate_name != "median") continue;
-      real_ns_[run.run_name.args] =
-          run.GetAdjustedRealTime() * 1e9 / benchmark::GetTimeUnitMultiplier(run.time_unit);
-    }
-    ConsoleReporter::ReportRuns(runs);
-  }
-  double real_ns(const std::string& name) const {
-    auto it = real_ns_.find(name);
-    return it == real_ns_.end() ? 0 : it->second;
-  }
-
- private:
-  std::map<std::string, double> real_ns_;
-};
-
 }  // namespace
 }  // namespace ramguard
 
@@ -95,11 +76,11 @@ int main(int argc, char** argv) {
   ramguard::log::set_level(ramguard::log::Level::kError);  // verdict lines are not the subject
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  ramguard::CapturingReporter reporter;
+  ramguard::testing::CapturingReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
-  const double early = reporter.real_ns("10");
-  const double late = reporter.real_ns("10000");
+  const double early = reporter.real_ns("BM_RoundEnd/10");
+  const double late = reporter.real_ns("BM_RoundEnd/10000");
   if (early > 0 && late > 0) {
     std::printf("\nround end at round 10     = %.2f us\n", early / 1e3);
     std::printf("round end at round 10000  = %.2f us\n", late / 1e3);

@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "bench/capturing_reporter.hpp"
 #include "common/clock.hpp"
 #include "procfs/proc_fs.hpp"
 #include "unit/procfs/test_child.hpp"
@@ -75,27 +76,6 @@ void BM_MarkReading(benchmark::State& state) {
 }
 BENCHMARK(BM_MarkReading);
 
-// Prints as usual and remembers each benchmark's real time per iteration, in ns.
-class CapturingReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& run : runs) {
-      if (run.error_occurred || run.run_type != Run::RT_Iteration) continue;
-      const double ns =
-          run.GetAdjustedRealTime() * 1e9 / benchmark::GetTimeUnitMultiplier(run.time_unit);
-      real_ns_[run.benchmark_name()] = ns;
-    }
-    ConsoleReporter::ReportRuns(runs);
-  }
-  double real_ns(const std::string& name) const {
-    auto it = real_ns_.find(name);
-    return it == real_ns_.end() ? 0 : it->second;
-  }
-
- private:
-  std::map<std::string, double> real_ns_;
-};
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -107,7 +87,7 @@ int main(int argc, char** argv) {
   g_child_pid = child->pid();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  CapturingReporter reporter;
+  ramguard::testing::CapturingReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
 

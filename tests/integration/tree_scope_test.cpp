@@ -102,9 +102,25 @@ TEST(TreeScope, ARunMeasuresChildrenAndGrandchildrenAndTheirPeaks) {
   const v1::Reading& base = started.run_start().baseline();
   const std::uint64_t counted_baseline = base.anon_bytes() + base.shmem_bytes() + base.swap_bytes();
   EXPECT_GE(ended.mark().phase_peak_bytes(), counted_baseline + (128 + 250) * kMiB);
-  // At marks the tree's PSS counts shared pages once: positive and no more than the RSS sum.
-  EXPECT_GT(ended.mark().reading().pss_bytes(), 120 * kMiB);
-  EXPECT_LE(ended.mark().reading().pss_bytes(), ended.mark().reading().rss_bytes());
+  // A round end's boundary gets the tree's PSS, read off the event loop after the reply went:
+  // shared pages counted once, so positive and no more than the RSS sum. No mark waits for it.
+  const v1::Reply round = mark(*d, run, v1::MarkRequest::ROUND_END);
+  ASSERT_FALSE(round.has_error()) << round.error().message();
+  EXPECT_EQ(round.mark().reading().pss_bytes(), 0u);
+  v1::BoundaryReading boundary;
+  EXPECT_TRUE(eventually(
+      [&] {
+        v1::Request request;
+        request.mutable_status()->set_run_id(run);
+        const v1::Reply listed = d->call(request);
+        if (listed.status().runs_size() != 1 || listed.status().runs(0).boundaries_size() < 1)
+          return false;
+        boundary = listed.status().runs(0).boundaries(0);
+        return boundary.reading().pss_bytes() > 0;
+      },
+      5s, 50ms));
+  EXPECT_GT(boundary.reading().pss_bytes(), 120 * kMiB);
+  EXPECT_LE(boundary.reading().pss_bytes(), boundary.reading().rss_bytes());
 
   // A grandchild counts; once its parent dies it is re-parented away and no longer does.
   const std::uint64_t before = last_rss(*d, run);

@@ -27,6 +27,8 @@ struct Message {
   std::uint16_t nl_type = NLMSG_DONE;
   std::uint32_t idx = CN_IDX_PROC;
   std::size_t event_bytes = sizeof(proc_event);  // what the connector header claims
+  pid_t child = 0;                               // PROC_EVENT_FORK: the new task
+  pid_t child_tgid = 0;
 };
 
 // One message as the kernel lays it out: nlmsghdr | cn_msg | proc_event.
@@ -39,6 +41,12 @@ Bytes encode(const Message& m) {
   event.event_data.exit.process_tgid = m.tgid;
   event.event_data.exit.exit_code = m.exit_code;
   event.event_data.exit.exit_signal = SIGCHLD;
+  if (m.what == proc_event::PROC_EVENT_FORK) {
+    event.event_data.fork.parent_pid = m.pid;
+    event.event_data.fork.parent_tgid = m.tgid;
+    event.event_data.fork.child_pid = m.child;
+    event.event_data.fork.child_tgid = m.child_tgid;
+  }
   cn_msg connector{};
   connector.id.idx = m.idx;
   connector.id.val = CN_VAL_PROC;
@@ -93,10 +101,35 @@ TEST(ProcEventsParse, ThreadExitIsNotTheProcessExit) {
   EXPECT_EQ(parsed.thread_exits, 1u);
 }
 
-TEST(ProcEventsParse, OtherEventsAndMessagesAreCountedNotTaken) {
-  const auto fork = parse_proc_events(encode({.what = proc_event::PROC_EVENT_FORK}));
+// A fork by any thread names the forking process (its thread group); a new thread is not a
+// new process.
+TEST(ProcEventsParse, ForksOfProcessesNotThreads) {
+  const auto fork = parse_proc_events(encode({.what = proc_event::PROC_EVENT_FORK,
+                                              .pid = 1240,
+                                              .tgid = 1234,
+                                              .child = 2000,
+                                              .child_tgid = 2000}));
+  EXPECT_TRUE(fork.problem.empty()) << fork.problem;
   EXPECT_TRUE(fork.exits.empty());
-  EXPECT_EQ(fork.other_events, 1u);
+  ASSERT_EQ(fork.forks.size(), 1u);
+  EXPECT_EQ(fork.forks[0].parent, 1234);
+  EXPECT_EQ(fork.forks[0].child, 2000);
+  const auto thread = parse_proc_events(
+      encode({.what = proc_event::PROC_EVENT_FORK, .child = 2001, .child_tgid = 1234}));
+  EXPECT_TRUE(thread.forks.empty());
+  EXPECT_EQ(thread.other_events, 1u);
+  const auto nobody = parse_proc_events(encode({.what = proc_event::PROC_EVENT_FORK}));
+  EXPECT_TRUE(nobody.forks.empty());
+  EXPECT_NE(nobody.problem.find("fork event names PID 0"), std::string::npos) << nobody.problem;
+  auto truncated =
+      encode({.what = proc_event::PROC_EVENT_FORK, .event_bytes = 20, .child = 5, .child_tgid = 5});
+  EXPECT_NE(parse_proc_events(truncated).problem.find("truncated fork event"), std::string::npos);
+}
+
+TEST(ProcEventsParse, OtherEventsAndMessagesAreCountedNotTaken) {
+  const auto exec = parse_proc_events(encode({.what = proc_event::PROC_EVENT_EXEC}));
+  EXPECT_TRUE(exec.exits.empty());
+  EXPECT_EQ(exec.other_events, 1u);
   const auto error = parse_proc_events(encode({.nl_type = NLMSG_ERROR}));
   EXPECT_TRUE(error.exits.empty());
   EXPECT_EQ(error.other_events, 1u);

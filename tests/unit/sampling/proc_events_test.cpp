@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <optional>
@@ -142,6 +143,46 @@ TEST(ProcEvents, UnkeptExitsAreNotRecorded) {
   ASSERT_TRUE(status_within(events, io, marker.pid()).has_value());
   EXPECT_FALSE(events.status(unkept.pid()).has_value());
   EXPECT_EQ(events.kept(), 1u);
+}
+
+// Fork events pass the socket's filter only while followed, and a new thread is never a fork.
+TEST(ProcEvents, ForksReachTheFollowerOnlyWhileFollowed) {
+  asio::io_context io;
+  auto opened = ProcEvents::open(io);
+  ASSERT_TRUE(opened.ok()) << opened.error().message;
+  ProcEvents& events = **opened;
+  std::vector<ProcFork> forks;  // the whole machine's: other processes fork too
+  events.set_follower(
+      {.fork = [&](const ProcFork& fork) { forks.push_back(fork); }, .exit = {}, .lost = {}});
+  const auto forks_of = [&](pid_t child) {
+    return std::count_if(forks.begin(), forks.end(),
+                         [&](const ProcFork& f) { return f.child == child; });
+  };
+  const auto forked_by = [&](pid_t parent) {
+    return std::count_if(forks.begin(), forks.end(),
+                         [&](const ProcFork& f) { return f.parent == parent; });
+  };
+
+  events.follow_forks(true);
+  SteppedChild followed(0);
+  ASSERT_TRUE(followed.thread_come_and_gone());  // a thread starts in it: not a fork
+  events.keep(followed.pid());
+  followed.finish();
+  // Its exit is queued after its fork and its thread's start: all have been read by now.
+  ASSERT_TRUE(status_within(events, io, followed.pid()).has_value());
+  EXPECT_EQ(forks_of(followed.pid()), 1);
+  const auto it = std::find_if(forks.begin(), forks.end(),
+                               [&](const ProcFork& f) { return f.child == followed.pid(); });
+  ASSERT_NE(it, forks.end());
+  EXPECT_EQ(it->parent, ::getpid());
+  EXPECT_EQ(forked_by(followed.pid()), 0) << "a thread was taken for a process";
+
+  events.follow_forks(false);
+  SteppedChild unfollowed(0);
+  events.keep(unfollowed.pid());
+  unfollowed.finish();
+  ASSERT_TRUE(status_within(events, io, unfollowed.pid()).has_value());
+  EXPECT_EQ(forks_of(unfollowed.pid()), 0);
 }
 
 }  // namespace

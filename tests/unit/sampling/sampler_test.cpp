@@ -3,8 +3,14 @@
 #include "sampling/sampler.hpp"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <vector>
 
 #include "unit/procfs/fake_proc.hpp"
@@ -191,6 +197,110 @@ TEST(SamplerReal, FollowsAChildGrowingShrinkingAndExiting) {
   EXPECT_EQ(c.errors.back(), "process " + std::to_string(child.pid()) + " has exited");
   EXPECT_EQ(sampler.size(), 1u);  // degraded, not silently removed
   EXPECT_EQ(*sampler.is_same_process(*key), false);
+}
+
+// A coordinator stand-in for the tree scope: forks a worker holding 32 MiB for every byte
+// written to it. The test process is single-threaded when it forks (no io_context thread).
+class ForkingRoot {
+ public:
+  ForkingRoot() {
+    int to[2];
+    int from[2];
+    if (::pipe(to) != 0 || ::pipe(from) != 0) return;
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      ::close(to[1]);
+      ::close(from[0]);
+      char c;
+      while (::read(to[0], &c, 1) == 1) {
+        if (::fork() != 0) continue;
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // dies with the root
+        void* p = ::mmap(nullptr, kWorkerBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                         -1, 0);
+        if (p != MAP_FAILED) std::memset(p, 1, kWorkerBytes);
+        (void)!::write(from[1], "w", 1);
+        for (;;) ::pause();
+      }
+      ::_exit(0);
+    }
+    ::close(to[0]);
+    ::close(from[1]);
+    to_ = to[1];
+    from_ = from[0];
+  }
+  ~ForkingRoot() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+    ::close(to_);
+    ::close(from_);
+  }
+  pid_t pid() const { return pid_; }
+  bool fork_worker() {
+    char c = 'f';
+    return ::write(to_, &c, 1) == 1 && ::read(from_, &c, 1) == 1;
+  }
+  static constexpr std::size_t kWorkerBytes = 32 * kMiB;
+
+ private:
+  pid_t pid_ = -1;
+  int to_ = -1;
+  int from_ = -1;
+};
+
+// With the proc connector's fork events a tree counts a new worker at the next reading
+// without re-walking; without them every reading walks.
+TEST(SamplerReal, ATreeFollowsForksWithoutWalking) {
+  ForkingRoot root;
+  ASSERT_GT(root.pid(), 0);
+  ProcFs fs;
+  SystemClock clock;
+  asio::io_context io;
+  auto events = ProcEvents::open(io);
+  ASSERT_TRUE(events.ok()) << events.error().message;  // the tests run as root
+  Sampler sampler(io, fs, clock, 20ms);
+  sampler.follow_forks(**events);
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> rss_and_walks;
+  auto key = sampler.add(root.pid(), [&](const TargetId&, const Result<MemoryReading>& r) {
+    if (r.ok()) rss_and_walks.emplace_back(r->rss_bytes, sampler.tree_walks());
+  });
+  ASSERT_TRUE(key.ok()) << key.error().message;
+  ASSERT_TRUE(sampler.set_tree(*key).ok());
+  EXPECT_EQ(sampler.tree_walks(), 1u);  // the walk when the scope was set
+  sampler.start();
+  ASSERT_TRUE(run_until(
+      io, [&] { return !rss_and_walks.empty(); }, 2000ms));
+  const std::uint64_t alone = rss_and_walks.back().first;
+
+  ASSERT_TRUE(root.fork_worker());
+  ASSERT_TRUE(run_until(
+      io, [&] { return rss_and_walks.back().first >= alone + 30 * kMiB; }, 2000ms))
+      << "the worker was not counted; last rss " << rss_and_walks.back().first;
+  EXPECT_EQ(rss_and_walks.back().second, 1u) << "the worker was found by a walk, not its fork";
+
+  // A member's exit re-walks the tree: its children are re-parented away, leaving no event.
+  const std::vector<pid_t> workers = read_children("/proc", root.pid());
+  ASSERT_EQ(workers.size(), 1u);
+  ASSERT_EQ(::kill(workers[0], SIGKILL), 0);
+  ASSERT_TRUE(run_until(
+      io, [&] { return sampler.tree_walks() >= 2; }, 2000ms));
+  ASSERT_TRUE(run_until(
+      io, [&] { return rss_and_walks.back().first < alone + 8 * kMiB; }, 2000ms));
+
+  // Without fork events every reading walks.
+  Sampler walking(io, fs, clock, 20ms);
+  std::size_t readings = 0;
+  auto other = walking.add(root.pid(), [&](const TargetId&, const Result<MemoryReading>& r) {
+    readings += r.ok() ? 1 : 0;
+  });
+  ASSERT_TRUE(other.ok());
+  ASSERT_TRUE(walking.set_tree(*other).ok());
+  walking.start();
+  ASSERT_TRUE(run_until(
+      io, [&] { return readings >= 5; }, 2000ms));
+  EXPECT_GE(walking.tree_walks(), readings + 1);
 }
 
 }  // namespace
