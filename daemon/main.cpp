@@ -94,6 +94,7 @@ int run_daemon(Config config, const CommandLine& flags) {
   (*metrics)->set_budget(config.budget_bytes, config.margin_bytes);
   (*metrics)->set_retention(config.metrics.run_retention);
   (*metrics)->set_max_targets(config.metrics.max_targets);
+  (*metrics)->set_max_targets_per_user(config.metrics.max_targets_per_user);
   (*metrics)->set_job_names(config.metrics.job_names);
   RunMetrics run_metrics(**metrics);
   registry.add_observer(&run_metrics);
@@ -268,6 +269,7 @@ int run_daemon(Config config, const CommandLine& flags) {
           (*metrics)->set_budget(config.budget_bytes, config.margin_bytes);
           (*metrics)->set_retention(config.metrics.run_retention);
           (*metrics)->set_max_targets(config.metrics.max_targets);
+          (*metrics)->set_max_targets_per_user(config.metrics.max_targets_per_user);
           (*metrics)->set_job_names(config.metrics.job_names);
           for (pid_t pid : config.watch) {
             if (std::find(previous.watch.begin(), previous.watch.end(), pid) ==

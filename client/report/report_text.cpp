@@ -61,6 +61,21 @@ void phases_section(const v1::RunStatus& run, const RenderOptions& o, std::strin
   }
   out +=
       "\nPhases (exact peaks from the kernel high-water mark where marked exact)\n" + t.text("  ");
+  if (run.earlier_phases() == 0) return;
+  // A status lists the newest phases; the earlier ones come as totals by name.
+  out += "  " + std::to_string(run.earlier_phases()) + " earlier phases, showing the last " +
+         std::to_string(run.phases_size()) + " (ramguard report lists them all)\n";
+  if (run.earlier_phase_totals().empty()) return;
+  Table totals;
+  totals.add_column("phase");
+  totals.add_column("count", Align::kRight);
+  totals.add_column("largest peak", Align::kRight);
+  totals.add_column("total time", Align::kRight);
+  for (const v1::PhaseTotals& p : run.earlier_phase_totals()) {
+    totals.add_row({p.phase(), std::to_string(p.count()), bytes(p.max_peak_bytes(), o),
+                    format_seconds(p.total_seconds())});
+  }
+  out += "\nEarlier phases by name\n" + totals.text("  ");
 }
 
 void boundaries_section(const v1::RunStatus& run, const RenderOptions& o, std::string& out) {
@@ -175,6 +190,15 @@ void verdicts_section(const v1::RunStatus& run, std::string& out) {
                v.summary()});
   }
   out += "\nVerdicts\n" + t.text("  ");
+  if (run.earlier_verdicts() == 0) return;
+  out += "  " + std::to_string(run.earlier_verdicts()) + " earlier verdicts, showing the last " +
+         std::to_string(run.verdicts_size());
+  if (run.has_worst_earlier_verdict()) {
+    const v1::Verdict& v = run.worst_earlier_verdict();
+    out += std::string("; the worst of them: ") + severity_name(v.severity()) + " " +
+           escape_text(v.kind()) + " (" + escape_text(v.summary()) + ")";
+  }
+  out += "\n";
 }
 
 }  // namespace

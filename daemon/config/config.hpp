@@ -63,6 +63,10 @@ struct MetricsConfig {
   // Runs, admissions and watched PIDs with their own series; past it new targets share the
   // "other" series, counted by ramguard_metrics_targets_folded and logged.
   std::uint32_t max_targets = 1024;
+  // Of those, how many one UID other than root may hold live (its runs and its admissions'
+  // jobs); past it its new ones fold into "other", so one user's throwaway admissions cannot
+  // fold another's run. 0: no per-user cap.
+  std::uint32_t max_targets_per_user = 256;
   JobNames job_names = JobNames::kPlain;
   friend bool operator==(const MetricsConfig&, const MetricsConfig&) = default;
 };

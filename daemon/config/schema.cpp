@@ -238,6 +238,8 @@ void read_config(YamlWalk& walk, const YAML::Node& root, Config& c) {
                {"run_retention",
                 r.duration(c.metrics.run_retention, nanoseconds(0), limits::kMaxWindow)},
                {"max_targets", r.count(c.metrics.max_targets, 1, limits::kMaxMetricsTargets)},
+               {"max_targets_per_user",
+                r.count(c.metrics.max_targets_per_user, 0, limits::kMaxMetricsTargets)},
                {"job_names", [&](const YAML::Node& v, const std::string& vp) {
                   walk.value(v, vp, "plain, hash or omit", c.metrics.job_names, parse_job_names);
                 }}});

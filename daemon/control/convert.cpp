@@ -1,5 +1,10 @@
 #include "control/convert.hpp"
 
+#include <limits>
+#include <map>
+
+#include "common/verdict_rank.hpp"
+
 namespace ramguard::control {
 
 std::int64_t unix_ms(const Instant& at) {
@@ -84,13 +89,22 @@ void to_proto(const RunLedger& ledger, v1::RunStatus& out, const ListLimits& lim
   const RunInfo& info = ledger.info;
   head_to_proto(ledger, out);
   std::uint32_t round = 0;
+  // Phases the ledger no longer holds and those past the limit: a count and totals by name.
   const std::size_t phases_left_out =
       ledger.phases.size() - std::min(ledger.phases.size(), limits.phases);
-  if (phases_left_out > 0) out.set_earlier_phases(static_cast<std::uint32_t>(phases_left_out));
+  std::map<std::string, PhaseTotals> earlier_totals = ledger.earlier_phase_totals;
+  const std::uint64_t earlier_phases = ledger.earlier_phases + phases_left_out;
+  if (earlier_phases > 0) {
+    out.set_earlier_phases(static_cast<std::uint32_t>(
+        std::min<std::uint64_t>(earlier_phases, std::numeric_limits<std::uint32_t>::max())));
+  }
   for (std::size_t i = 0; i < ledger.phases.size(); ++i) {
     const PhaseRecord& p = ledger.phases[i];
     if (!p.end && ledger.state == RunState::kActive) out.set_current_phase(p.phase);
-    if (i < phases_left_out) continue;
+    if (i < phases_left_out) {
+      earlier_totals[p.phase].add(p);
+      continue;
+    }
     auto* phase = out.add_phases();
     phase->set_phase(p.phase);
     phase->set_round(p.round);
@@ -100,6 +114,13 @@ void to_proto(const RunLedger& ledger, v1::RunStatus& out, const ListLimits& lim
     phase->set_peak_exact(p.peak_exact);
     phase->set_plan_bytes(p.plan_bytes);
     phase->set_allocated_bytes(p.allocated_bytes);
+  }
+  for (const auto& [name, totals] : earlier_totals) {
+    auto* t = out.add_earlier_phase_totals();
+    t->set_phase(name);
+    t->set_count(totals.count);
+    t->set_max_peak_bytes(totals.max_peak_bytes);
+    t->set_total_seconds(totals.total_seconds);
   }
   // Boundaries the ledger no longer holds and those past the limit: one summary.
   BoundarySummary earlier = ledger.earlier_boundaries;
@@ -139,7 +160,27 @@ void to_proto(const RunLedger& ledger, v1::RunStatus& out, const ListLimits& lim
     round = std::max(round, b.round);
   }
   out.set_round(round);
-  for (const Verdict& v : ledger.verdicts) to_proto(v, info.run_id, *out.add_verdicts());
+  // Verdicts the ledger no longer holds and those past the limit: a count and the worst.
+  const std::size_t verdicts_left_out =
+      ledger.verdicts.size() - std::min(ledger.verdicts.size(), limits.verdicts);
+  if (const std::uint64_t earlier_verdicts = ledger.earlier_verdicts + verdicts_left_out;
+      earlier_verdicts > 0) {
+    out.set_earlier_verdicts(earlier_verdicts);
+  }
+  const auto facts = [](const Verdict& v) {
+    return VerdictFacts{v.kind, severity_name(v.severity), v.passed, v.cleared};
+  };
+  const auto left_out_end = ledger.verdicts.begin() + static_cast<long>(verdicts_left_out);
+  const auto worst_left_out = worst_verdict(ledger.verdicts.begin(), left_out_end, facts);
+  const Verdict* worst = ledger.worst_earlier_verdict ? &*ledger.worst_earlier_verdict : nullptr;
+  if (worst_left_out != left_out_end &&
+      (worst == nullptr || !worse_verdict(facts(*worst), facts(*worst_left_out)))) {
+    worst = &*worst_left_out;
+  }
+  if (worst != nullptr) to_proto(*worst, info.run_id, *out.mutable_worst_earlier_verdict());
+  for (auto it = left_out_end; it != ledger.verdicts.end(); ++it) {
+    to_proto(*it, info.run_id, *out.add_verdicts());
+  }
 }
 
 }  // namespace ramguard::control

@@ -353,7 +353,7 @@ Status Dispatcher::admit(const v1::AdmitRequest& in, const Caller& caller, v1::A
   out.set_cgroup_dir(d.cgroup_dir);
   if (d.admitted) reservations_changed();
   if (metrics_ != nullptr) {
-    metrics_->observe_admission(in.job().empty() ? "default" : in.job(), d.admitted,
+    metrics_->observe_admission(in.job().empty() ? "default" : in.job(), owner_uid, d.admitted,
                                 d.headroom_bytes);
     metrics_->set_admission_caps(d.effective_budget_bytes, d.node_cap_bytes.value_or(0),
                                  d.cgroup_limit_bytes.value_or(0), d.committed_bytes,

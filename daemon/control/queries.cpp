@@ -1,5 +1,7 @@
 #include "control/queries.hpp"
 
+#include <algorithm>
+
 #include "common/verdict_rank.hpp"
 #include "control/convert.hpp"
 #include "store/store.hpp"
@@ -25,23 +27,22 @@ void add_gaps(const RunLedger& ledger, const DetectorParams& params, v1::RunStat
 
 namespace {
 
-// A run in memory holds its newest marks and boundaries; the store has the older ones.
+// A run in memory holds its newest marks, boundaries, phases and verdicts; the store has the
+// older ones.
 RunLedger with_stored_history(const RunLedger& held, Store& store) {
   RunLedger out = held;
   auto stored = store.load_run(held.info.run_id);
   if (!stored) return out;  // the report says what memory holds (and the earlier_* counts)
+  // Filtered in place: a run at its marks bound has 100,000 of them, and a second copy would
+  // double what a report costs the daemon while it is built.
   const std::uint64_t first_seq = held.marks.empty() ? UINT64_MAX : held.marks.front().seq;
-  std::vector<MarkRecord> marks;
-  for (auto& m : stored->marks) {
-    if (m.seq < first_seq) marks.push_back(std::move(m));
-  }
+  std::vector<MarkRecord>& marks = stored->marks;
+  std::erase_if(marks, [&](const MarkRecord& m) { return m.seq >= first_seq; });
   marks.insert(marks.end(), held.marks.begin(), held.marks.end());
   const std::uint32_t first_round =
       held.boundaries.empty() ? UINT32_MAX : held.boundaries.front().round;
-  std::vector<BoundaryRecord> boundaries;
-  for (auto& b : stored->boundaries) {
-    if (b.round < first_round) boundaries.push_back(std::move(b));
-  }
+  std::vector<BoundaryRecord>& boundaries = stored->boundaries;
+  std::erase_if(boundaries, [&](const BoundaryRecord& b) { return b.round >= first_round; });
   boundaries.insert(boundaries.end(), held.boundaries.begin(), held.boundaries.end());
   out.marks = std::move(marks);
   out.boundaries = std::move(boundaries);
@@ -49,6 +50,30 @@ RunLedger with_stored_history(const RunLedger& held, Store& store) {
   out.earlier_boundaries = {};
   if (out.boundaries.size() < held.boundary_count()) {  // the store lacks some: say so
     out.earlier_boundaries.count = held.boundary_count() - out.boundaries.size();
+  }
+  // Phases: the stored ones the run no longer holds (by name and begin), then the held ones
+  // (their open phases' peaks are newer than the store's), in begin order.
+  if (held.earlier_phases > 0) {
+    std::vector<PhaseRecord>& phases = stored->phases;
+    std::erase_if(phases, [&](const PhaseRecord& p) {
+      return std::any_of(held.phases.begin(), held.phases.end(), [&](const PhaseRecord& h) {
+        return h.begin.monotonic == p.begin.monotonic && h.phase == p.phase;
+      });
+    });
+    phases.insert(phases.end(), held.phases.begin(), held.phases.end());
+    std::stable_sort(phases.begin(), phases.end(), [](const auto& a, const auto& b) {
+      return a.begin.monotonic < b.begin.monotonic;
+    });
+    out.phases = std::move(phases);
+    out.earlier_phases = held.phase_count() - std::min(held.phase_count(), out.phases.size());
+    out.earlier_phase_totals.clear();  // the count alone says what the store lacked
+  }
+  // Verdicts: the store has every one the run raised (each written as it was raised).
+  if (held.earlier_verdicts > 0 &&
+      stored->verdicts.size() >= held.earlier_verdicts + held.verdicts.size()) {
+    out.verdicts = std::move(stored->verdicts);
+    out.earlier_verdicts = 0;
+    out.worst_earlier_verdict.reset();
   }
   return out;
 }
@@ -60,7 +85,8 @@ Result<RunLedger> find_ledger(const RunRegistry& registry, Store* store, const s
   if (run_id.empty()) return Error{"a run id is required"};
   if (const RunMachine* run = registry.find(run_id)) {
     const RunLedger& held = run->ledger();
-    const bool trimmed = held.earlier_marks > 0 || held.earlier_boundaries.count > 0;
+    const bool trimmed = held.earlier_marks > 0 || held.earlier_boundaries.count > 0 ||
+                         held.earlier_phases > 0 || held.earlier_verdicts > 0;
     if (complete && trimmed && store != nullptr) return with_stored_history(held, *store);
     return held;
   }
@@ -79,7 +105,7 @@ Result<RunLedger> find_ledger(const RunRegistry& registry, Store* store, const s
 void fill_report(const RunRegistry& registry, Store* store, const RunLedger& ledger,
                  bool include_samples, v1::ReportReply& out) {
   to_proto(ledger, *out.mutable_run(), kReportLimits);
-  add_gaps(ledger, registry.params().detectors, *out.mutable_run());
+  add_gaps(ledger, registry.params().detectors, *out.mutable_run(), kReportLimits.gaps);
   if (!include_samples) return;
   if (const RunMachine* run = registry.find(ledger.info.run_id)) {
     for (const SeriesPoint& p : run->samples().points()) {

@@ -17,6 +17,7 @@
 #include "metrics/self_stats.hpp"
 #include "metrics/target_scrape.hpp"
 #include "metrics/target_series.hpp"
+#include "metrics/user_shares.hpp"
 #include "runs/watch_list.hpp"
 
 namespace ramguard {
@@ -55,7 +56,9 @@ MetricsExporter::MetricsExporter()
     : registry_(std::make_shared<prometheus::Registry>()),
       families_(std::make_unique<MetricFamilies>(*registry_)),
       targets_(std::make_unique<TargetSeries>()),
-      globals_(std::make_unique<GlobalSeries>()) {
+      globals_(std::make_unique<GlobalSeries>()),
+      user_reserved_(std::make_unique<UserShareSeries>(families_->user_reserved_bytes)),
+      user_runs_(std::make_unique<UserShareSeries>(families_->user_active_runs)) {
   families_->build_info.Add({{"version", RAMGUARD_VERSION}}).Set(1);
   families_->start_time_seconds.Add({}).Set(
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
@@ -160,6 +163,17 @@ void MetricsExporter::set_runs_active(std::size_t runs) {
   global(globals_->runs_active, families_->runs_active).Set(static_cast<double>(runs));
 }
 
+void MetricsExporter::set_user_reserved_bytes(
+    const std::map<std::uint32_t, std::uint64_t>& by_uid) {
+  std::lock_guard lock(mutex_);
+  user_reserved_->set(by_uid);
+}
+
+void MetricsExporter::set_user_active_runs(const std::map<std::uint32_t, std::uint64_t>& by_uid) {
+  std::lock_guard lock(mutex_);
+  user_runs_->set(by_uid);
+}
+
 void MetricsExporter::set_store_available(bool available) {
   std::lock_guard lock(mutex_);
   global(globals_->store_available, families_->store_available).Set(available ? 1 : 0);
@@ -204,7 +218,7 @@ TargetState& MetricsExporter::state_of(const TargetRef& target) {
     return *known;
   Labels labels{{kJobLabel, job_label(target.job, job_names_)},
                 {kRunLabel, std::string(target.run_id)}};
-  TargetState& state = target_state(target_key(target), labels);
+  TargetState& state = target_state(target_key(target), labels, target.owner_uid);
   if (!state.state_series) {
     state.state_series = true;
     targets_->metric(state, TargetFamily::kUp) = 1;
@@ -385,10 +399,11 @@ void MetricsExporter::observe_gap(const TargetRef& target, std::string_view from
                    {{"gap", targets_->bounded_value(t, "gap", from_to)}}) = seconds;
 }
 
-void MetricsExporter::observe_admission(std::string_view job, bool admitted,
-                                        std::int64_t headroom_bytes) {
+void MetricsExporter::observe_admission(std::string_view job, std::uint32_t owner_uid,
+                                        bool admitted, std::int64_t headroom_bytes) {
   std::lock_guard lock(mutex_);
-  TargetState& t = target_state(admission_key(job), {{kJobLabel, job_label(job, job_names_)}});
+  TargetState& t =
+      target_state(admission_key(job), {{kJobLabel, job_label(job, job_names_)}}, owner_uid);
   targets_->revive(t);
   targets_->metric(t, TargetFamily::kAdmissionsTotal,
                    {{"decision", admitted ? "admitted" : "refused"}}) += 1;
@@ -478,18 +493,30 @@ void MetricsExporter::set_max_targets(std::size_t max_targets) {
   globals_->max_targets->Set(static_cast<double>(max_targets));
 }
 
-TargetState& MetricsExporter::target_state(std::string_view key, const Labels& labels) {
+void MetricsExporter::set_max_targets_per_user(std::size_t max_targets) {
+  std::lock_guard lock(mutex_);
+  targets_->set_max_targets_per_user(max_targets);
+}
+
+TargetState& MetricsExporter::target_state(std::string_view key, const Labels& labels,
+                                           std::uint32_t owner_uid) {
   const std::size_t folded_before = targets_->folded_count();
-  TargetState& state = targets_->target(key, labels);
+  const bool by_owner = owner_uid != 0 && targets_->max_targets_per_user() != 0 &&
+                        targets_->live_targets_of(owner_uid) >= targets_->max_targets_per_user();
+  TargetState& state = targets_->target(key, labels, owner_uid);
   const std::size_t folded = targets_->folded_count();
   if (folded != folded_before) {
     globals_->targets_folded->Set(static_cast<double>(folded));
     // Loud at the first fold, then at each doubling: never silent, never one line per target.
     if ((folded & (folded - 1)) == 0) {
-      log::warning("metrics.targets_folded", {{"folded", folded},
-                                              {"max_targets", targets_->max_targets()},
-                                              {"latest", std::string(key)},
-                                              {"hint", "raise metrics.max_targets"}});
+      log::warning("metrics.targets_folded",
+                   {{"folded", folded},
+                    {"max_targets", targets_->max_targets()},
+                    {"owner_uid", owner_uid},
+                    {"owner_targets", targets_->live_targets_of(owner_uid)},
+                    {"latest", std::string(key)},
+                    {"hint", by_owner ? "raise metrics.max_targets_per_user"
+                                      : "raise metrics.max_targets"}});
     }
   }
   return state;

@@ -48,6 +48,7 @@ class MetricsHttpServer;
 class TargetSeries;
 struct TargetState;
 struct GlobalSeries;
+class UserShareSeries;
 
 inline constexpr std::chrono::nanoseconds kDefaultMetricsRetention = std::chrono::minutes(15);
 
@@ -72,6 +73,11 @@ class MetricsExporter {
                           std::uint64_t cgroup_limit_bytes, std::uint64_t committed_bytes,
                           std::string_view refused_by);
   void set_runs_active(std::size_t runs);
+  // Each user's share, by UID: the bytes its reservations hold (claimed or not) and its active
+  // runs. A user with neither has no series; past kMaxUserSeries users the smallest shares
+  // are summed under uid="other", so the series count stays bounded.
+  void set_user_reserved_bytes(const std::map<std::uint32_t, std::uint64_t>& by_uid);
+  void set_user_active_runs(const std::map<std::uint32_t, std::uint64_t>& by_uid);
   void set_store_available(bool available);
   void set_store_writable(bool writable);
 
@@ -104,7 +110,9 @@ class MetricsExporter {
   // `from_to` names the configured interval, e.g. "aggregation.end->synchronization.begin".
   void observe_gap(const TargetRef& target, std::string_view from_to, double seconds);
   // `headroom_bytes`: budget - margin - baseline - reserved - estimate; negative when refused.
-  void observe_admission(std::string_view job, bool admitted, std::int64_t headroom_bytes);
+  // `owner_uid`: who asked (a job's admission series count against its first asker's cap).
+  void observe_admission(std::string_view job, std::uint32_t owner_uid, bool admitted,
+                         std::int64_t headroom_bytes);
   // Counts the verdict in ramguard_verdicts_total{kind, severity}; a release verdict's
   // severity label is "pass" or "fail", as the reports say. For the kinds that hold while a run
   // is active (warning_kinds()), also sets ramguard_verdict_active.
@@ -123,6 +131,8 @@ class MetricsExporter {
 
   // Targets with series of their own (metrics.max_targets); new ones past it fold into "other".
   void set_max_targets(std::size_t max_targets);
+  // metrics.max_targets_per_user: live targets one UID other than root may hold (0: no cap).
+  void set_max_targets_per_user(std::size_t max_targets);
   // metrics.job_names: series made from now on label their job so (plain, hash or omit).
   void set_job_names(JobNames job_names);
   // The ramguard_job label for `job` under `mode`: the name, "h-" + 12 hex digits of its 64-bit
@@ -140,7 +150,8 @@ class MetricsExporter {
   MetricsExporter();
   TargetState& state_of(const TargetRef& target);  // with its state series
   // The target's series, folded into "other" past the bound (counted and logged).
-  TargetState& target_state(std::string_view key, const std::map<std::string, std::string>& labels);
+  TargetState& target_state(std::string_view key, const std::map<std::string, std::string>& labels,
+                            std::uint32_t owner_uid);
   // The whole exposition: daemon-wide families, then every target's series.
   void render(std::string& out, const std::function<void(std::string&)>& flush) const;
   void remove_readings(TargetState& state);
@@ -154,6 +165,7 @@ class MetricsExporter {
   std::unique_ptr<TargetSeries> targets_;
   std::unique_ptr<GlobalSeries> globals_;
   std::unique_ptr<MetricsHttpServer> server_;
+  std::unique_ptr<UserShareSeries> user_reserved_, user_runs_;
   std::chrono::nanoseconds retention_ = kDefaultMetricsRetention;
   JobNames job_names_ = JobNames::kPlain;
 };

@@ -37,6 +37,12 @@ MetricFamilies::MetricFamilies(prometheus::Registry& r)
       targets_folded(gauge(r, "ramguard_metrics_targets_folded",
                            "Live targets past metrics.max_targets, sharing the series labelled "
                            "\"other\"")),
+      user_reserved_bytes(gauge(r, "ramguard_user_reserved_bytes",
+                                "Bytes the reservations of each user hold, claimed or not "
+                                "(uid; \"other\" sums the smallest past 32 users)")),
+      user_active_runs(gauge(r, "ramguard_user_active_runs",
+                             "Active runs of each user (uid; \"other\" sums the smallest past "
+                             "32 users)")),
       admission_cap_bytes(gauge(r, "ramguard_admission_cap_bytes",
                                 "At the last admission: the effective budget and the caps on it "
                                 "(cap: effective, node, cgroup; 0 when there is none)")),

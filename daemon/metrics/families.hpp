@@ -26,6 +26,9 @@ struct MetricFamilies {
   prometheus::Family<prometheus::Gauge>& store_writable;
   prometheus::Family<prometheus::Gauge>& max_targets;
   prometheus::Family<prometheus::Gauge>& targets_folded;
+  // Each user's share (uid label, bounded: metrics/user_shares.hpp).
+  prometheus::Family<prometheus::Gauge>& user_reserved_bytes;
+  prometheus::Family<prometheus::Gauge>& user_active_runs;
   // Admission's caps and committed memory at the last decision (docs/admission.md).
   prometheus::Family<prometheus::Gauge>& admission_cap_bytes;
   prometheus::Family<prometheus::Gauge>& admission_committed_bytes;

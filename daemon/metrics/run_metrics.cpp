@@ -57,12 +57,18 @@ Status RunMetrics::run_finished(const RunLedger& ledger, const std::vector<const
   return ok_status();
 }
 
-void RunMetrics::runs_active(std::size_t count) {
+void RunMetrics::runs_active(std::size_t count,
+                             const std::map<std::uint32_t, std::uint64_t>& by_owner) {
   exporter_.set_runs_active(count);
+  exporter_.set_user_active_runs(by_owner);
 }
 
-Status RunMetrics::reservations(const std::vector<ReservationRow>&, std::uint64_t reserved_bytes) {
+Status RunMetrics::reservations(const std::vector<ReservationRow>& rows,
+                                std::uint64_t reserved_bytes) {
   exporter_.set_reserved_bytes(reserved_bytes);
+  std::map<std::uint32_t, std::uint64_t> by_owner;
+  for (const ReservationRow& r : rows) by_owner[r.owner_uid] += r.bytes;
+  exporter_.set_user_reserved_bytes(by_owner);
   return ok_status();
 }
 

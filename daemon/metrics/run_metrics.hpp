@@ -23,7 +23,8 @@ class RunMetrics final : public RunObserver {
   void phase_gap(const RunLedger& ledger, std::string_view rule, double seconds) override;
   Status run_finished(const RunLedger& ledger,
                       const std::vector<const PhaseRecord*>& closed_phases) override;
-  void runs_active(std::size_t count) override;
+  void runs_active(std::size_t count,
+                   const std::map<std::uint32_t, std::uint64_t>& by_owner) override;
   Status reservations(const std::vector<ReservationRow>& rows,
                       std::uint64_t reserved_bytes) override;
 

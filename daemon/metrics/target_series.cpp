@@ -58,12 +58,33 @@ const HotSeriesInfo& hot_series_info(std::size_t slot) {
   return kHot[slot];
 }
 
-TargetState& TargetSeries::target(std::string_view key, const Labels& labels) {
+std::size_t TargetSeries::live_targets_of(std::uint32_t uid) const {
+  auto it = live_by_owner_.find(uid);
+  return it == live_by_owner_.end() ? 0 : it->second;
+}
+
+// Root is not capped (as admission's per-user caps): the node's own runs always keep theirs.
+bool TargetSeries::owner_full(std::uint32_t owner_uid) const {
+  return owner_uid != 0 && max_targets_per_user_ != 0 &&
+         live_targets_of(owner_uid) >= max_targets_per_user_;
+}
+
+void TargetSeries::count_live(const TargetState& target, int delta) {
+  if (target.owner_uid == 0) return;
+  std::size_t& n = live_by_owner_[target.owner_uid];
+  n = delta > 0 ? n + 1 : (n > 0 ? n - 1 : 0);
+  if (n == 0) live_by_owner_.erase(target.owner_uid);
+}
+
+TargetState& TargetSeries::target(std::string_view key, const Labels& labels,
+                                  std::uint32_t owner_uid) {
   auto it = targets_.find(key);
   if (it != targets_.end()) return it->second;
   const bool folded_before = folded_.find(key) != folded_.end();
-  if (folded_before || (targets_.size() >= max_targets_ && !evict_oldest_retired())) {
-    // Every target is live: new ones share one bucket rather than growing the scrape.
+  if (folded_before || owner_full(owner_uid) ||
+      (targets_.size() >= max_targets_ && !evict_oldest_retired())) {
+    // Every target is live, or its owner holds its share: new ones share one bucket rather
+    // than growing the scrape.
     if (!folded_before) folded_.emplace(key);
     Labels overflow;
     for (const auto& [name, value] : labels) overflow[name] = kOverflowLabelValue;
@@ -78,6 +99,8 @@ TargetState& TargetSeries::target(std::string_view key, const Labels& labels) {
   }
   it = targets_.try_emplace(std::string(key)).first;
   index_added(it->first, it->second);
+  it->second.owner_uid = owner_uid;
+  count_live(it->second, +1);
   for (const auto& [name, value] : labels) {
     it->second.labels[name] = value.substr(0, kMaxLabelValueLength);
   }
@@ -192,19 +215,29 @@ std::string TargetSeries::bounded_value(TargetState& target, std::string_view la
 void TargetSeries::remove_all(TargetState& target) {
   target.hot_present = 0;
   target.series.clear();
-  if (target.retired_at) --retired_;
+  if (target.retired_at) {
+    --retired_;
+  } else {
+    count_live(target, -1);
+  }
 }
 
 void TargetSeries::retire(std::string_view key, std::chrono::nanoseconds now) {
   forget_folded(key);
   auto it = targets_.find(key);
   if (it == targets_.end()) return;
-  if (!it->second.retired_at) ++retired_;
+  if (!it->second.retired_at) {
+    ++retired_;
+    count_live(it->second, -1);
+  }
   it->second.retired_at = now;
 }
 
 void TargetSeries::revive(TargetState& target) {
-  if (target.retired_at) --retired_;
+  if (target.retired_at) {
+    --retired_;
+    count_live(target, +1);
+  }
   target.retired_at.reset();
 }
 

@@ -88,6 +88,7 @@ struct TargetState {
   bool finished = false;  // the run ended: its warnings no longer hold
   std::string degraded_reason;
   std::optional<std::chrono::nanoseconds> retired_at;  // monotonic
+  std::uint32_t owner_uid = 0;  // counted against its owner's cap while live (root: never)
 
   struct Series {
     TargetFamily family;
@@ -105,14 +106,19 @@ class TargetSeries {
   TargetSeries& operator=(const TargetSeries&) = delete;
   void set_max_targets(std::size_t max_targets) { max_targets_ = max_targets; }
   std::size_t max_targets() const { return max_targets_; }
+  // Live targets one UID other than root may hold (0: no cap); past it its new ones fold.
+  void set_max_targets_per_user(std::size_t max) { max_targets_per_user_ = max; }
+  std::size_t max_targets_per_user() const { return max_targets_per_user_; }
+  // Live targets of `uid` with series of their own.
+  std::size_t live_targets_of(std::uint32_t uid) const;
   // Live targets sharing the "other" series because the bound was reached.
   std::size_t folded_count() const { return folded_.size(); }
   // A folded target stopped being watched: it no longer counts.
   void forget_folded(std::string_view key);
 
   // The target's state under `key` (a run id, or "admission:<job>"), created with `labels`
-  // on first use.
-  TargetState& target(std::string_view key, const Labels& labels);
+  // on first use, owned by `owner_uid`.
+  TargetState& target(std::string_view key, const Labels& labels, std::uint32_t owner_uid = 0);
   TargetState* find(std::string_view key);
 
   // The target's value in `family` with `extra` labels besides its own, created (0) on first
@@ -163,9 +169,13 @@ class TargetSeries {
   void index_place(const std::string& key, TargetState& state);
   std::string series_labels(const TargetState& target, const Labels& extra) const;
   void remove_all(TargetState& target);
+  void count_live(const TargetState& target, int delta);
+  bool owner_full(std::uint32_t owner_uid) const;
   bool evict_oldest_retired();
 
   std::size_t max_targets_;
+  std::size_t max_targets_per_user_ = 0;
+  std::unordered_map<std::uint32_t, std::size_t> live_by_owner_;  // live targets, not root's
   std::unordered_map<std::string, TargetState, Hash, std::equal_to<>> targets_;
   std::vector<IndexSlot> index_;
   std::unordered_set<std::string, Hash, std::equal_to<>> folded_;

@@ -135,6 +135,20 @@ struct BoundarySummary {
   }
 };
 
+// The ended phases of one name a run no longer holds (the store keeps every one): how many,
+// the largest peak among them and their time, so a status still says what each phase cost.
+struct PhaseTotals {
+  std::uint64_t count = 0;
+  std::uint64_t max_peak_bytes = 0;
+  double total_seconds = 0;
+
+  void add(const PhaseRecord& p) {
+    ++count;
+    max_peak_bytes = p.peak_bytes > max_peak_bytes ? p.peak_bytes : max_peak_bytes;
+    if (p.end) total_seconds += seconds_between(p.begin, *p.end);
+  }
+};
+
 struct RunInfo {
   std::string run_id;
   std::string job;
@@ -162,22 +176,28 @@ struct RunLedger {
   MemoryReading last;
   std::uint64_t peak_bytes = 0;  // exact where possible: max of high-water marks and samples
   bool peak_exact = false;
-  // A running run holds its newest marks and boundaries (runs/run_machine.hpp says how many);
-  // a ledger read from the store holds all of them and the counts below are 0.
+  // A running run holds its newest marks, phases, boundaries and verdicts (RunParams says how
+  // many); a ledger read from the store holds all of them and the counts below are 0.
   std::vector<MarkRecord> marks;
   std::vector<PhaseRecord> phases;
   std::vector<BoundaryRecord> boundaries;
   std::vector<Verdict> verdicts;
   std::uint64_t earlier_marks = 0;     // marks before marks.front(), no longer held
   BoundarySummary earlier_boundaries;  // boundaries before boundaries.front(), no longer held
+  std::uint64_t earlier_phases = 0;    // ended phases no longer held
+  std::map<std::string, PhaseTotals> earlier_phase_totals;  // the same, by phase name
+  std::uint64_t earlier_verdicts = 0;  // verdicts before verdicts.front(), no longer held
+  // The worst of those (common/verdict_rank.hpp), so a status still shows it.
+  std::optional<Verdict> worst_earlier_verdict;
 
   std::uint64_t mark_count() const { return earlier_marks + marks.size(); }
   std::uint64_t boundary_count() const { return earlier_boundaries.count + boundaries.size(); }
+  std::uint64_t phase_count() const { return earlier_phases + phases.size(); }
 };
 
 // The run as a metrics target: its job and its id.
 inline TargetRef target_ref(const RunLedger& ledger) {
-  return TargetRef{ledger.info.job, ledger.info.run_id};
+  return TargetRef{ledger.info.job, ledger.info.run_id, ledger.info.owner_uid};
 }
 
 }  // namespace ramguard

@@ -25,6 +25,7 @@ struct TargetId {
 struct TargetRef {
   std::string_view job;
   std::string_view run_id;
+  std::uint32_t owner_uid = 0;  // who started the run (0: root, or a watched PID)
 };
 
 enum class ReadingSource { kPeriodic, kMark };

@@ -3,6 +3,7 @@
 // exporter implement them and main.cpp plugs them in, so runs never call either directly.
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -79,7 +80,9 @@ class RunObserver : public TargetObserver {
     return ok_status();
   }
   // Daemon-wide state that changes with runs.
-  virtual void runs_active(std::size_t /*count*/) {}
+  // by_owner: the active runs of each UID that has any.
+  virtual void runs_active(std::size_t /*count*/,
+                           const std::map<std::uint32_t, std::uint64_t>& /*by_owner*/) {}
   virtual Status reservations(const std::vector<ReservationRow>& /*rows*/,
                               std::uint64_t /*reserved_bytes*/) {
     return ok_status();

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/log.hpp"
+#include "common/verdict_rank.hpp"
 #include "verdicts/estimate.hpp"
 #include "verdicts/exit.hpp"
 #include "verdicts/phase_gap.hpp"
@@ -57,6 +58,7 @@ std::unique_ptr<RunMachine> RunMachine::resume(RunLedger ledger, const RunParams
   RunLedger& l = run->ledger_;
   for (std::size_t i = 0; i < l.phases.size(); ++i) {
     const PhaseRecord& phase = l.phases[i];
+    run->phase_names_.insert(phase.phase);
     if (!phase.end) {
       run->open_phases_.push_back(i);
       continue;
@@ -89,6 +91,8 @@ std::unique_ptr<RunMachine> RunMachine::resume(RunLedger ledger, const RunParams
   run->trim_history();
   l.marks.shrink_to_fit();  // read back whole from the store: give the rest back
   l.boundaries.shrink_to_fit();
+  l.phases.shrink_to_fit();
+  l.verdicts.shrink_to_fit();
   return run;
 }
 
@@ -268,6 +272,64 @@ void RunMachine::trim_history() {
     if (settling_) *settling_ -= drop;
   }
   keep_room(boundaries, held + held / 4 + 1);
+  // Phase gaps are judged over the held marks only: what was reported before them is done.
+  if (!marks.empty()) {
+    const auto oldest = static_cast<std::uint64_t>(marks.front().reading.at.monotonic.count());
+    std::erase_if(gaps_reported_, [&](const auto& key) { return key.second < oldest; });
+  }
+  trim_phases();
+  trim_verdicts();
+}
+
+// Drops the oldest ended phases past the held count into their names' totals; open phases
+// stay whatever their age (an outer phase may span the run), and their indexes move with them.
+void RunMachine::trim_phases() {
+  const std::size_t held = std::max<std::size_t>(params_.held_phases, 16);
+  auto& phases = ledger_.phases;
+  if (phases.size() > held + held / 4) {
+    std::size_t drop = phases.size() - held;
+    std::vector<PhaseRecord> kept;
+    kept.reserve(held + held / 4 + 1);
+    open_phases_.clear();
+    for (PhaseRecord& phase : phases) {
+      if (drop > 0 && phase.end) {
+        ledger_.earlier_phase_totals[phase.phase].add(phase);
+        ++ledger_.earlier_phases;
+        --drop;
+        continue;
+      }
+      if (!phase.end) open_phases_.push_back(kept.size());
+      kept.push_back(std::move(phase));
+    }
+    phases = std::move(kept);
+  }
+  keep_room(phases, held + held / 4 + 1);
+}
+
+// Drops the oldest verdicts past the held count; the worst dropped one is kept for status
+// replies, the store has them all. Those not yet in a reply go only past twice the count (a
+// run that raises them without marking): the next reply carries the newest.
+void RunMachine::trim_verdicts() {
+  const std::size_t held = std::max<std::size_t>(params_.held_verdicts, 16);
+  auto& verdicts = ledger_.verdicts;
+  if (verdicts.size() > held + held / 4) {
+    const std::size_t past = verdicts.size() - held;
+    const std::size_t drop = verdicts.size() > 2 * held ? past : std::min(past, verdicts_replied_);
+    if (drop == 0) return;
+    const auto facts = [](const Verdict& v) {
+      return VerdictFacts{v.kind, severity_name(v.severity), v.passed, v.cleared};
+    };
+    const auto end = verdicts.begin() + static_cast<long>(drop);
+    auto worst = worst_verdict(verdicts.begin(), end, facts);
+    const auto& kept = ledger_.worst_earlier_verdict;
+    if (worst != end && (!kept || !worse_verdict(facts(*kept), facts(*worst)))) {
+      ledger_.worst_earlier_verdict = *worst;
+    }
+    verdicts.erase(verdicts.begin(), end);
+    verdicts_replied_ -= std::min(drop, verdicts_replied_);
+    ledger_.earlier_verdicts += drop;
+  }
+  keep_room(verdicts, held + held / 4 + 1);
 }
 
 // A mark's or run end's reply carries every verdict raised since the previous reply: those of
@@ -283,6 +345,7 @@ std::vector<Verdict> RunMachine::take_unreplied_verdicts() {
 void RunMachine::emit(Verdict verdict, std::vector<Verdict>* out) {
   ledger_.verdicts.push_back(verdict);
   write("verdict", [&](RunObserver& o) { return o.verdict(ledger_, verdict); });
+  trim_verdicts();
   const log::Level level =
       verdict.severity == Severity::kInfo || verdict.cleared
           ? log::Level::kInfo

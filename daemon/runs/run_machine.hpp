@@ -150,6 +150,8 @@ class RunMachine {
   void settle_before_teardown(Instant cut, bool readings_until_cut);
   void judge_growth();
   void trim_history();
+  void trim_phases();
+  void trim_verdicts();
   void evaluate_gaps(std::vector<Verdict>& out);
   void check_budget();
   void check_runaway();
@@ -191,6 +193,7 @@ class RunMachine {
   std::set<std::string> forecast_phases_;             // phases already forecast at a begin
   std::set<std::string> room_forecasts_;  // "phase/cap/kind" already said against node or cgroup
   std::set<std::string> checked_phase_names_;  // phases already checked against the plan
+  std::set<std::string> phase_names_;          // every phase name begun (at most max_phase_names)
   // Phase gaps over target already turned into verdicts, by rule and the `from` mark's time.
   std::set<std::pair<std::size_t, std::uint64_t>> gaps_reported_;
   std::optional<std::size_t> settling_;  // the boundary whose settle window is open

@@ -82,6 +82,13 @@ Status RunMachine::validate_mark(const MarkInput& input) const {
         return Error{"phase '" + input.phase + "' is already open in run " + run_id(),
                      ErrorKind::kFailedPrecondition};
       }
+      if (input.kind == MarkKind::kPhaseBegin && phase_names_.size() >= params_.max_phase_names &&
+          !phase_names_.contains(input.phase)) {
+        return Error{"run " + run_id() + " already uses " + std::to_string(phase_names_.size()) +
+                         " phase names, the limit: phase '" + input.phase +
+                         "' would be one more (name phases by what they do, not by step)",
+                     ErrorKind::kResourceExhausted};
+      }
       if (input.kind == MarkKind::kPhaseEnd && !open) {
         return Error{"phase '" + input.phase +
                          "' ended without a begin (open phases: " + open_phase_names() + ")",
@@ -139,6 +146,7 @@ Result<MarkOutcome> RunMachine::mark(const MarkInput& input, TargetProbe& probe)
     phase.peak_bytes = reading->counted_bytes();
     phase.peak_exact = exact_peaks_;
     if (auto planned = yardstick(input.phase)) phase.plan_bytes = planned->plan_live_bytes;
+    phase_names_.insert(input.phase);
     ledger_.phases.push_back(phase);
     open_phases_.push_back(ledger_.phases.size() - 1);
     phase_changed = &ledger_.phases.back();

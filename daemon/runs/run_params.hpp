@@ -1,6 +1,7 @@
 #pragma once
 // The settings a run is judged and kept with; built from the configuration by main.
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -13,6 +14,12 @@
 
 namespace ramguard {
 
+// Runs held in memory at most: the active ones (max_runs) and a quarter more (at least one)
+// of ended ones; the per-run bound times this is the daemon's worst case (docs/measuring.md).
+inline std::size_t runs_in_memory_limit(std::uint32_t max_runs) {
+  return max_runs + std::max<std::size_t>(1, max_runs / 4);
+}
+
 struct RunParams {
   DetectorParams detectors;
   std::chrono::nanoseconds settle = std::chrono::seconds(3);  // boundary settle window
@@ -20,9 +27,18 @@ struct RunParams {
   std::uint32_t max_marks_per_run = 100000;
   // How many of its newest marks and round boundaries a run holds in memory; older ones live
   // in the store (and in the ledger's summary), so a run's footprint does not grow with its
-  // length. Trimmed in batches of a quarter, so at most 1.25x these are held.
-  std::size_t held_marks = 512;  // at least the 256 marks phase gaps are measured over
-  std::size_t held_boundaries = 256;
+  // length. Trimmed in batches of a quarter, so at most 1.25x these are held. The counts are
+  // what the per-run bound in docs/measuring.md is made of: a status lists 100 boundaries.
+  std::size_t held_marks = 256;  // at least the 256 marks phase gaps are measured over
+  std::size_t held_boundaries = 128;
+  // The same for ended phases (open ones are always held) and verdicts: the phases it drops
+  // are summarised by name (PhaseTotals), the worst verdict it drops is kept.
+  std::size_t held_phases = 128;
+  std::size_t held_verdicts = 64;
+  // Distinct phase names one run may use (what metrics keep per label, too): what is kept per
+  // name (totals, peaks, forecasts said) stays bounded. A coordinator has a handful; a name
+  // per step is a client bug.
+  std::size_t max_phase_names = 32;
   SeriesLimits series;
   std::chrono::nanoseconds ended_retention = std::chrono::minutes(15);
   // Ticks between status reads (VmHWM, ~6 us against ~1.5 us for statm) that bring the run's

@@ -162,6 +162,7 @@ Result<const RunLedger*> RunRegistry::start(const StartRunInput& input, const Ca
     return Error{"too many active runs (limit " + std::to_string(params_.max_runs) + ")",
                  ErrorKind::kResourceExhausted};
   }
+  if (Status room = make_room_for_a_run(); !room) return room.error();
   const pid_t pid = input.pid != 0 ? input.pid : caller.pid;
   if (pid <= 0) return Error{"run start needs a pid (the caller's PID is unknown on TCP)"};
   const std::string run_id = new_run_id();
@@ -422,9 +423,38 @@ void RunRegistry::housekeeping() {
   publish_counts();
 }
 
+// Ended runs stay in memory for the retention, and starting and ending runs in a loop must not
+// grow that without bound. At the limit (runs_in_memory_limit) the ended runs no longer
+// sampled leave memory early, oldest first (the ledger keeps them); ended runs still checking
+// their release stay until it is decided, so if they and the active runs fill it, the start
+// is refused.
+Status RunRegistry::make_room_for_a_run() {
+  const std::size_t limit = runs_in_memory_limit(params_.max_runs);
+  if (runs_.size() < limit) return ok_status();
+  std::vector<std::pair<std::chrono::nanoseconds, std::string>> forgettable;
+  for (const auto& [id, entry] : runs_) {
+    if (entry->forget_at) forgettable.emplace_back(entry->forget_at->monotonic, id);
+  }
+  std::sort(forgettable.begin(), forgettable.end());
+  const std::size_t forget = std::min(forgettable.size(), runs_.size() - limit + 1);
+  for (std::size_t i = 0; i < forget; ++i) runs_.erase(forgettable[i].second);
+  if (forget > 0) log::info("run.forgotten_early", {{"runs", forget}, {"limit", limit}});
+  if (runs_.size() < limit) return ok_status();
+  return Error{"too many runs in memory (limit " + std::to_string(limit) +
+                   "): " + std::to_string(runs_.size() - active_runs()) +
+                   " ended runs are still checking their release; try again after release.grace",
+               ErrorKind::kResourceExhausted};
+}
+
 void RunRegistry::publish_counts() {
-  const std::size_t active = active_runs();
-  observers_.notify([&](RunObserver& o) { o.runs_active(active); });
+  std::map<std::uint32_t, std::uint64_t> by_owner;
+  std::size_t active = 0;
+  for (const auto& [id, entry] : runs_) {
+    if (!entry->machine->active()) continue;
+    ++active;
+    ++by_owner[entry->machine->ledger().info.owner_uid];
+  }
+  observers_.notify([&](RunObserver& o) { o.runs_active(active, by_owner); });
 }
 
 // One write per change of the admission state: every reservation row is current, and the

@@ -96,6 +96,7 @@ class RunRegistry {
   void check_oom_kills(Entry& entry);
   class Probe;
   Entry* find_entry(const std::string& run_id);
+  Status make_room_for_a_run();
   Result<Entry*> find_for_change(const std::string& run_id, const Caller& caller, const char* what);
   Status connect(Entry& entry, const TargetId& target);
   // The cgroup scope: the memory cgroup to sample for PID (its own, or cgroup_path) attached to

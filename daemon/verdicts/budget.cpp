@@ -38,6 +38,16 @@ BudgetInput budget_input(const RunLedger& ledger) {
     in.round = top->round;
     in.peak_exact = top->peak_exact;
     in.peak_bytes = top->peak_bytes;
+    return in;
+  }
+  // A long run no longer holds its earlier phases: their totals by name still say which one
+  // peaked (not in which round).
+  for (const auto& [name, totals] : ledger.earlier_phase_totals) {
+    if (totals.max_peak_bytes > 0 && totals.max_peak_bytes >= in.peak_bytes) {
+      in.phase = name;
+      in.peak_bytes = totals.max_peak_bytes;
+      break;
+    }
   }
   return in;
 }

@@ -2,6 +2,7 @@
 // through the configuration, each answered with RESOURCE_EXHAUSTED naming the limit, and the
 // daemon keeps serving within the limit.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <memory>
 #include <vector>
@@ -95,6 +96,70 @@ TEST(ControlLimits, ActiveRunsBeyondTheLimitAreRefusedUntilOneEnds) {
   ASSERT_TRUE(d->call(end).has_run_end());
   const v1::Reply now = d->call(second);
   EXPECT_TRUE(now.has_run_start()) << now.DebugString();
+}
+
+// Ended runs stay in memory for the retention, but starting and ending runs in a loop cannot
+// grow the daemon: past max_runs + a quarter (at least one), ended runs that are no longer
+// sampled leave memory early (the ledger still answers for them), and when the ended runs
+// still checking their release fill the room, a start is refused saying so.
+TEST(ControlLimits, EndedRunsInMemoryAreBoundedAndTheLedgerStillAnswersForTheForgotten) {
+  // A small release slack and a long grace: a run whose process still holds what it took
+  // during the run stays undecided (and sampled) until its process exits.
+  auto d = Daemon::with_config("control:\n  max_runs: 1\nrelease:\n  slack: 1MiB\n  grace: 10m\n");
+  const auto start_run = [&](pid_t pid) {
+    v1::Request start;
+    start.mutable_run_start()->set_pid(static_cast<std::uint32_t>(pid));
+    return d->call(start);
+  };
+  const auto end_run = [&](const std::string& id) {
+    v1::Request end;
+    end.mutable_run_end()->set_run_id(id);
+    ASSERT_TRUE(d->call(end).has_run_end());
+  };
+  // Runs whose process exits after the end: their release is decided, sampling stops.
+  std::vector<std::string> ids;
+  for (int i = 0; i < 5; ++i) {
+    MemChild child;
+    const v1::Reply started = start_run(child.pid());
+    ASSERT_TRUE(started.has_run_start()) << "run " << i << ": " << started.DebugString();
+    ids.push_back(started.run_start().run_id());
+    end_run(ids.back());
+    child.kill(SIGTERM);
+    child.wait();
+    ASSERT_TRUE(eventually(
+        [&] {
+          v1::Request status;
+          status.mutable_status()->set_run_id(ids.back());
+          const v1::Reply r = d->call(status);
+          return r.has_status() && r.status().runs_size() == 1 &&
+                 r.status().runs(0).state() == "ended";
+        },
+        5s));
+  }
+  EXPECT_FALSE(d->wait_for_log("run.forgotten_early").empty());
+  v1::Request first;
+  first.mutable_status()->set_run_id(ids.front());
+  const v1::Reply from_ledger = d->call(first);
+  ASSERT_TRUE(from_ledger.has_status()) << from_ledger.DebugString();
+  EXPECT_EQ(from_ledger.status().runs(0).run_id(), ids.front());
+
+  // Ended runs still checking their release (their processes hold their memory) stay until
+  // it is decided: with one active run's room (max_runs 1) and one more, the third is refused.
+  MemChild a, b, c;
+  const v1::Reply ra = start_run(a.pid());
+  ASSERT_TRUE(ra.has_run_start()) << ra.DebugString();
+  a.command("alloc held 33554432");
+  end_run(ra.run_start().run_id());
+  const v1::Reply rb = start_run(b.pid());
+  ASSERT_TRUE(rb.has_run_start()) << rb.DebugString();
+  b.command("alloc held 33554432");
+  end_run(rb.run_start().run_id());
+  const v1::Reply rc = start_run(c.pid());
+  ASSERT_TRUE(rc.has_error()) << rc.DebugString();
+  EXPECT_EQ(rc.error().code(), v1::Error::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(rc.error().message(),
+            "too many runs in memory (limit 2): 2 ended runs are still checking their release; "
+            "try again after release.grace");
 }
 
 }  // namespace

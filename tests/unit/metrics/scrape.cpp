@@ -142,6 +142,8 @@ void populate(MetricsExporter& exporter) {
   exporter.set_budget(16'000'000'000, 500'000'000);
   exporter.set_reserved_bytes(11'100'000'000);
   exporter.set_runs_active(1);
+  exporter.set_user_reserved_bytes({{0, 11'100'000'000}, {1001, 0}});
+  exporter.set_user_active_runs({{0, 1}});
   exporter.set_store_available(true);
   for (const TargetRef& target : {vit_run(), watched_pid()}) {
     MemoryReading mark;
@@ -163,8 +165,8 @@ void populate(MetricsExporter& exporter) {
   exporter.observe_allocator(vit_run(), 5'000'000'000, 1'300'000'000);
   exporter.observe_scope(vit_run(), "cgroup");
   exporter.observe_gap(vit_run(), "aggregation.end->synchronization.begin", 5.0);
-  exporter.observe_admission("vit-h", true, 3'400'000'000);
-  exporter.observe_admission("vit-h", false, -1'200'000'000);
+  exporter.observe_admission("vit-h", 0, true, 3'400'000'000);
+  exporter.observe_admission("vit-h", 0, false, -1'200'000'000);
   Verdict growth;
   growth.kind = verdict_kind::kGrowthWarning;
   growth.severity = Severity::kWarning;

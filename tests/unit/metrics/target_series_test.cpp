@@ -1,6 +1,6 @@
 // TargetSeries::find goes through its own index over the map's nodes: it must find exactly the
 // live targets through every kind of insertion and removal (new target, fold into "other",
-// eviction of a retired one, sweep, remove).
+// eviction of a retired one, sweep, remove). And one user's targets stay within its cap.
 #include "metrics/target_series.hpp"
 
 #include <gtest/gtest.h>
@@ -67,6 +67,40 @@ TEST(TargetSeriesIndex, FoldedAndEvictedTargetsAreFoundWhereTheyLive) {
   EXPECT_EQ(series.find("b"), &b);
   EXPECT_EQ(series.find("d"), &d);
   EXPECT_EQ(series.find("other"), &folded);
+}
+
+TEST(TargetSeriesOwners, OneUsersTargetsPastItsCapFoldWhileRootsAndOthersKeepTheirOwn) {
+  TargetSeries series(1024);
+  series.set_max_targets_per_user(3);
+  for (int i = 0; i < 1100; ++i) {  // a flood of throwaway admissions by uid 65534
+    const std::string key = "admission:junk-" + std::to_string(i);
+    series.target(key, {{kJobLabel, key}}, 65534);
+  }
+  EXPECT_EQ(series.live_targets_of(65534), 3u);
+  EXPECT_EQ(series.folded_count(), 1097u);
+  EXPECT_EQ(series.target_count(), 4u) << "three of its own and the shared \"other\"";
+  // Root's run and another user's run still get series of their own.
+  TargetState& root_run = series.target("r-root", labels_of("r-root"), 0);
+  EXPECT_EQ(series.find("r-root"), &root_run);
+  EXPECT_EQ(root_run.labels.at(kRunLabel), "r-root");
+  TargetState& other_user = series.target("r-1001", labels_of("r-1001"), 1001);
+  EXPECT_EQ(series.find("r-1001"), &other_user);
+  EXPECT_EQ(series.live_targets_of(1001), 1u);
+  EXPECT_EQ(series.live_targets_of(0), 0u) << "root is never counted";
+
+  // A retired target frees its owner's slot; reviving it takes the slot back.
+  series.retire("admission:junk-0", seconds(1));
+  EXPECT_EQ(series.live_targets_of(65534), 2u);
+  TargetState& next = series.target("admission:junk-2000", {{kJobLabel, "junk-2000"}}, 65534);
+  EXPECT_EQ(series.find("admission:junk-2000"), &next);
+  EXPECT_EQ(series.live_targets_of(65534), 3u);
+  series.remove("admission:junk-1");
+  EXPECT_EQ(series.live_targets_of(65534), 2u);
+
+  // Without a cap (0) one user may take every slot, as before.
+  series.set_max_targets_per_user(0);
+  series.target("admission:junk-3000", {{kJobLabel, "junk-3000"}}, 65534);
+  EXPECT_NE(series.find("admission:junk-3000"), nullptr);
 }
 
 }  // namespace

@@ -47,6 +47,35 @@ TEST(ReportText, FinalBuildShowsGapsEstimateAndPassedRelease) {
   EXPECT_THAT(text, Not(HasSubstr("growth_warning")));
 }
 
+TEST(ReportText, ALongRunsReportSaysWhatItLeavesOutWithTotalsByName) {
+  v1::ReportReply reply = design_report(design_build(3));
+  v1::RunStatus& run = *reply.mutable_run();
+  run.set_earlier_phases(49'744);
+  auto* totals = run.add_earlier_phase_totals();
+  totals->set_phase("aggregation");
+  totals->set_count(24'872);
+  totals->set_max_peak_bytes(9'600'000'000);
+  totals->set_total_seconds(1'250.5);
+  run.set_earlier_verdicts(300);
+  v1::Verdict& worst = *run.mutable_worst_earlier_verdict();
+  worst.set_kind("leak");
+  worst.set_severity(v1::CRITICAL);
+  worst.set_summary("floor grew 3.20 GB over 3 rounds");
+  const std::string text = report_text(reply, {});
+  EXPECT_THAT(text, HasSubstr("49744 earlier phases, showing the last " +
+                              std::to_string(run.phases_size())));
+  EXPECT_THAT(text, HasSubstr("Earlier phases by name"));
+  EXPECT_THAT(text, HasSubstr("24872"));
+  EXPECT_THAT(text, HasSubstr("9.60 GB"));
+  EXPECT_THAT(text, HasSubstr("300 earlier verdicts, showing the last " +
+                              std::to_string(run.verdicts_size()) +
+                              "; the worst of them: critical leak (floor grew 3.20 GB"));
+  // A report that lists everything says nothing of the kind.
+  const std::string whole = report_text(design_report(design_build(3)), {});
+  EXPECT_THAT(whole, Not(HasSubstr("earlier phases")));
+  EXPECT_THAT(whole, Not(HasSubstr("earlier verdicts")));
+}
+
 TEST(ReportText, BinaryUnitsUseGiB) {
   const std::string text = report_text(design_report(design_build(0)), {.binary_units = true});
   EXPECT_THAT(text, HasSubstr("27.38 GiB"));  // 29.4e9 / 2^30

@@ -171,5 +171,17 @@ TEST(Budget, InputFromLedgerTakesTheLargestPhasePeak) {
   EXPECT_EQ(assess_budget(top, p).state, BudgetState::kHeadroom);
 }
 
+TEST(Budget, APeakInAPhaseTheRunNoLongerHoldsIsStillNamedFromItsTotals) {
+  RunLedger l = ledger_killed_in_aggregation();
+  l.peak_bytes = 15'000'000'000;
+  l.earlier_phases = 40'000;
+  l.earlier_phase_totals["load"] = {20'000, 2'000'000'000, 100};
+  l.earlier_phase_totals["synchronization"] = {20'000, 15'000'000'000, 300};
+  const BudgetInput in = budget_input(l);
+  EXPECT_EQ(in.phase, "synchronization");
+  EXPECT_EQ(in.peak_bytes, 15'000'000'000u);
+  EXPECT_EQ(in.round, 0u) << "the totals do not say in which round";
+}
+
 }  // namespace
 }  // namespace ramguard
