@@ -20,6 +20,7 @@
 #include "control/protobuf_log.hpp"
 #include "control/server.hpp"
 #include "control/settings_from_config.hpp"
+#include "fleet/fleet_history.hpp"
 #include "metrics/exporter.hpp"
 #include "metrics/run_metrics.hpp"
 #include "procfs/proc_fs.hpp"
@@ -130,6 +131,19 @@ int run_daemon(Config config, const CommandLine& flags) {
   AdmissionDesk desk(admission, baselines, machine, {});
   std::optional<StoreJobHistory> history;
   if (store) desk.set_history(&history.emplace(*store));
+  // The fleet's history behind the ledger's: asked on the loop, bounded, cached (fleet/).
+  std::optional<FleetJobHistory> fleet_history;
+  if (!config.admission.history.prometheus_url.empty()) {
+    auto fleet = fleet_settings(config);
+    if (!fleet) {
+      std::fprintf(stderr, "ramguardd: %s\n", fleet.error().message.c_str());
+      return 1;
+    }
+    desk.set_history(&fleet_history.emplace(io, history ? &*history : nullptr, *fleet));
+    log::info("admission.fleet_history", {{"url", config.admission.history.prometheus_url},
+                                          {"lookback", format_duration(fleet->lookback)},
+                                          {"timeout", format_duration(fleet->timeout)}});
+  }
   control::Dispatcher dispatcher(registry, admission, desk, machine, store.get(),
                                  control::dispatch_settings(config));
   dispatcher.set_metrics(metrics->get());

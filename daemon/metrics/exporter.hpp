@@ -105,6 +105,11 @@ class MetricsExporter {
   void observe_gap(const TargetRef& target, std::string_view from_to, double seconds);
   // `headroom_bytes`: budget - margin - baseline - reserved - estimate; negative when refused.
   void observe_admission(std::string_view job, bool admitted, std::int64_t headroom_bytes);
+  // A run of `job` owned by `owner_uid` ended (state ended) with this measured peak; the job's
+  // series (ramguard_job_peak_bytes, _peak_estimate_ratio, _runs) keep its history on this node.
+  // estimate_bytes 0: the run claimed no reservation (no ratio).
+  void observe_job_run(std::string_view job, std::uint32_t owner_uid, std::uint64_t peak_bytes,
+                       std::uint64_t estimate_bytes);
   // Counts the verdict in ramguard_verdicts_total{kind, severity}; a release verdict's
   // severity label is "pass" or "fail", as the reports say. For the kinds that hold while a run
   // is active (warning_kinds()), also sets ramguard_verdict_active.
