@@ -121,6 +121,16 @@ int run_daemon(Config config, const CommandLine& flags) {
                {{"reason", opened.error().message}, {"effect", "runs are guarded in memory only"}});
   }
   (*metrics)->set_store_available(store != nullptr);
+  // The jobs' history from the ledger, so a restarted node exports it before its next run.
+  if (store) {
+    if (auto facts = store->job_facts(config.metrics.max_targets)) {
+      for (const JobFacts& f : *facts) {
+        (*metrics)->seed_job(f.job, f.owner_uid, f.peak_bytes, f.runs, clock.now());
+      }
+    } else {
+      log::warning("metrics.job_history", {{"reason", facts.error().message}});
+    }
+  }
 
   // Requests come in through the control socket (and optionally TCP with a token). They wait
   // in the socket's backlog until io.run(), after recovery below.

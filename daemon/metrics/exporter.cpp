@@ -410,6 +410,17 @@ void MetricsExporter::observe_job_run(std::string_view job, std::uint32_t owner_
   }
 }
 
+void MetricsExporter::seed_job(std::string_view job, std::uint32_t owner_uid,
+                               std::uint64_t peak_bytes, std::uint64_t runs, Instant now) {
+  std::lock_guard lock(mutex_);
+  TargetState& t = target_state(admission_key(job), {{kJobLabel, job_label(job, job_names_)}});
+  const Labels uid = {{"uid", targets_->bounded_value(t, "uid", std::to_string(owner_uid))}};
+  double& peak = targets_->metric(t, TargetFamily::kJobPeakBytes, uid);
+  peak = std::max(peak, static_cast<double>(peak_bytes));
+  targets_->metric(t, TargetFamily::kJobRuns, uid) += static_cast<double>(runs);
+  targets_->retire(admission_key(job), now.monotonic);
+}
+
 void MetricsExporter::observe_verdict(const TargetRef& target, const Verdict& verdict) {
   std::lock_guard lock(mutex_);
   TargetState& t = state_of(target);

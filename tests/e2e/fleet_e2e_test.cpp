@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -174,6 +175,31 @@ TEST(Fleet, NodeBAdmitsWithNodeAsPeakAndFallsBackToItsLedgerWhenPrometheusIsGone
   EXPECT_NE(slow.reason().find("timed out after 800ms): local history only"), std::string::npos)
       << slow.reason();
   EXPECT_LT(hung_took, std::chrono::seconds(3)) << slow.reason();
+}
+
+// The job's history is the ledger's: a restarted node exports it before the job runs again.
+TEST(FleetJobSeries, ARestartedNodeExportsItsJobsPeakFromTheLedger) {
+  Daemon::Options options;
+  options.config_yaml = node_config("");
+  options.state_dir = make_temp_dir("fleet-ledger");
+  auto node = Daemon::start(options);
+  const std::uint64_t peak = measured_run(*node, "restarted-job", 32 * kMiB);
+  const std::string series = "ramguard_job_peak_bytes{ramguard_job=\"restarted-job\",uid=\"" +
+                             std::to_string(::getuid()) + "\"}";
+  EXPECT_EQ(metric_value(node->scrape_metrics(), series), static_cast<double>(peak));
+  ASSERT_EQ(node->signal_and_wait(SIGTERM), 0);
+  node.reset();
+
+  auto restarted = Daemon::start(options);
+  const std::string scrape = restarted->scrape_metrics();
+  EXPECT_EQ(metric_value(scrape, series), static_cast<double>(peak)) << scrape;
+  EXPECT_EQ(metric_value(scrape, "ramguard_job_runs{ramguard_job=\"restarted-job\",uid=\"" +
+                                     std::to_string(::getuid()) + "\"}"),
+            1.0)
+      << scrape;
+  restarted.reset();
+  std::error_code ignored;
+  std::filesystem::remove_all(options.state_dir, ignored);
 }
 
 // Alerts of `job` delivered firing, as "alertname@path".
