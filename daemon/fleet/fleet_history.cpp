@@ -1,5 +1,7 @@
 #include "fleet/fleet_history.hpp"
 
+#include <algorithm>
+
 #include "common/log.hpp"
 #include "common/units.hpp"
 #include "config/token_file.hpp"

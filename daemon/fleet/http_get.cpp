@@ -1,6 +1,7 @@
 #include "fleet/http_get.hpp"
 
 #include <array>
+#include <cctype>
 #include <memory>
 
 #include "config/values.hpp"
@@ -38,7 +39,10 @@ struct Exchange : std::enable_shared_from_this<Exchange> {
   }
 
   void send() {
-    request = "GET " + get.url.path_prefix + get.target + " HTTP/1.0\r\nHost: " + get.url.host +
+    const bool v6 = get.url.host.find(':') != std::string::npos;
+    const std::string host =
+        (v6 ? "[" + get.url.host + "]" : get.url.host) + ":" + std::to_string(get.url.port);
+    request = "GET " + get.url.path_prefix + get.target + " HTTP/1.0\r\nHost: " + host +
               "\r\nAccept: application/json\r\nConnection: close\r\n";
     if (!get.bearer_token.empty()) request += "Authorization: Bearer " + get.bearer_token + "\r\n";
     request += "\r\n";
