@@ -20,7 +20,7 @@ PACKAGES=(build-essential cmake ninja-build pkg-config ccache
   clang-14 libclang-rt-14-dev clang-format
   libasio-dev prometheus-cpp-dev libcivetweb-dev libyaml-cpp-dev libjemalloc-dev libprotobuf-dev protobuf-compiler
   libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev
-  prometheus python3 python3-jsonschema socat curl util-linux
+  prometheus prometheus-alertmanager python3 python3-jsonschema socat curl util-linux
   podman mmdebstrap runc
   python3-torch python3-torchvision
   libslurm-dev slurm-wlm slurmctld slurmd slurm-client munge

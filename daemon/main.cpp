@@ -20,6 +20,7 @@
 #include "control/protobuf_log.hpp"
 #include "control/server.hpp"
 #include "control/settings_from_config.hpp"
+#include "fleet/fleet_history.hpp"
 #include "metrics/exporter.hpp"
 #include "metrics/run_metrics.hpp"
 #include "procfs/proc_fs.hpp"
@@ -122,6 +123,16 @@ int run_daemon(Config config, const CommandLine& flags) {
                {{"reason", opened.error().message}, {"effect", "runs are guarded in memory only"}});
   }
   (*metrics)->set_store_available(store != nullptr);
+  // The jobs' history from the ledger, so a restarted node exports it before its next run.
+  if (store) {
+    if (auto facts = store->job_facts(config.metrics.max_targets)) {
+      for (const JobFacts& f : *facts) {
+        (*metrics)->seed_job(f.job, f.owner_uid, f.peak_bytes, f.runs, clock.now());
+      }
+    } else {
+      log::warning("metrics.job_history", {{"reason", facts.error().message}});
+    }
+  }
 
   // Requests come in through the control socket (and optionally TCP with a token). They wait
   // in the socket's backlog until io.run(), after recovery below.
@@ -132,6 +143,19 @@ int run_daemon(Config config, const CommandLine& flags) {
   AdmissionDesk desk(admission, baselines, machine, {});
   std::optional<StoreJobHistory> history;
   if (store) desk.set_history(&history.emplace(*store));
+  // The fleet's history behind the ledger's: asked on the loop, bounded, cached (fleet/).
+  std::optional<FleetJobHistory> fleet_history;
+  if (!config.admission.history.prometheus_url.empty()) {
+    auto fleet = fleet_settings(config);
+    if (!fleet) {
+      std::fprintf(stderr, "ramguardd: %s\n", fleet.error().message.c_str());
+      return 1;
+    }
+    desk.set_history(&fleet_history.emplace(io, history ? &*history : nullptr, *fleet));
+    log::info("admission.fleet_history", {{"url", config.admission.history.prometheus_url},
+                                          {"lookback", format_duration(fleet->lookback)},
+                                          {"timeout", format_duration(fleet->timeout)}});
+  }
   control::Dispatcher dispatcher(registry, admission, desk, machine, store.get(),
                                  control::dispatch_settings(config));
   dispatcher.set_metrics(metrics->get());

@@ -20,9 +20,12 @@ Result<EstimateChoice> calibrated_choice(const MeasuredPeak& peak, double factor
   EstimateChoice choice;
   choice.bytes = *bytes;
   choice.source = EstimateSource{EstimateKind::kCalibrated, plan, peak.run_id};
-  choice.detail = "measured peak " + format_bytes(static_cast<double>(peak.peak_bytes)) +
-                  " of run " + peak.run_id + " x " + factor_text + " = " +
-                  format_bytes(static_cast<double>(*bytes));
+  const std::string measured =
+      peak.origin.empty() ? "measured peak " + format_bytes(static_cast<double>(peak.peak_bytes)) +
+                                " of run " + peak.run_id
+                          : "calibrated: " + peak.origin;
+  choice.detail =
+      measured + " x " + factor_text + " = " + format_bytes(static_cast<double>(*bytes));
   return choice;
 }
 

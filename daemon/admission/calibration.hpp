@@ -17,9 +17,12 @@ inline constexpr double kDefaultCalibrationFactor = 1.1;
 inline constexpr double kMaxCalibrationFactor = 10.0;
 
 // The largest measured peak of a job's finished runs, as the store has it.
+// From another node (fleet/): run_id names the source ("fleet:node-a") and `origin` says where
+// the figure comes from in the reason ("fleet peak 7.90 GB over 30 d, node-a").
 struct MeasuredPeak {
   std::string run_id;
   std::uint64_t peak_bytes = 0;
+  std::string origin;  // "" for a run of this node's ledger
 };
 
 // peak x factor, rounded up. Errors: a zero peak, a factor outside [1, 10] (a factor below 1

@@ -15,6 +15,21 @@ AdmissionDesk::AdmissionDesk(Admission& admission, LoadBaselines& baselines, Mac
       machine_(machine),
       settings_(std::move(settings)) {}
 
+// The history matters when calibration is asked for, or when nothing else gives an estimate.
+bool AdmissionDesk::may_calibrate(const AdmitAsk& ask) const {
+  if (history_ == nullptr || ask.job.empty()) return false;
+  return ask.use_calibrated || settings_.use_calibrated ||
+         (ask.estimate_bytes == 0 && ask.plan.empty());
+}
+
+void AdmissionDesk::prepare(const AdmitAsk& ask, std::function<void()> ready) {
+  if (!may_calibrate(ask)) {
+    ready();
+    return;
+  }
+  history_->prepare(ask.job, std::move(ready));
+}
+
 Result<EstimateChoice> AdmissionDesk::estimate(const AdmitAsk& ask, std::uint32_t owner_uid) {
   EstimateInputs inputs;
   if (ask.estimate_bytes != 0) inputs.given_bytes = ask.estimate_bytes;
@@ -78,6 +93,9 @@ Result<AdmitOutcome> AdmissionDesk::admit(const AdmitAsk& ask, const Caller& cal
   out.decision = admission_.admit(input, machine_.holdings(), machine_.caps(out.pid));
   out.reason = choice->detail.empty() ? out.decision.reason
                                       : out.decision.reason + "; estimate: " + choice->detail;
+  if (may_calibrate(ask)) {
+    if (std::string note = history_->note(ask.job); !note.empty()) out.reason += "; " + note;
+  }
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -61,9 +62,13 @@ class AdmissionDesk {
   // estimate, no such process (kNotFound), another UID's process under peers_read own
   // (kPermissionDenied), a bad scope. A refusal is an outcome, not an error.
   Result<AdmitOutcome> admit(const AdmitAsk& ask, const Caller& caller);
+  // Before admit: lets the job's history fetch what it needs (JobHistory::prepare); `ready` is
+  // called once, at once when there is nothing to fetch.
+  void prepare(const AdmitAsk& ask, std::function<void()> ready);
 
  private:
   Result<EstimateChoice> estimate(const AdmitAsk& ask, std::uint32_t owner_uid);
+  bool may_calibrate(const AdmitAsk& ask) const;
 
   Admission& admission_;
   LoadBaselines& baselines_;

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -52,6 +53,14 @@ class JobHistory {
   // anyone's); nullopt when none is on record.
   virtual std::optional<MeasuredPeak> peak_on_record(const std::string& job,
                                                      const std::vector<std::uint32_t>& owners) = 0;
+  // Called before an admission that may read the job's history; `ready` is called once, on the
+  // caller's thread, when peak_on_record can answer. A source that asks another service
+  // (fleet/) fetches here, bounded by its own timeout, so the event loop never waits on it; the
+  // ledger answers at once.
+  virtual void prepare(const std::string& /*job*/, std::function<void()> ready) { ready(); }
+  // What the admission reason should add about the history ("" nothing), such as a fleet
+  // source that could not be asked.
+  virtual std::string note(const std::string& /*job*/) { return ""; }
 };
 
 }  // namespace ramguard

@@ -144,6 +144,17 @@ struct HeadroomConfig {
   friend bool operator==(const HeadroomConfig&, const HeadroomConfig&) = default;
 };
 
+// The fleet's history (fleet/): a Prometheus-compatible query endpoint that scrapes every
+// node's ramguard_job_peak_bytes. Empty URL: this node's ledger only.
+struct FleetHistoryConfig {
+  std::string prometheus_url;  // http://HOST:PORT[/PREFIX]; https is refused
+  std::chrono::nanoseconds lookback = std::chrono::hours(24 * 30);    // max_over_time window
+  std::chrono::nanoseconds timeout = std::chrono::milliseconds(500);  // one query, all of it
+  std::chrono::nanoseconds cache_ttl = std::chrono::minutes(5);       // answers and failures alike
+  std::string token_file;  // a bearer token for the endpoint; "" none
+  friend bool operator==(const FleetHistoryConfig&, const FleetHistoryConfig&) = default;
+};
+
 struct AdmissionConfig {
   std::chrono::nanoseconds lease = 60s;  // a reservation no run claims expires after this
   bool use_calibrated = false;           // prefer measured peak x factor over declared estimates
@@ -154,6 +165,7 @@ struct AdmissionConfig {
   std::uint32_t max_active_runs_per_user = 0;
   // Whose finished runs calibrate anyone's admission, beside the owner's own (root by default).
   std::vector<std::uint32_t> trusted_uids{0};
+  FleetHistoryConfig history;
   friend bool operator==(const AdmissionConfig&, const AdmissionConfig&) = default;
 };
 

@@ -161,6 +161,11 @@ Status validate_config(const Config& c, std::string_view source_name) {
          "required when control.tcp.enabled is true; the TCP listener only serves clients "
          "that present the token from this file");
   }
+  if (!c.admission.history.prometheus_url.empty() && c.metrics.job_names == JobNames::kOmit) {
+    fail("admission.history.prometheus_url",
+         "needs metrics.job_names plain or hash: with omit no node exports which job a peak "
+         "belongs to, so the fleet has no history to ask for");
+  }
   for (pid_t pid : c.watch) {
     if (pid <= 0 || pid > limits::kMaxPid) fail("watch", "invalid PID " + std::to_string(pid));
   }

@@ -45,6 +45,10 @@ std::vector<std::string> restart_required_changes(const Config& running, const C
   if (next.control.tcp != running.control.tcp) {
     out.push_back(change("control.tcp", tcp_text(running.control.tcp), tcp_text(next.control.tcp)));
   }
+  if (next.admission.history != running.admission.history) {
+    out.push_back(change("admission.history", running.admission.history.prometheus_url,
+                         next.admission.history.prometheus_url));
+  }
   if (next.metrics.listen != running.metrics.listen) {
     out.push_back(change("metrics.listen", running.metrics.listen.to_string(),
                          next.metrics.listen.to_string()));

@@ -5,6 +5,7 @@
 #include <optional>
 #include <utility>
 
+#include "config/http_url.hpp"
 #include "config/limits.hpp"
 #include "config/values.hpp"
 
@@ -274,6 +275,28 @@ void read_config(YamlWalk& walk, const YAML::Node& root, Config& c) {
                {"max_reserved_per_user", r.size(c.admission.max_reserved_per_user_bytes, 0)},
                {"max_active_runs_per_user",
                 r.count(c.admission.max_active_runs_per_user, 0, 1'000'000)},
+               {"history",
+                [&](const YAML::Node& h, const std::string& hp) {
+                  FleetHistoryConfig& f = c.admission.history;
+                  walk.fields(
+                      h, hp,
+                      {{"prometheus_url",
+                        [&](const YAML::Node& v, const std::string& vp) {
+                          walk.value(v, vp, "an http:// URL", f.prometheus_url,
+                                     [](std::string_view t) -> Result<std::string> {
+                                       if (t.empty()) return std::string();
+                                       auto url = parse_http_url(t);
+                                       if (!url) return url.error();
+                                       return std::string(t);
+                                     });
+                        }},
+                       {"lookback", r.duration(f.lookback, std::chrono::minutes(1),
+                                               std::chrono::hours(24 * 366))},
+                       {"timeout", r.duration(f.timeout, std::chrono::milliseconds(10),
+                                              std::chrono::seconds(10))},
+                       {"cache_ttl", r.duration(f.cache_ttl, nanoseconds(0), limits::kMaxInterval)},
+                       {"token_file", r.text(f.token_file)}});
+                }},
                {"trusted_uids", [&](const YAML::Node& list, const std::string& lp) {
                   c.admission.trusted_uids.clear();
                   walk.items(list, lp, [&](const YAML::Node& item, const std::string& ip) {

@@ -307,8 +307,9 @@ Status Dispatcher::run_end(const v1::RunEndRequest& in, const Caller& caller,
   return ok_status();
 }
 
-Status Dispatcher::admit(const v1::AdmitRequest& in, const Caller& caller, v1::AdmitReply& out) {
-  if (auto s = check_job(in.job()); !s) return s;
+namespace {
+
+AdmitAsk admit_ask(const v1::AdmitRequest& in) {
   AdmitAsk ask;
   ask.job = in.job();
   ask.estimate_bytes = in.estimate_bytes();
@@ -320,6 +321,22 @@ Status Dispatcher::admit(const v1::AdmitRequest& in, const Caller& caller, v1::A
   ask.pid = static_cast<pid_t>(in.pid());
   ask.use_calibrated = in.use_calibrated();
   ask.scope = in.scope();
+  return ask;
+}
+
+}  // namespace
+
+void Dispatcher::prepare(const v1::Request& request, std::function<void()> ready) {
+  if (!request.has_admit() || !check_job(request.admit().job())) {
+    ready();
+    return;
+  }
+  desk_.prepare(admit_ask(request.admit()), std::move(ready));
+}
+
+Status Dispatcher::admit(const v1::AdmitRequest& in, const Caller& caller, v1::AdmitReply& out) {
+  if (auto s = check_job(in.job()); !s) return s;
+  const AdmitAsk ask = admit_ask(in);
   auto outcome = desk_.admit(ask, caller);
   if (!outcome) return outcome.error();
   const Decision& d = outcome->decision;

@@ -41,6 +41,8 @@ class Dispatcher final : public RequestHandler {
   void set_metrics(MetricsExporter* metrics) { metrics_ = metrics; }
 
   void handle(const v1::Request& request, const Peer& peer, v1::Reply& reply) override;
+  // An admission lets the desk's history fetch the job's fleet history first.
+  void prepare(const v1::Request& request, std::function<void()> ready) override;
   // With group commit on, admissions and releases leave the reservations' ledger write to
   // flush_writes() (the control server's CommitBatch), and the store batches the writes of
   // marks, run starts and ends until then; off, they write at once.

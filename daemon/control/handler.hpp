@@ -3,6 +3,7 @@
 // the handler knows runs and admission and nothing about sockets.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +19,10 @@ class RequestHandler {
   virtual ~RequestHandler() = default;
   // Fills the result or the error of `reply`; the envelope (version, ids) is set by the caller.
   virtual void handle(const v1::Request& request, const Peer& peer, v1::Reply& reply) = 0;
+  // Before handle: the handler may fetch what the request needs from elsewhere (an admission's
+  // fleet history) and calls `ready` once, on the event loop, when handle can answer. Only this
+  // request's connection waits; the loop goes on serving and sampling.
+  virtual void prepare(const v1::Request& /*request*/, std::function<void()> ready) { ready(); }
   // Group commit: a handler may leave a request's ledger write pending. The caller then calls
   // flush_writes() before sending that reply, once for all the requests of one loop turn.
   virtual bool writes_pending() const { return false; }

@@ -245,6 +245,20 @@ asio::awaitable<void> ControlServer::accept_loop(std::shared_ptr<Acceptor> accep
   }
 }
 
+asio::awaitable<void> ControlServer::prepared(const v1::Request& request) {
+  // The handler calls `ready` from a completion on this loop (or at once); resuming through a
+  // post keeps the coroutine off the caller's stack either way.
+  co_await asio::async_initiate<const asio::use_awaitable_t<>&, void()>(
+      [this, &request](auto handler) {
+        auto shared = std::make_shared<decltype(handler)>(std::move(handler));
+        handler_.prepare(request, [shared] {
+          auto executor = asio::get_associated_executor(*shared);
+          asio::post(executor, std::move(*shared));
+        });
+      },
+      use_awaitable);
+}
+
 asio::awaitable<Served> ControlServer::serve_request(Incoming incoming, const Peer& peer,
                                                      RateLimiter& limiter, bool tcp) {
   const v1::Framing framing = incoming.framing;
@@ -270,6 +284,7 @@ asio::awaitable<Served> ControlServer::serve_request(Incoming incoming, const Pe
     } else {
       reply.set_version(kProtocolVersion);
       reply.set_request_id(request.request_id());
+      if (request.has_admit()) co_await prepared(request);
       handler_.handle(request, peer, reply);
       std::optional<RequestHandler::PssJob> pss = handler_.take_pss_job();
       if (handler_.writes_pending()) {

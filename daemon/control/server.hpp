@@ -59,6 +59,8 @@ class ControlServer {
   // encoder thread: the event loop keeps sampling and serving meanwhile.
   asio::awaitable<Served> serve_request(Incoming incoming, const Peer& peer, RateLimiter& limiter,
                                         bool tcp);
+  // Waits until the handler has what `request` needs from elsewhere (RequestHandler::prepare).
+  asio::awaitable<void> prepared(const v1::Request& request);
   void use_socket(BoundSocket bound);
   // A tree's PSS after its round end, on the worker thread; the reply has already gone.
   asio::awaitable<void> measure_pss(RequestHandler::PssJob job);

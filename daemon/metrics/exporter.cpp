@@ -410,6 +410,34 @@ void MetricsExporter::observe_admission(std::string_view job, std::uint32_t owne
   targets_->metric(t, TargetFamily::kAdmissionHeadroomBytes) = static_cast<double>(headroom_bytes);
 }
 
+void MetricsExporter::observe_job_run(std::string_view job, std::uint32_t owner_uid,
+                                      std::uint64_t peak_bytes, std::uint64_t estimate_bytes) {
+  std::lock_guard lock(mutex_);
+  TargetState& t =
+      target_state(admission_key(job), {{kJobLabel, job_label(job, job_names_)}}, owner_uid);
+  targets_->revive(t);
+  const Labels uid = {{"uid", targets_->bounded_value(t, "uid", std::to_string(owner_uid))}};
+  double& peak = targets_->metric(t, TargetFamily::kJobPeakBytes, uid);
+  peak = std::max(peak, static_cast<double>(peak_bytes));
+  targets_->metric(t, TargetFamily::kJobRuns, uid) += 1;
+  if (estimate_bytes > 0) {
+    targets_->metric(t, TargetFamily::kJobPeakEstimateRatio, uid) =
+        static_cast<double>(peak_bytes) / static_cast<double>(estimate_bytes);
+  }
+}
+
+void MetricsExporter::seed_job(std::string_view job, std::uint32_t owner_uid,
+                               std::uint64_t peak_bytes, std::uint64_t runs, Instant now) {
+  std::lock_guard lock(mutex_);
+  TargetState& t =
+      target_state(admission_key(job), {{kJobLabel, job_label(job, job_names_)}}, owner_uid);
+  const Labels uid = {{"uid", targets_->bounded_value(t, "uid", std::to_string(owner_uid))}};
+  double& peak = targets_->metric(t, TargetFamily::kJobPeakBytes, uid);
+  peak = std::max(peak, static_cast<double>(peak_bytes));
+  targets_->metric(t, TargetFamily::kJobRuns, uid) += static_cast<double>(runs);
+  targets_->retire(admission_key(job), now.monotonic);
+}
+
 void MetricsExporter::observe_verdict(const TargetRef& target, const Verdict& verdict) {
   std::lock_guard lock(mutex_);
   TargetState& t = state_of(target);

@@ -113,6 +113,16 @@ class MetricsExporter {
   // `owner_uid`: who asked (a job's admission series count against its first asker's cap).
   void observe_admission(std::string_view job, std::uint32_t owner_uid, bool admitted,
                          std::int64_t headroom_bytes);
+  // A run of `job` owned by `owner_uid` ended (state ended) with this measured peak; the job's
+  // series (ramguard_job_peak_bytes, _peak_estimate_ratio, _runs) keep its history on this node.
+  // estimate_bytes 0: the run claimed no reservation (no ratio).
+  void observe_job_run(std::string_view job, std::uint32_t owner_uid, std::uint64_t peak_bytes,
+                       std::uint64_t estimate_bytes);
+  // At start, from the ledger: the job's peak and runs counted so far (no ratio), retired at
+  // `now` like a finished run's series, so they are scraped for the retention period and give
+  // way first when targets are many; the job's next run revives them.
+  void seed_job(std::string_view job, std::uint32_t owner_uid, std::uint64_t peak_bytes,
+                std::uint64_t runs, Instant now);
   // Counts the verdict in ramguard_verdicts_total{kind, severity}; a release verdict's
   // severity label is "pass" or "fail", as the reports say. For the kinds that hold while a run
   // is active (warning_kinds()), also sets ramguard_verdict_active.

@@ -54,6 +54,12 @@ void RunMetrics::phase_gap(const RunLedger& ledger, std::string_view rule, doubl
 
 Status RunMetrics::run_finished(const RunLedger& ledger, const std::vector<const PhaseRecord*>&) {
   exporter_.run_finished(target_ref(ledger));
+  // As the ledger's calibration counts them: ended runs with a peak (an exited or lost run
+  // stopped early and would under-estimate).
+  if (ledger.state == RunState::kEnded && ledger.peak_bytes > 0) {
+    exporter_.observe_job_run(ledger.info.job, ledger.info.owner_uid, ledger.peak_bytes,
+                              ledger.info.estimate_bytes);
+  }
   return ok_status();
 }
 

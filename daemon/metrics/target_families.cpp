@@ -66,6 +66,16 @@ constexpr std::array<TargetFamilyInfo, kTargetFamilyCount> kFamilies = {{
      "1 while a warning verdict of this kind holds for the active run; 0 otherwise, and for every "
      "kind once the run ended",
      false},
+    {"ramguard_job_peak_bytes",
+     "Largest measured peak of the job's ended runs owned by this uid (what admission calibrates "
+     "from), since the daemon started",
+     false},
+    {"ramguard_job_peak_estimate_ratio",
+     "Measured peak over admitted estimate of the job's last ended run with an estimate, by "
+     "owner uid; above 1 the estimate was too low",
+     false},
+    {"ramguard_job_runs",
+     "Ended runs of the job owned by this uid counted since the daemon started", false},
 }};
 
 }  // namespace

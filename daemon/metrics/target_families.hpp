@@ -39,10 +39,15 @@ enum class TargetFamily : std::uint8_t {
   kAdmissionHeadroomBytes,
   kVerdictsTotal,  // + kind, severity
   kVerdictActive,  // + kind
+  // Per job (ramguard_job only) + uid of the runs' owner: the calibrated facts of its ended
+  // runs, which every node exports so the fleet's Prometheus holds each job's history (fleet/).
+  kJobPeakBytes,
+  kJobPeakEstimateRatio,
+  kJobRuns,
 };
 
 inline constexpr std::size_t kTargetFamilyCount =
-    static_cast<std::size_t>(TargetFamily::kVerdictActive) + 1;
+    static_cast<std::size_t>(TargetFamily::kJobRuns) + 1;
 
 struct TargetFamilyInfo {
   const char* name;

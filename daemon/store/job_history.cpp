@@ -12,7 +12,7 @@ std::optional<MeasuredPeak> StoreJobHistory::peak_on_record(
     return std::nullopt;
   }
   if (!*peak) return std::nullopt;
-  return MeasuredPeak{(*peak)->run_id, (*peak)->peak_bytes};
+  return MeasuredPeak{(*peak)->run_id, (*peak)->peak_bytes, ""};
 }
 
 }  // namespace ramguard

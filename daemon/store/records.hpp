@@ -66,4 +66,12 @@ struct JobPeak {
   Instant ended;
 };
 
+// One job's ended runs of one owner, summed up: what the exporter's job series start from.
+struct JobFacts {
+  std::string job;
+  std::uint32_t owner_uid = 0;
+  std::uint64_t peak_bytes = 0;  // the largest measured peak
+  std::uint64_t runs = 0;
+};
+
 }  // namespace ramguard

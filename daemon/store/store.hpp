@@ -172,6 +172,9 @@ class Store {
   Result<std::optional<JobPeak>> job_peak_on_record(const std::string& job,
                                                     std::size_t recent_runs = kRecentRunsForPeak,
                                                     const std::vector<std::uint32_t>& owners = {});
+  // Per job and owner, the ended runs with a peak (as job_peak_on_record counts them): the
+  // largest peak and how many; the `limit` most recently ended pairs first.
+  Result<std::vector<JobFacts>> job_facts(std::size_t limit);
 
  private:
   explicit Store(std::unique_ptr<SqliteDb> db, std::int64_t schema_version);

@@ -130,4 +130,23 @@ Result<std::optional<JobPeak>> Store::job_peak_on_record(const std::string& job,
   return peak;
 }
 
+Result<std::vector<JobFacts>> Store::job_facts(std::size_t limit) {
+  auto q = db_->query(
+      "SELECT job, owner_uid, MAX(peak_bytes), COUNT(*) FROM runs "
+      "WHERE state = 'ended' AND peak_bytes > 0 GROUP BY job, owner_uid "
+      "ORDER BY MAX(ended_wall_ns) DESC LIMIT ?1",
+      "summing up the jobs' ended runs");
+  if (!q) return q.error();
+  q->bind(1, static_cast<std::int64_t>(limit));
+  std::vector<JobFacts> out;
+  while (true) {
+    auto row = q->step();
+    if (!row) return row.error();
+    if (!*row) break;
+    out.push_back(
+        JobFacts{q->text(0), static_cast<std::uint32_t>(q->int64(1)), q->uint64(2), q->uint64(3)});
+  }
+  return out;
+}
+
 }  // namespace ramguard

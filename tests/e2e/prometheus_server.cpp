@@ -61,14 +61,33 @@ std::string rules_with_short_for(const std::string& shipped_yaml, int for_second
 }
 
 PrometheusServer::PrometheusServer(std::uint16_t target_port, const std::string& rules_yaml)
-    : dir_(make_temp_dir("prometheus")), port_(free_loopback_port()) {
-  std::ofstream(dir_ / "rules.yml") << rules_yaml;
-  std::ofstream(dir_ / "prometheus.yml")
-      << "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
-      << "rule_files:\n  - rules.yml\n"
-      << "scrape_configs:\n  - job_name: ramguard\n    static_configs:\n"
-      << "      - targets: [\"127.0.0.1:" << target_port << "\"]\n";
-  const std::string config = "--config.file=" + (dir_ / "prometheus.yml").string();
+    : PrometheusServer(PrometheusOptions{{{target_port, {}}}, {rules_yaml}, 0, ""}) {}
+
+PrometheusServer::PrometheusServer(const PrometheusOptions& options)
+    : dir_(make_temp_dir("prometheus")),
+      port_(options.port != 0 ? options.port : free_loopback_port()) {
+  std::ofstream config(dir_ / "prometheus.yml");
+  config << "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+         << "rule_files:\n";
+  for (std::size_t i = 0; i < options.rule_files_yaml.size(); ++i) {
+    const std::string name = "rules" + std::to_string(i) + ".yml";
+    std::ofstream(dir_ / name) << options.rule_files_yaml[i];
+    config << "  - " << name << "\n";
+  }
+  if (!options.alertmanager.empty()) {
+    config << "alerting:\n  alertmanagers:\n    - static_configs:\n"
+           << "        - targets: [\"" << options.alertmanager << "\"]\n";
+  }
+  config << "scrape_configs:\n  - job_name: ramguard\n    static_configs:\n";
+  for (const ScrapeTarget& t : options.targets) {
+    config << "      - targets: [\"127.0.0.1:" << t.port << "\"]\n";
+    if (!t.labels.empty()) {
+      config << "        labels:\n";
+      for (const auto& [k, v] : t.labels) config << "          " << k << ": \"" << v << "\"\n";
+    }
+  }
+  config.close();
+  const std::string config_flag = "--config.file=" + (dir_ / "prometheus.yml").string();
   const std::string storage = "--storage.tsdb.path=" + (dir_ / "data").string();
   const std::string listen = "--web.listen-address=127.0.0.1:" + std::to_string(port_);
   const std::string log_path = (dir_ / "prometheus.log").string();
@@ -80,7 +99,7 @@ PrometheusServer::PrometheusServer(std::uint16_t target_port, const std::string&
       ::dup2(log, 1);
       ::dup2(log, 2);
     }
-    ::execl(RAMGUARD_PROMETHEUS, RAMGUARD_PROMETHEUS, config.c_str(), storage.c_str(),
+    ::execl(RAMGUARD_PROMETHEUS, RAMGUARD_PROMETHEUS, config_flag.c_str(), storage.c_str(),
             listen.c_str(), "--log.level=warn", "--storage.tsdb.retention.time=1h",
             static_cast<char*>(nullptr));
     ::_exit(127);
@@ -98,22 +117,30 @@ PrometheusServer::PrometheusServer(std::uint16_t target_port, const std::string&
       },
       std::chrono::seconds(30), std::chrono::milliseconds(100));
   if (!ready) throw std::runtime_error("prometheus not ready after 30 s: " + log());
-  if (!eventually([&] { return series_count("ramguard_budget_bytes") == 1; },
+  if (!eventually([&] { return series_count("ramguard_budget_bytes") == options.targets.size(); },
                   std::chrono::seconds(15), std::chrono::milliseconds(200))) {
-    throw std::runtime_error("prometheus never scraped ramguardd: " + log());
+    throw std::runtime_error("prometheus never scraped every ramguardd: " + log());
   }
 }
 
-PrometheusServer::~PrometheusServer() {
-  if (pid_ > 0) {
-    ::kill(pid_, SIGTERM);
-    int status = 0;
-    for (int i = 0; i < 100 && ::waitpid(pid_, &status, WNOHANG) == 0; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    ::kill(pid_, SIGKILL);
+void PrometheusServer::stop() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGTERM);
+  int status = 0;
+  bool reaped = false;
+  for (int i = 0; i < 100 && !reaped; ++i) {
+    reaped = ::waitpid(pid_, &status, WNOHANG) == pid_;
+    if (!reaped) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (!reaped) {
+    ::kill(pid_, SIGKILL);  // still ours: not reaped, so the PID cannot have been reused
     ::waitpid(pid_, &status, 0);
   }
+  pid_ = -1;
+}
+
+PrometheusServer::~PrometheusServer() {
+  stop();
   std::error_code ignored;
   std::filesystem::remove_all(dir_, ignored);
 }
@@ -150,6 +177,10 @@ std::size_t PrometheusServer::series_count(const std::string& promql) const {
   const auto parsed = parse_json(get("/api/v1/query?query=" + url_encode(promql)));
   return static_cast<std::size_t>(
       parsed.fields().at("data").struct_value().fields().at("result").list_value().values_size());
+}
+
+std::string PrometheusServer::query(const std::string& promql) const {
+  return get("/api/v1/query?query=" + url_encode(promql));
 }
 
 std::string PrometheusServer::log() const {

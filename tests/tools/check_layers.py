@@ -26,6 +26,7 @@ SHARED_WITH_CLIENTS = "common"
 FACES = {
     "control": {
         "procfs": (),
+        "fleet": (),
         "admission": ("admission.hpp", "desk.hpp", "sources.hpp"),
     },
 }

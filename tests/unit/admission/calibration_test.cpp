@@ -41,7 +41,7 @@ MemoryPlan load_twice() {
 TEST(ChooseEstimate, PreferenceOrder) {
   Result<Estimate> plan = estimate_from_plan(load_twice(), 34 * kGB, 1);
   ASSERT_TRUE(plan.ok());
-  const MeasuredPeak peak{"run-7", 37 * kGB};
+  const MeasuredPeak peak{"run-7", 37 * kGB, ""};
 
   EstimateInputs in;
   in.given_bytes = 20 * kGB;
@@ -93,7 +93,7 @@ TEST(ChooseEstimate, Errors) {
   EXPECT_FALSE(choose_estimate(zero).ok());
 
   EstimateInputs bad_factor;
-  bad_factor.peak_on_record = MeasuredPeak{"run-1", kGB};
+  bad_factor.peak_on_record = MeasuredPeak{"run-1", kGB, ""};
   bad_factor.use_calibrated = true;
   bad_factor.factor = 0.5;
   Result<EstimateChoice> r = choose_estimate(bad_factor);
@@ -127,7 +127,7 @@ TEST(ScenarioF, RefusedFromPlanAdmittedWhenCalibrated) {
             "72.00 GB > budget 64.00 GB - margin 0 B; headroom -8.00 GB");
   EXPECT_EQ(admission.reserved_bytes(), 0u);
 
-  in.peak_on_record = MeasuredPeak{"run-37", 37 * kGB};
+  in.peak_on_record = MeasuredPeak{"run-37", 37 * kGB, ""};
   Result<EstimateChoice> second = choose_estimate(in);
   ASSERT_TRUE(second.ok());
   const Decision admitted = admission.admit({"vit", second->bytes, second->source, 4 * kGB});

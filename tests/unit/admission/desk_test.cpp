@@ -59,6 +59,13 @@ struct FakeHistory final : JobHistory {
     }
     return best;
   }
+  std::vector<std::string> prepared;
+  std::string note_text;
+  void prepare(const std::string& job, std::function<void()> ready) override {
+    prepared.push_back(job);
+    ready();
+  }
+  std::string note(const std::string&) override { return note_text; }
 };
 
 class DeskTest : public ::testing::Test {
@@ -109,7 +116,7 @@ TEST_F(DeskTest, APlanAskIsEstimatedFromThePlanAndReservedForTheCaller) {
 }
 
 TEST_F(DeskTest, ACalibratedEstimateKeepsTheAsksPlanForTheRunsYardstick) {
-  history_.peaks[1000] = MeasuredPeak{"r-7", 5 * kGB};
+  history_.peaks[1000] = MeasuredPeak{"r-7", 5 * kGB, ""};
   AdmitAsk ask = plan_ask();
   ask.use_calibrated = true;
   auto out = desk_.admit(ask, user_);
@@ -123,7 +130,7 @@ TEST_F(DeskTest, ACalibratedEstimateKeepsTheAsksPlanForTheRunsYardstick) {
 // Another user's run under the same job name does not calibrate this user's Load (it could
 // lower the estimate at will); the owner's own runs and root's (trusted by default) do.
 TEST_F(DeskTest, OnlyTheOwnersAndTrustedUsersRunsCalibrate) {
-  history_.peaks[2000] = MeasuredPeak{"r-tiny", 10'000'000};  // uid 2000's tiny run of "vit"
+  history_.peaks[2000] = MeasuredPeak{"r-tiny", 10'000'000, ""};  // uid 2000's tiny run of "vit"
   AdmitAsk ask = plan_ask();
   ask.use_calibrated = true;
   auto out = desk_.admit(ask, user_);
@@ -133,7 +140,7 @@ TEST_F(DeskTest, OnlyTheOwnersAndTrustedUsersRunsCalibrate) {
   ASSERT_EQ(history_.asked.size(), 1u);
   EXPECT_EQ(history_.asked[0], (std::vector<std::uint32_t>{0, 1000}));
 
-  history_.peaks[0] = MeasuredPeak{"r-root", 3 * kGB};  // root's run: trusted
+  history_.peaks[0] = MeasuredPeak{"r-root", 3 * kGB, ""};  // root's run: trusted
   out = desk_.admit(ask, user_);
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(out->decision.estimate_source.text(), "calibrated:r-root");
@@ -220,6 +227,50 @@ TEST_F(DeskTest, TheScopesBaselineAndTheMachinesRunsAndCapsDecide) {
   EXPECT_EQ(out->decision.binding_cap, BudgetCap::kCgroup);
   EXPECT_THAT(out->reason, HasSubstr("r-a"));
   EXPECT_EQ(machine_.asked, std::vector<pid_t>{100});
+}
+
+}  // namespace
+}  // namespace ramguard
+
+namespace ramguard {
+namespace {
+
+// The history is prepared (a fleet query) only for asks that may calibrate, and what it notes
+// (a fleet that could not be asked) reaches the reason.
+TEST_F(DeskTest, TheHistoryIsPreparedOnlyWhenItCanSetTheEstimateAndItsNoteIsInTheReason) {
+  bool ready = false;
+  desk_.prepare(plan_ask(), [&] { ready = true; });
+  EXPECT_TRUE(ready);
+  EXPECT_TRUE(history_.prepared.empty());  // a plan ask without use_calibrated: no history
+
+  AdmitAsk calibrated = plan_ask();
+  calibrated.use_calibrated = true;
+  ready = false;
+  desk_.prepare(calibrated, [&] { ready = true; });
+  EXPECT_TRUE(ready);
+  EXPECT_EQ(history_.prepared, std::vector<std::string>{"vit"});
+
+  history_.note_text = "fleet history unavailable (x): local history only";
+  auto out = desk_.admit(calibrated, user_);
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_THAT(out->reason, HasSubstr("; fleet history unavailable (x): local history only"));
+  auto plain = desk_.admit(plan_ask(), user_);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_THAT(plain->reason, ::testing::Not(HasSubstr("fleet history")));
+}
+
+// A peak from another node says where it comes from instead of naming a local run.
+TEST_F(DeskTest, AFleetPeakIsNamedByItsOrigin) {
+  history_.peaks[1000] =
+      MeasuredPeak{"fleet:node-a", 5 * kGB, "fleet peak 5.00 GB over 30 d, node-a"};
+  AdmitAsk ask = plan_ask();
+  ask.use_calibrated = true;
+  auto out = desk_.admit(ask, user_);
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_EQ(out->decision.estimate_source.text(), "calibrated:fleet:node-a");
+  EXPECT_THAT(
+      out->reason,
+      HasSubstr("estimate: calibrated: fleet peak 5.00 GB over 30 d, node-a x 1.10 = 5.50 GB"));
 }
 
 }  // namespace

@@ -35,6 +35,21 @@ TEST(ConfigFile, TrustedUidsReplaceRootsDefault) {
   EXPECT_TRUE(none->admission.trusted_uids.empty());  // only each owner's own runs
 }
 
+TEST(ConfigFile, FleetHistoryIsOffByDefaultAndReadsItsKeys) {
+  EXPECT_TRUE(default_config().admission.history.prometheus_url.empty());
+  EXPECT_EQ(default_config().admission.history.timeout, std::chrono::milliseconds(500));
+  auto c = parse_config_yaml(
+      "admission:\n  history:\n    prometheus_url: http://prom:9090/\n    lookback: 168h\n"
+      "    timeout: 250ms\n    cache_ttl: 1m\n    token_file: /etc/ramguard/prom.token\n",
+      "f");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->admission.history.prometheus_url, "http://prom:9090/");
+  EXPECT_EQ(c->admission.history.lookback, std::chrono::hours(168));
+  EXPECT_EQ(c->admission.history.timeout, std::chrono::milliseconds(250));
+  EXPECT_EQ(c->admission.history.cache_ttl, std::chrono::minutes(1));
+  EXPECT_EQ(c->admission.history.token_file, "/etc/ramguard/prom.token");
+}
+
 TEST(ConfigFile, MessagesStartWithThePath) {
   TempDir dir;
   const auto path = dir.write("bad.yaml", "\n\nbudget: 4 GBs\n");

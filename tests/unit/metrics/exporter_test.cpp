@@ -390,3 +390,32 @@ TEST(MetricsExporter, InvalidAddressesAreErrorsNamingThem) {
 
 }  // namespace
 }  // namespace ramguard
+
+namespace ramguard {
+namespace {
+
+// The job's history as series (fleet calibration reads them through Prometheus): the largest
+// peak per owner, the runs counted, the last peak/estimate ratio.
+TEST(MetricsExporter, EndedRunsKeepTheirJobsPeakPerOwner) {
+  auto exporter = start_exporter();
+  ASSERT_NE(exporter, nullptr);
+  exporter->observe_job_run("fedavg", 1000, 7'000'000'000, 5'000'000'000);
+  exporter->observe_job_run("fedavg", 1000, 6'000'000'000, 0);  // no estimate: ratio stays
+  exporter->observe_job_run("fedavg", 2000, 9'000'000'000, 9'000'000'000);
+  const std::string body = scrape(*exporter);
+  EXPECT_NE(body.find("ramguard_job_peak_bytes{ramguard_job=\"fedavg\",uid=\"1000\"} 7000000000"),
+            std::string::npos)
+      << body;
+  EXPECT_NE(body.find("ramguard_job_runs{ramguard_job=\"fedavg\",uid=\"1000\"} 2"),
+            std::string::npos)
+      << body;
+  EXPECT_NE(body.find("ramguard_job_peak_estimate_ratio{ramguard_job=\"fedavg\",uid=\"1000\"} 1.4"),
+            std::string::npos)
+      << body;
+  EXPECT_NE(body.find("ramguard_job_peak_bytes{ramguard_job=\"fedavg\",uid=\"2000\"} 9000000000"),
+            std::string::npos)
+      << body;
+}
+
+}  // namespace
+}  // namespace ramguard

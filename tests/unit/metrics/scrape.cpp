@@ -167,6 +167,7 @@ void populate(MetricsExporter& exporter) {
   exporter.observe_gap(vit_run(), "aggregation.end->synchronization.begin", 5.0);
   exporter.observe_admission("vit-h", 0, true, 3'400'000'000);
   exporter.observe_admission("vit-h", 0, false, -1'200'000'000);
+  exporter.observe_job_run("vit-h", 1000, 9'600'000'000, 11'100'000'000);
   Verdict growth;
   growth.kind = verdict_kind::kGrowthWarning;
   growth.severity = Severity::kWarning;
