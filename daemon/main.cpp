@@ -173,7 +173,8 @@ int run_daemon(Config config, const CommandLine& flags) {
   }
   std::optional<LedgerJournal> journal;
   if (store) {
-    journal.emplace(*store);
+    journal.emplace(*store, config.store.journal_max_writes);
+    dispatcher.set_unstored_note([&journal] { return journal->unstored_note(); });
     registry.add_observer(&*journal);
     registry.recover(*journal);
     apply_retention_logged(*store, config.store.retention, clock.now().wall);
@@ -214,6 +215,13 @@ int run_daemon(Config config, const CommandLine& flags) {
       ++upkeep_ticks;
       if (store && !store->writable() && !store->opened_read_only() && upkeep_ticks % 5 == 0) {
         registry.sync_reservations();
+      }
+      // What was journalled while the ledger refused writes: retried every second (one write
+      // while the disk stays full), so it is written soon after space comes back.
+      if (journal) {
+        if (journal->behind()) (void)journal->flush_pending();
+        (*metrics)->set_store_journal(journal->pending_writes(), journal->max_pending_writes(),
+                                      journal->dropped_writes());
       }
       // Retention: hourly, finished runs only (store/retention.hpp).
       if (store && upkeep_ticks % 3600 == 0) {
@@ -261,6 +269,7 @@ int run_daemon(Config config, const CommandLine& flags) {
           admission.set_user_cap(config.admission.max_reserved_per_user_bytes);
           params = run_params(config);
           registry.set_params(params);
+          if (journal) journal->set_max_pending_writes(config.store.journal_max_writes);
           watches.set_peak_refresh_ticks(params.watch_peak_refresh_ticks);
           dispatcher.set_settings(control::dispatch_settings(config));
           server.set_limits(control::server_limits(config));

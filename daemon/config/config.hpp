@@ -164,6 +164,9 @@ struct RetentionConfig {
 
 struct StoreConfig {
   RetentionConfig retention;
+  // Writes accepted while the ledger cannot take them (full disk), kept in memory until it
+  // can; past this the oldest are dropped (about 1 KB each: 65,536 is ~64 MB at most).
+  std::uint32_t journal_max_writes = 65'536;
   friend bool operator==(const StoreConfig&, const StoreConfig&) = default;
 };
 
