@@ -77,14 +77,11 @@ std::string SalvageReport::summary() const {
   return out;
 }
 
-Result<SalvageReport> salvage_ledger(const std::filesystem::path& state_dir,
-                                     const std::string& reason,
-                                     std::chrono::system_clock::time_point now) {
-  SalvageReport report;
-  report.reason = reason;
+namespace {
+
+// A fresh ledger in `state_dir` with what can be read of report.moved_to.
+Status copy_into_fresh(const std::filesystem::path& state_dir, SalvageReport& report) {
   const std::filesystem::path file = state_dir / Store::kFileName;
-  report.moved_to = file.string() + ".corrupt-" + utc_stamp(now);
-  if (auto s = move_aside(file, report.moved_to); !s) return s.error();
   {
     // The fresh ledger with this build's schema; closed again before the copy.
     auto fresh = Store::open(state_dir);
@@ -100,10 +97,11 @@ Result<SalvageReport> salvage_ledger(const std::filesystem::path& state_dir,
   sqlite3_open_v2(copy->c_str(), &raw_from, SQLITE_OPEN_READONLY, nullptr);
   DbHandle from(raw_from);
   sqlite3* raw_to = nullptr;
-  if (sqlite3_open_v2(file.c_str(), &raw_to, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) {
-    return Error{"cannot open the fresh ledger " + file.string() + ": " + sqlite3_errmsg(raw_to)};
-  }
+  const int opened = sqlite3_open_v2(file.c_str(), &raw_to, SQLITE_OPEN_READWRITE, nullptr);
   DbHandle to(raw_to);
+  if (opened != SQLITE_OK) {
+    return Error{"cannot open the fresh ledger " + file.string() + ": " + sqlite3_errstr(opened)};
+  }
   sqlite3_busy_timeout(raw_to, 2000);
   // Foreign keys on: a row whose run was not salvaged is refused, not left dangling.
   sqlite3_exec(raw_to, "PRAGMA foreign_keys = ON; BEGIN", nullptr, nullptr, nullptr);
@@ -122,6 +120,25 @@ Result<SalvageReport> salvage_ledger(const std::filesystem::path& state_dir,
   if (sqlite3_exec(raw_to, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) {
     return Error{"cannot write the salvaged rows to " + file.string() + ": " +
                  sqlite3_errmsg(raw_to)};
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+Result<SalvageReport> salvage_ledger(const std::filesystem::path& state_dir,
+                                     const std::string& reason,
+                                     std::chrono::system_clock::time_point now) {
+  SalvageReport report;
+  report.reason = reason;
+  const std::filesystem::path file = state_dir / Store::kFileName;
+  report.moved_to = file.string() + ".corrupt-" + utc_stamp(now);
+  if (auto s = move_aside(file, report.moved_to); !s) return s.error();
+  if (auto copied = copy_into_fresh(state_dir, report); !copied) {
+    // Nothing half-done is left in the way: the fresh file goes and the old one comes back.
+    remove_copy(file);
+    (void)move_aside(report.moved_to, file);
+    return copied.error();
   }
   return report;
 }

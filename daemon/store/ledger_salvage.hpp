@@ -41,7 +41,8 @@ struct SalvageReport {
 };
 
 // Moves `<state_dir>/ramguard.db` aside and salvages it into a fresh one (the caller holds the
-// state lock). Errors: the file could not be moved or the fresh ledger not created.
+// state lock). Errors: the file could not be moved, or the fresh ledger not created or written
+// (the fresh file is then removed and the old one put back where it was).
 Result<SalvageReport> salvage_ledger(const std::filesystem::path& state_dir,
                                      const std::string& reason,
                                      std::chrono::system_clock::time_point now);
