@@ -121,6 +121,17 @@ void LedgerJournal::batch_ended(bool committed) {
 }
 
 std::string LedgerJournal::unstored_note() const {
+  if (pending_.empty() && store_.writable() && !store_.opened_read_only()) {
+    // A run end after writes that waited: they are written now, unless the journal dropped some.
+    std::string note =
+        "not every earlier write of this run reached the ledger when it was made; "
+        "nothing waits in the journal now";
+    if (pending_.dropped() > 0) {
+      note += " (" + std::to_string(pending_.dropped()) +
+              " writes were dropped from a full journal since the daemon started)";
+    }
+    return note;
+  }
   std::string note = "the ledger cannot take writes (" +
                      (store_.unwritable_reason().empty() ? std::string("a rolled-back batch")
                                                          : store_.unwritable_reason()) +

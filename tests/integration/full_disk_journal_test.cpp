@@ -142,6 +142,8 @@ TEST_F(FullDiskJournal, WhatWasAcceptedWhileFullIsInTheLedgerAfterARestart) {
   const v1::Reply ended = d.call(end);
   ASSERT_TRUE(ended.has_run_end()) << ended.DebugString();
   EXPECT_FALSE(ended.run_end().stored());
+  EXPECT_NE(ended.run_end().warning().find("journalled in memory"), std::string::npos)
+      << ended.run_end().warning();
   v1::Request admit;
   admit.mutable_admit()->set_estimate_bytes(kGB);
   const v1::Reply admitted = d.call(admit);
