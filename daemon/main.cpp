@@ -32,6 +32,7 @@
 #include "sampling/sampler.hpp"
 #include "store/job_history.hpp"
 #include "store/ledger_journal.hpp"
+#include "store/ledger_salvage.hpp"
 #include "store/retention.hpp"
 #include "store/state_lock.hpp"
 #include "store/store.hpp"
@@ -61,6 +62,55 @@ std::string watch_scope(const Config& config, pid_t pid) {
 
 double seconds(std::chrono::nanoseconds d) {
   return std::chrono::duration<double>(d).count();
+}
+
+// A corrupt ledger was moved aside and salvaged: what came over and what did not, one line
+// each, so the loss is on record without opening the old file.
+void log_salvage(const SalvageReport& report) {
+  log::error("store.ledger_salvaged", {{"reason", report.reason},
+                                       {"moved_to", report.moved_to.string()},
+                                       {"runs", report.copied("runs")},
+                                       {"marks", report.copied("marks")},
+                                       {"boundaries", report.copied("boundaries")},
+                                       {"reservations", report.copied("reservations")},
+                                       {"lossless", report.lossless()}});
+  for (const auto& table : report.tables) {
+    if (table.refused == 0 && table.unreadable == 0) continue;
+    log::warning("store.salvage_lost", {{"table", table.name},
+                                        {"copied", table.copied},
+                                        {"refused", table.refused},
+                                        {"unreadable", table.unreadable}});
+  }
+  for (const auto& loss : report.losses) log::warning("store.salvage_lost", {{"detail", loss}});
+}
+
+// --check-ledger DIR: the startup check and salvage, offline, under the same state lock.
+int check_ledger(const std::string& state_dir) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(state_dir, ec)) {
+    std::fprintf(stderr, "ramguardd: --check-ledger %s: not a state directory\n",
+                 state_dir.c_str());
+    return 1;
+  }
+  auto lock = StateLock::acquire(state_dir);
+  if (!lock) {
+    std::fprintf(stderr, "ramguardd: %s\n", lock.error().message.c_str());
+    return 1;
+  }
+  std::optional<SalvageReport> salvaged;
+  auto opened = open_or_salvage(state_dir, {}, salvaged);
+  if (salvaged) std::cout << salvaged->summary();
+  if (!opened) {
+    std::fprintf(stderr, "ramguardd: %s\n", opened.error().message.c_str());
+    return 1;
+  }
+  auto runs = (*opened)->run_count();
+  auto reservations = (*opened)->load_reservations();
+  std::cout << (*opened)->path().string() << ": " << (salvaged ? "salvaged" : "ok") << ", "
+            << (runs ? std::to_string(*runs) : std::string("?")) << " runs, "
+            << (reservations ? std::to_string(reservations->size()) : std::string("?"))
+            << " reservations\n";
+  return 0;
 }
 
 int run_daemon(Config config, const CommandLine& flags) {
@@ -108,7 +158,10 @@ int run_daemon(Config config, const CommandLine& flags) {
   std::unique_ptr<Store> store;
   StoreOptions store_options;
   store_options.sync_every_commit = false;
-  if (auto opened = Store::open(config.state_dir, store_options)) {
+  std::optional<SalvageReport> salvaged;
+  auto opened = open_or_salvage(config.state_dir, store_options, salvaged);
+  if (salvaged) log_salvage(*salvaged);
+  if (opened) {
     store = std::move(*opened);
     MetricsExporter* exporter = metrics->get();
     store->set_writable_listener([exporter, &io, &registry](bool writable) {
@@ -199,7 +252,8 @@ int run_daemon(Config config, const CommandLine& flags) {
   }
   std::optional<LedgerJournal> journal;
   if (store) {
-    journal.emplace(*store);
+    journal.emplace(*store, config.store.journal_max_writes);
+    dispatcher.set_unstored_note([&journal] { return journal->unstored_note(); });
     registry.add_observer(&*journal);
     registry.recover(*journal);
     apply_retention_logged(*store, config.store.retention, clock.now().wall);
@@ -240,6 +294,13 @@ int run_daemon(Config config, const CommandLine& flags) {
       ++upkeep_ticks;
       if (store && !store->writable() && !store->opened_read_only() && upkeep_ticks % 5 == 0) {
         registry.sync_reservations();
+      }
+      // What was journalled while the ledger refused writes: retried every second (one write
+      // while the disk stays full), so it is written soon after space comes back.
+      if (journal) {
+        if (journal->behind()) (void)journal->flush_pending();
+        (*metrics)->set_store_journal(journal->pending_writes(), journal->max_pending_writes(),
+                                      journal->dropped_writes());
       }
       // Retention: hourly, finished runs only (store/retention.hpp).
       if (store && upkeep_ticks % 3600 == 0) {
@@ -287,6 +348,7 @@ int run_daemon(Config config, const CommandLine& flags) {
           admission.set_user_cap(config.admission.max_reserved_per_user_bytes);
           params = run_params(config);
           registry.set_params(params);
+          if (journal) journal->set_max_pending_writes(config.store.journal_max_writes);
           watches.set_peak_refresh_ticks(params.watch_peak_refresh_ticks);
           dispatcher.set_settings(control::dispatch_settings(config));
           server.set_limits(control::server_limits(config));
@@ -358,6 +420,7 @@ int main(int argc, char** argv) {
     std::cout << version_text() << "\n";
     return 0;
   }
+  if (flags->check_ledger_dir) return check_ledger(*flags->check_ledger_dir);
   if (flags->check_config_path) {
     auto checked = load_config_file(*flags->check_config_path);
     if (checked) {

@@ -697,6 +697,10 @@ class RunStart(_Fields):
     growth_min_bytes: int = 0
     runaway_bytes_per_second: float = 0.0
     release_slack_bytes: int = 0
+    # False when the run's start is not in the ledger yet (e.g. a full disk); warning says why
+    # and what becomes of it.
+    stored: bool = False
+    warning: str = ""
 
     @classmethod
     def from_reply(cls, reply: Dict[str, Any]) -> "RunStart":
@@ -736,6 +740,7 @@ class RunEndResult(_Fields):
     peak_bytes: int = 0
     verdicts: List[Verdict] = dataclasses.field(default_factory=list)
     stored: bool = False
+    warning: str = ""  # set when not stored: why, and what becomes of the run's writes
     delivered: bool = True
     release: Optional[Verdict] = None
 

@@ -45,6 +45,8 @@ const std::vector<Flag>& flags() {
       {"--check-config",
        with<std::string>(non_empty,
                          [](CommandLine& c, std::string v) { c.check_config_path = v; })},
+      {"--check-ledger",
+       with<std::string>(non_empty, [](CommandLine& c, std::string v) { c.check_ledger_dir = v; })},
       {"--watch", with<WatchItem>(parse_watch_item,
                                   [](CommandLine& c, WatchItem v) {
                                     c.watch.push_back(v.pid);
@@ -155,6 +157,9 @@ on embedded defaults (budget 16GB, interval 2s, metrics on 127.0.0.1:9797).
 Flags (--flag VALUE or --flag=VALUE; flags win over the configuration file):
   --config FILE          YAML configuration (see deploy/ramguard.example.yaml)
   --check-config FILE    validate FILE, print every problem, exit 0 if valid, 1 if not
+  --check-ledger DIR     check the ledger in state directory DIR (the daemon must be stopped);
+                         an unusable one is moved aside and salvaged into a fresh ledger, as
+                         at startup; prints a summary, exit 0 if DIR has a usable ledger now
   --watch PID            watch this process from startup (repeatable); tree:PID watches
                          it and its descendants, cgroup:PID its memory cgroup
   --interval DURATION    sampling interval, 10ms to 1h (default 2s)

@@ -19,6 +19,7 @@ namespace ramguard {
 struct CommandLine {
   std::optional<std::string> config_path;        // --config FILE
   std::optional<std::string> check_config_path;  // --check-config FILE: validate and exit
+  std::optional<std::string> check_ledger_dir;   // --check-ledger DIR: check/salvage and exit
   std::vector<pid_t> watch;                      // --watch [tree:|cgroup:]PID (repeatable)
   std::map<pid_t, std::string> watch_scopes;     // the tree: / cgroup: ones
   std::optional<std::chrono::nanoseconds> interval;

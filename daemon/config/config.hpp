@@ -180,6 +180,10 @@ struct RetentionConfig {
 
 struct StoreConfig {
   RetentionConfig retention;
+  // Writes accepted while the ledger cannot take them (full disk), kept in memory until it
+  // can; past this the oldest are dropped (about 1 KB each: 16,384 is ~16 MB at most,
+  // counted in the daemon's worst case in docs/measuring.md).
+  std::uint32_t journal_max_writes = 16'384;
   friend bool operator==(const StoreConfig&, const StoreConfig&) = default;
 };
 

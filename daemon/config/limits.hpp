@@ -27,6 +27,7 @@ inline constexpr std::uint32_t kMaxMarksPerRun = 100'000'000;
 inline constexpr std::uint32_t kMaxRequestsPerSecond = 1'000'000;
 inline constexpr std::uint32_t kMaxRetentionDays = 36'500;
 inline constexpr std::uint32_t kMaxRetainedRuns = 100'000'000;
+inline constexpr std::uint32_t kMaxJournalWrites = 10'000'000;    // ~10 GB of memory: absurd above
 inline constexpr std::uint64_t kMinRetentionBytes = 1024 * 1024;  // below: every run would go
 inline constexpr std::uint32_t kMaxRounds = 1'000'000;            // warmup_rounds, fit_rounds
 // The leak rule needs three growing steps, so four floors: fewer would pass the check and

@@ -167,7 +167,10 @@ void read_store(Reader r, const YAML::Node& n, const std::string& p, StoreConfig
          {"max_runs", r.count(c.retention.max_runs, 0, limits::kMaxRetainedRuns)},
          {"max_bytes", max_bytes}});
   };
-  r.walk.fields(n, p, {{"retention", retention}});
+  r.walk.fields(
+      n, p,
+      {{"retention", retention},
+       {"journal_max_writes", r.count(c.journal_max_writes, 1, limits::kMaxJournalWrites)}});
 }
 
 void read_growth(Reader r, const YAML::Node& n, const std::string& p, GrowthConfig& c) {

@@ -234,7 +234,17 @@ Status Dispatcher::run_start(const v1::RunStartRequest& in, const Caller& caller
   out.set_growth_min_bytes(resolved.growth_min_bytes);
   out.set_runaway_bytes_per_second(resolved.runaway_bytes_per_second);
   out.set_release_slack_bytes(resolved.release_slack_bytes);
+  const RunMachine* machine = registry_.find(ledger.info.run_id);
+  out.set_stored(registry_.stores_durably() && machine != nullptr && machine->store_ok());
+  if (!out.stored()) out.set_warning(with_unstored_note({}));
   return ok_status();
+}
+
+std::string Dispatcher::with_unstored_note(std::string warning) const {
+  std::string note = unstored_note_ ? unstored_note_() : std::string();
+  if (note.empty() && store_ == nullptr) note = "no ledger: this run is guarded in memory only";
+  if (note.empty()) return warning;
+  return warning.empty() ? note : warning + "; " + note;
 }
 
 Status Dispatcher::mark(const v1::MarkRequest& in, const Caller& caller, v1::MarkReply& out) {
@@ -271,7 +281,7 @@ Status Dispatcher::mark(const v1::MarkRequest& in, const Caller& caller, v1::Mar
   out.set_phase_duration_seconds(marked->phase_duration_seconds);
   out.set_peak_exact(marked->peak_exact);
   out.set_stored(marked->stored);
-  out.set_warning(marked->warning);
+  out.set_warning(marked->stored ? marked->warning : with_unstored_note(marked->warning));
   for (const Verdict& v : marked->verdicts) to_proto(v, input.run_id, *out.add_verdicts());
   return ok_status();
 }
@@ -303,6 +313,7 @@ Status Dispatcher::run_end(const v1::RunEndRequest& in, const Caller& caller,
   to_proto(ended->reading, *out.mutable_reading());
   out.set_peak_bytes(ended->peak_bytes);
   out.set_stored(ended->stored);
+  if (!ended->stored) out.set_warning(with_unstored_note({}));
   for (const Verdict& v : ended->verdicts) to_proto(v, in.run_id(), *out.add_verdicts());
   return ok_status();
 }
@@ -429,13 +440,21 @@ bool Dispatcher::flush_writes() {
 
 // The batch these replies waited for was rolled back: what they said was stored is not.
 void Dispatcher::writes_lost(v1::Reply& reply) {
-  constexpr const char* kLost = "the ledger commit failed: this record is not stored";
+  const std::string lost = "the ledger commit failed: this record is not stored yet";
   if (reply.has_mark() && reply.mark().stored()) {
     reply.mutable_mark()->set_stored(false);
     std::string warning = reply.mark().warning();
-    reply.mutable_mark()->set_warning(warning.empty() ? kLost : warning + "; " + kLost);
+    reply.mutable_mark()->set_warning(
+        with_unstored_note(warning.empty() ? lost : warning + "; " + lost));
   }
-  if (reply.has_run_end()) reply.mutable_run_end()->set_stored(false);
+  if (reply.has_run_end() && reply.run_end().stored()) {
+    reply.mutable_run_end()->set_stored(false);
+    reply.mutable_run_end()->set_warning(with_unstored_note(lost));
+  }
+  if (reply.has_run_start() && reply.run_start().stored()) {
+    reply.mutable_run_start()->set_stored(false);
+    reply.mutable_run_start()->set_warning(with_unstored_note(lost));
+  }
 }
 
 Status Dispatcher::status(const v1::StatusRequest& in, const Caller& caller, v1::StatusReply& out) {

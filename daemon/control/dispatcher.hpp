@@ -3,6 +3,7 @@
 // and admission and back. Knows nothing about sockets (that is server.hpp).
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -39,6 +40,9 @@ class Dispatcher final : public RequestHandler {
              MachineState& machine, Store* store, DispatchSettings settings);
   void set_settings(DispatchSettings settings);
   void set_metrics(MetricsExporter* metrics) { metrics_ = metrics; }
+  // What became of a write a reply says is not stored (the ledger journal's note): it goes
+  // into the reply's warning.
+  void set_unstored_note(std::function<std::string()> note) { unstored_note_ = std::move(note); }
 
   void handle(const v1::Request& request, const Peer& peer, v1::Reply& reply) override;
   // An admission lets the desk's history fetch the job's fleet history first.
@@ -65,6 +69,8 @@ class Dispatcher final : public RequestHandler {
   Status compare(const v1::CompareRequest& in, const Caller& caller, v1::CompareReply& out);
   Status list_runs(const v1::ListRunsRequest& in, const Caller& caller, v1::ListRunsReply& out);
   void reservations_changed();
+  // `warning` with the unstored note appended (for a reply whose write is not stored).
+  std::string with_unstored_note(std::string warning) const;
   // A phase begin's room (node and the run's cgroup), for a run with a plan; else nullopt.
   std::optional<PhaseRoom> phase_room(const std::string& run_id);
 
@@ -75,6 +81,7 @@ class Dispatcher final : public RequestHandler {
   Store* store_;
   DispatchSettings settings_;
   MetricsExporter* metrics_ = nullptr;
+  std::function<std::string()> unstored_note_;
   bool group_commit_ = false;
   bool reservations_dirty_ = false;
   std::optional<PssJob> pss_job_;  // set by a tree's round end, taken at once

@@ -32,6 +32,9 @@ struct GlobalSeries {
   prometheus::Gauge* runs_active = nullptr;
   prometheus::Gauge* store_available = nullptr;
   prometheus::Gauge* store_writable = nullptr;
+  prometheus::Gauge* journal_writes = nullptr;
+  prometheus::Gauge* journal_max_writes = nullptr;
+  prometheus::Counter* journal_dropped = nullptr;
   prometheus::Gauge* max_targets = nullptr;
   prometheus::Gauge* targets_folded = nullptr;
   prometheus::Histogram* sample_duration = nullptr;
@@ -67,6 +70,9 @@ MetricsExporter::MetricsExporter()
   // Present from the first scrape: an alert on 0 must not wait for the first failure.
   global(globals_->store_available, families_->store_available).Set(0);
   global(globals_->store_writable, families_->store_writable).Set(0);
+  global(globals_->journal_writes, families_->store_journal_writes).Set(0);
+  global(globals_->journal_max_writes, families_->store_journal_max_writes).Set(0);
+  globals_->journal_dropped = &families_->store_journal_dropped.Add({});
   global(globals_->max_targets, families_->max_targets)
       .Set(static_cast<double>(targets_->max_targets()));
   global(globals_->targets_folded, families_->targets_folded).Set(0);
@@ -182,6 +188,19 @@ void MetricsExporter::set_store_available(bool available) {
 void MetricsExporter::set_store_writable(bool writable) {
   std::lock_guard lock(mutex_);
   global(globals_->store_writable, families_->store_writable).Set(writable ? 1 : 0);
+}
+
+void MetricsExporter::set_store_journal(std::size_t writes, std::size_t max_writes,
+                                        std::uint64_t dropped_total) {
+  std::lock_guard lock(mutex_);
+  global(globals_->journal_writes, families_->store_journal_writes)
+      .Set(static_cast<double>(writes));
+  global(globals_->journal_max_writes, families_->store_journal_max_writes)
+      .Set(static_cast<double>(max_writes));
+  const double seen = globals_->journal_dropped->Value();
+  if (static_cast<double>(dropped_total) > seen) {
+    globals_->journal_dropped->Increment(static_cast<double>(dropped_total) - seen);
+  }
 }
 
 namespace {

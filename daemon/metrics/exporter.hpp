@@ -80,6 +80,8 @@ class MetricsExporter {
   void set_user_active_runs(const std::map<std::uint32_t, std::uint64_t>& by_uid);
   void set_store_available(bool available);
   void set_store_writable(bool writable);
+  // The ledger journal's size, bound and drops since the start (a running total).
+  void set_store_journal(std::size_t writes, std::size_t max_writes, std::uint64_t dropped_total);
 
   // A reading of the target's process: RSS and its split; swap only from mark readings
   // (periodic statm readings do not carry it). A reading proves the process readable again.

@@ -31,6 +31,17 @@ MetricFamilies::MetricFamilies(prometheus::Registry& r)
       store_writable(gauge(r, "ramguard_store_writable",
                            "1 when writes reach the run ledger, 0 when it is read-only, full, "
                            "corrupt or failing (guarding goes on in memory)")),
+      store_journal_writes(gauge(r, "ramguard_store_journal_writes",
+                                 "Accepted writes waiting in memory for the ledger to take "
+                                 "writes again (written in order when it does)")),
+      store_journal_max_writes(gauge(r, "ramguard_store_journal_max_writes",
+                                     "Bound of the ledger journal; past it the oldest writes "
+                                     "are dropped")),
+      store_journal_dropped(prometheus::BuildCounter()
+                                .Name("ramguard_store_journal_dropped_total")
+                                .Help("Accepted writes the ledger never got: dropped from a "
+                                      "full journal or refused when written")
+                                .Register(r)),
       max_targets(gauge(r, "ramguard_metrics_max_targets",
                         "Targets (runs, admissions, watched PIDs) with series of their own "
                         "(metrics.max_targets)")),

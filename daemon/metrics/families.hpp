@@ -24,6 +24,10 @@ struct MetricFamilies {
   prometheus::Family<prometheus::Gauge>& runs_active;
   prometheus::Family<prometheus::Gauge>& store_available;
   prometheus::Family<prometheus::Gauge>& store_writable;
+  // The ledger journal: writes accepted while the ledger could not take them (store/).
+  prometheus::Family<prometheus::Gauge>& store_journal_writes;
+  prometheus::Family<prometheus::Gauge>& store_journal_max_writes;
+  prometheus::Family<prometheus::Counter>& store_journal_dropped;
   prometheus::Family<prometheus::Gauge>& max_targets;
   prometheus::Family<prometheus::Gauge>& targets_folded;
   // Each user's share (uid label, bounded: metrics/user_shares.hpp).

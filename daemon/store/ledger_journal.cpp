@@ -2,74 +2,120 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <span>
 #include <string_view>
 #include <vector>
 
 namespace ramguard {
 
+LedgerJournal::LedgerJournal(Store& store, std::size_t max_pending_writes)
+    : store_(store), pending_(max_pending_writes) {
+  store_.set_batch_ended_listener([this](bool committed) { batch_ended(committed); });
+}
+
+LedgerJournal::~LedgerJournal() {
+  store_.set_batch_ended_listener({});
+}
+
+// Each write copies its records into the closure: journalled, it outlives the call.
 Status LedgerJournal::run_started(const RunLedger& ledger) {
-  if (auto s = store_.join_batch(ledger.info.run_id); !s) return s;
-  return store_.begin_run(ledger);
+  return write(ledger.info.run_id, "run start",
+               [this, started = ledger] { return store_.begin_run(started); });
 }
 
 Status LedgerJournal::marked(const RunLedger& ledger, const MarkRecord& mark,
                              const PhaseRecord* phase, const BoundaryRecord* boundary) {
   const std::string& id = ledger.info.run_id;
-  if (auto s = store_.join_batch(id); !s) return s;
-  return store_.atomically([&]() -> Status {
-    if (auto s = store_.append_mark(id, mark); !s) return s;
-    if (phase != nullptr) {
-      if (auto s = store_.save_phase(id, *phase); !s) return s;
-    }
-    if (boundary != nullptr) {
-      if (auto s = store_.save_boundary(id, *boundary); !s) return s;
-    }
-    return store_.update_progress(id, ledger.peak_bytes, ledger.peak_exact, ledger.last);
-  });
+  std::optional<PhaseRecord> phase_row;
+  if (phase != nullptr) phase_row = *phase;
+  std::optional<BoundaryRecord> boundary_row;
+  if (boundary != nullptr) boundary_row = *boundary;
+  return write(
+      id, "mark",
+      [this, id, mark, phase_row = std::move(phase_row), boundary_row = std::move(boundary_row),
+       peak = ledger.peak_bytes, exact = ledger.peak_exact, last = ledger.last] {
+        return store_.atomically([&]() -> Status {
+          if (auto s = store_.append_mark(id, mark); !s) return s;
+          if (phase_row) {
+            if (auto s = store_.save_phase(id, *phase_row); !s) return s;
+          }
+          if (boundary_row) {
+            if (auto s = store_.save_boundary(id, *boundary_row); !s) return s;
+          }
+          return store_.update_progress(id, peak, exact, last);
+        });
+      });
 }
 
 Status LedgerJournal::boundary_settled(const RunLedger& ledger, const BoundaryRecord& boundary) {
-  if (auto s = store_.join_batch(ledger.info.run_id); !s) return s;
-  return store_.save_boundary(ledger.info.run_id, boundary);
+  const std::string& id = ledger.info.run_id;
+  return write(id, "boundary", [this, id, boundary] { return store_.save_boundary(id, boundary); });
 }
 
 Status LedgerJournal::verdict(const RunLedger& ledger, const Verdict& verdict) {
-  if (auto s = store_.join_batch(ledger.info.run_id); !s) return s;
-  return store_.save_verdict(ledger.info.run_id, verdict);
+  const std::string& id = ledger.info.run_id;
+  return write(id, "verdict", [this, id, verdict] { return store_.save_verdict(id, verdict); });
 }
 
 Status LedgerJournal::progress(const RunLedger& ledger, const ProgressSample& sample) {
   const StoredSample row{sample.at_unix_ms,    sample.rss_bytes,  sample.min_rss_bytes,
                          sample.max_rss_bytes, sample.anon_bytes, sample.file_bytes};
-  if (auto s = store_.join_batch(ledger.info.run_id); !s) return s;
-  return store_.atomically([&]() -> Status {
-    if (auto s = store_.append_samples(ledger.info.run_id, std::span(&row, 1)); !s) return s;
-    if (ledger.state != RunState::kActive) return ok_status();
-    return store_.update_progress(ledger.info.run_id, ledger.peak_bytes, ledger.peak_exact,
-                                  ledger.last);
-  });
+  const std::string& id = ledger.info.run_id;
+  return write(id, "progress",
+               [this, id, row, active = ledger.state == RunState::kActive, peak = ledger.peak_bytes,
+                exact = ledger.peak_exact, last = ledger.last] {
+                 return store_.atomically([&]() -> Status {
+                   if (auto s = store_.append_samples(id, std::span(&row, 1)); !s) return s;
+                   if (!active) return ok_status();
+                   return store_.update_progress(id, peak, exact, last);
+                 });
+               });
 }
 
 Status LedgerJournal::run_finished(const RunLedger& ledger,
                                    const std::vector<const PhaseRecord*>& closed_phases) {
   const std::string& id = ledger.info.run_id;
-  if (auto s = store_.join_batch(id); !s) return s;
-  return store_.atomically([&]() -> Status {
-    for (const PhaseRecord* phase : closed_phases) {
-      if (auto s = store_.save_phase(id, *phase); !s) return s;
-    }
-    if (!ledger.marks.empty() && ledger.marks.back().kind == MarkKind::kRunEnd) {
-      if (auto s = store_.append_mark(id, ledger.marks.back()); !s) return s;
-    }
-    return store_.end_run(id, ledger.state, ledger.ended.value_or(ledger.last.at),
-                          ledger.peak_bytes, ledger.last, ledger.peak_exact);
-  });
+  std::vector<PhaseRecord> phases;
+  for (const PhaseRecord* phase : closed_phases) phases.push_back(*phase);
+  std::optional<MarkRecord> end_mark;
+  if (!ledger.marks.empty() && ledger.marks.back().kind == MarkKind::kRunEnd) {
+    end_mark = ledger.marks.back();
+  }
+  return write(id, "run end",
+               [this, id, phases = std::move(phases), end_mark = std::move(end_mark),
+                state = ledger.state, ended = ledger.ended.value_or(ledger.last.at),
+                peak = ledger.peak_bytes, last = ledger.last, exact = ledger.peak_exact] {
+                 return store_.atomically([&]() -> Status {
+                   for (const PhaseRecord& phase : phases) {
+                     if (auto s = store_.save_phase(id, phase); !s) return s;
+                   }
+                   if (end_mark) {
+                     if (auto s = store_.append_mark(id, *end_mark); !s) return s;
+                   }
+                   return store_.end_run(id, state, ended, peak, last, exact);
+                 });
+               });
+}
+
+// The newest rows are all that matter: they wait behind the journal and replace older rows
+// that waited.
+Status LedgerJournal::reservations(const std::vector<ReservationRow>& rows, std::uint64_t) {
+  last_reservations_ = rows;
+  unsaved_reservations_.reset();
+  if (!drain()) {
+    if (!store_.opened_read_only()) unsaved_reservations_ = rows;
+    return Error{"the ledger is behind: " + unstored_note()};
+  }
+  Status written = write_reservations(rows);
+  if (!written && !store_.writable() && !store_.opened_read_only()) unsaved_reservations_ = rows;
+  return written;
 }
 
 // Rows that are no longer current are deleted, including rows restored after a restart.
 // Writes the difference from what is stored, not the whole table: an admission or release
 // costs one row, however many reservations are open.
-Status LedgerJournal::reservations(const std::vector<ReservationRow>& rows, std::uint64_t) {
+Status LedgerJournal::write_reservations(const std::vector<ReservationRow>& rows) {
   // A lost batch may have held reservation rows this cache counts as stored.
   if (store_.batches_lost() != batches_lost_seen_) {
     batches_lost_seen_ = store_.batches_lost();

@@ -1,14 +1,24 @@
 #pragma once
 // The store as runs see it: a durable RunObserver (every mark, boundary, verdict and end is
 // written before it is acknowledged) and the RunSource that restart recovery reads.
+//
+// While the ledger cannot take writes (full disk, I/O errors), what runs do is journalled in
+// memory (PendingWrites, bounded) and written, in order and before any newer write, as soon as
+// the store takes writes again; the replies meanwhile say stored:false. A batch that was rolled
+// back at its commit puts its writes back at the head of the journal. A file opened read-only
+// is not journalled: it stays read-only until a restart, so the journal could never be written.
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "runs/observer.hpp"
 #include "runs/run_source.hpp"
+#include "store/pending_writes.hpp"
 #include "store/records.hpp"
 #include "store/store.hpp"
 
@@ -16,7 +26,10 @@ namespace ramguard {
 
 class LedgerJournal final : public RunObserver, public RunSource {
  public:
-  explicit LedgerJournal(Store& store) : store_(store) {}
+  explicit LedgerJournal(Store& store, std::size_t max_pending_writes = kDefaultPendingWrites);
+  ~LedgerJournal() override;
+  LedgerJournal(const LedgerJournal&) = delete;
+  LedgerJournal& operator=(const LedgerJournal&) = delete;
 
   bool durable() const override { return true; }
   Status run_started(const RunLedger& ledger) override;
@@ -33,8 +46,39 @@ class LedgerJournal final : public RunObserver, public RunSource {
   Result<std::vector<RunLedger>> load_active_runs() override;
   Result<std::vector<ReservationRow>> load_reservations() override;
 
+  // Writes the journal to the store, oldest first; true when nothing is left unwritten. Called
+  // once a second: after a failure only this retries, with one write (a probe), and only once
+  // a probe has reached the file is the rest written (no rewriting a large journal at every
+  // request while the disk stays full).
+  bool flush_pending();
+  bool behind() const { return !pending_.empty() || unsaved_reservations_.has_value(); }
+  std::size_t pending_writes() const { return pending_.size(); }
+  std::size_t max_pending_writes() const { return pending_.max_entries(); }
+  void set_max_pending_writes(std::size_t max) { pending_.set_max_entries(max); }
+  std::uint64_t dropped_writes() const { return pending_.dropped(); }
+  // For a reply that says stored:false: what became of its write (empty when stored).
+  std::string unstored_note() const;
+
  private:
+  enum class Attempt { kWritten, kLater, kRefused };
+  // Writes `write` now, or journals it behind the writes already waiting.
+  Status write(const std::string& run_id, const char* what, std::function<Status()> apply);
+  Attempt attempt(PendingWrite& write, Status& status);
+  bool drain();            // writes what waits, if a retry is due; true when nothing waits
+  void failed_to_write();  // back to probing, at the next flush_pending()
+  Status write_reservations(const std::vector<ReservationRow>& rows);
+  void batch_ended(bool committed);
+
   Store& store_;
+  PendingWrites pending_;
+  std::vector<PendingWrite> in_batch_;  // written into the open batch, not yet committed
+  std::uint64_t journalled_since_flush_ = 0;
+  std::uint64_t replayed_in_batch_ = 0;  // journalled writes in the open batch
+  bool retry_due_ = true;                // false after a failure until flush_pending()
+  std::size_t flush_limit_ = SIZE_MAX;   // 1 while probing
+  // The latest reservation rows, when the store has not taken them yet.
+  std::optional<std::vector<ReservationRow>> unsaved_reservations_;
+  std::vector<ReservationRow> last_reservations_;  // put back if their batch is lost
   // What the store holds, by id, once read: reservations() writes only the difference.
   std::optional<std::map<std::string, StoredReservation>> stored_reservations_;
   std::uint64_t batches_lost_seen_ = 0;  // store_.batches_lost() when the cache was checked

@@ -98,6 +98,11 @@ class Store {
   }
   // Told the runs whose writes a failed commit_batch() lost (their replies said stored).
   void set_batch_lost_listener(BatchLostListener listener) { batch_lost_ = std::move(listener); }
+  // Told the outcome of every batch that was open (committed or rolled back): the ledger
+  // journal keeps a batch's writes until then, to journal them again if they were lost.
+  void set_batch_ended_listener(std::function<void(bool committed)> listener) {
+    batch_ended_ = std::move(listener);
+  }
   // Opens the batch if batching and none is open; `run_id` (may be empty) names whose write
   // joins it. Call before the writes; a no-op without batching.
   Status join_batch(std::string_view run_id);
@@ -214,6 +219,7 @@ class Store {
   bool fail_next_commit_ = false;
   std::function<void()> batch_opened_;
   BatchLostListener batch_lost_;
+  std::function<void(bool committed)> batch_ended_;
 };
 
 // True for the error load_run and the write methods give for a run id not in the store.

@@ -44,6 +44,7 @@ Status Store::commit_batch() {
   }
   if (committed) {
     ++batches_committed_;
+    if (batch_ended_) batch_ended_(true);
     return committed;
   }
   db_->rollback();
@@ -51,6 +52,7 @@ Status Store::commit_batch() {
   job_peaks_.clear();  // a run end in the batch may have changed them; it is gone now
   log::debug("store.batch_lost",
              {{"runs", std::to_string(runs.size())}, {"reason", committed.error().message}});
+  if (batch_ended_) batch_ended_(false);
   if (batch_lost_) batch_lost_(runs, committed.error());
   return committed;
 }

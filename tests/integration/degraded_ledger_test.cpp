@@ -220,7 +220,7 @@ TEST_F(DegradedLedger, FullLedgerShowsUnwritableAndAdmissionStillCounts) {
   EXPECT_TRUE(eventually([&] { return call_status(*d).status().store_writable(); }, 15s))
       << d->log_text();
   EXPECT_FALSE(d->wait_for_log("event=store.writable_again").empty());
-  EXPECT_TRUE(mark_round(*d, run_id).mark().stored());
+  EXPECT_TRUE(mark_round(*d, run_id).mark().stored()) << d->log_text();
   d->kill_hard();
   auto again = daemon_on(fs / "state");
   const v1::Reply restored = call_status(*again);

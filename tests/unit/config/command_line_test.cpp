@@ -153,9 +153,9 @@ TEST(CommandLine, FlagThatBreaksACrossKeyRuleIsCaughtByValidate) {
 
 TEST(CommandLine, UsageListsEveryFlagAndVersionIsTheProjects) {
   const std::string usage = usage_text();
-  for (const char* flag :
-       {"--config FILE", "--check-config FILE", "--watch PID", "--interval", "--metrics HOST:PORT",
-        "--socket PATH", "--state-dir DIR", "--budget", "--log-level", "--help", "--version"}) {
+  for (const char* flag : {"--config FILE", "--check-config FILE", "--check-ledger DIR",
+                           "--watch PID", "--interval", "--metrics HOST:PORT", "--socket PATH",
+                           "--state-dir DIR", "--budget", "--log-level", "--help", "--version"}) {
     EXPECT_THAT(usage, HasSubstr(flag));
   }
   EXPECT_EQ(version_text(), std::string("ramguardd ") + RAMGUARD_TEST_VERSION);

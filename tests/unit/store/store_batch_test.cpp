@@ -1,6 +1,7 @@
 // Group commit in the store: with batching on, the writes joined between two commit_batch()
 // calls are one transaction (invisible to another connection until the COMMIT, all there after
-// it); a failed COMMIT loses all of them, names their runs and leaves the store usable; with
+// it); a failed COMMIT rolls all of them back, names their runs, leaves the store usable and
+// puts them back in the ledger journal, written before the next write; with
 // batching off every write commits before it returns, as before.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -94,10 +95,17 @@ TEST(StoreBatch, AFailedCommitLosesTheWholeBatchAndNamesItsRuns) {
   auto gone = s.store->load_run("run-b");  // its start was in the lost batch too
   ASSERT_FALSE(gone.ok());
   EXPECT_TRUE(is_unknown_run(gone.error()));
-  // The store goes on: the next batch commits.
+  // The store goes on, and the lost writes were journalled again: once a probe of one write
+  // is durable, the next write writes the rest first, in their order, then itself.
+  EXPECT_EQ(s.journal->pending_writes(), 3u);
+  EXPECT_FALSE(s.journal->flush_pending());  // after a failure: one write first, as a probe
+  ASSERT_TRUE(s.store->commit_batch().ok());
+  EXPECT_EQ(s.journal->pending_writes(), 2u);
   ASSERT_TRUE(s.mark(a, 12).ok());
   ASSERT_TRUE(s.store->commit_batch().ok());
-  EXPECT_EQ(committed_marks(dir.path()), 1);
+  EXPECT_EQ(s.journal->pending_writes(), 0u);
+  EXPECT_EQ(committed_marks(dir.path()), 3);
+  EXPECT_TRUE(s.store->load_run("run-b").ok());
 }
 
 TEST(StoreBatch, WithoutBatchingEveryWriteCommitsAtOnce) {

@@ -1,0 +1,223 @@
+// Nothing acknowledged is lost to a full disk, against the real daemon on a real small tmpfs
+// filled and emptied mid-run: what was accepted while the ledger could not take writes (round
+// ends, a run's end, a run started meanwhile, a reservation) is journalled in memory, written in
+// order once space is back, and is all in the ledger after a kill -9 and a restart. A journal
+// at its bound drops the oldest writes and says so (reply, log, metric). Needs root (mount).
+#include <gtest/gtest.h>
+#include <sys/mount.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "harness.hpp"
+
+namespace ramguard::testing {
+namespace {
+
+constexpr std::uint64_t kGB = 1'000'000'000;
+
+class FullDiskJournal : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = make_temp_dir("fulldisk");
+    fs_ = dir_ / "tmpfs";
+    std::filesystem::create_directories(fs_);
+    if (::mount("tmpfs", fs_.c_str(), "tmpfs", 0, "size=6m,mode=0755") != 0) {
+      FAIL() << "tmpfs mount (the test needs root): " << std::strerror(errno);
+    }
+    mounted_ = true;
+  }
+  void TearDown() override {
+    daemon_.reset();
+    if (mounted_) ::umount2(fs_.c_str(), MNT_DETACH);
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+
+  Daemon& start(const std::string& yaml = "budget: 16GB\n") {
+    daemon_.reset();
+    Daemon::Options o;
+    o.config_yaml = yaml;
+    o.state_dir = fs_ / "state";
+    daemon_ = Daemon::start(o);
+    return *daemon_;
+  }
+
+  // Fills the tmpfs to its last byte.
+  void fill() {
+    std::ofstream out(fs_ / "filler", std::ios::binary);
+    const std::string block(4096, 'x');
+    while (out.write(block.data(), block.size())) {
+    }
+    out.close();
+    std::ofstream tail(fs_ / "filler", std::ios::binary | std::ios::app);
+    while (tail.put('x') && tail.flush()) {
+    }
+  }
+  void empty() { std::filesystem::remove(fs_ / "filler"); }
+
+  std::string sql(const std::string& query) {
+    const CommandResult r =
+        run_command({"/usr/bin/sqlite3", (fs_ / "state" / "ramguard.db").string(), query});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return r.output;
+  }
+
+  std::filesystem::path dir_, fs_;
+  bool mounted_ = false;
+  std::unique_ptr<Daemon> daemon_;
+};
+
+v1::Reply start_run(const Daemon& d, pid_t pid) {
+  v1::Request r;
+  r.mutable_run_start()->set_pid(static_cast<std::uint32_t>(pid));
+  r.mutable_run_start()->set_job("fulldisk");
+  return d.call(r);
+}
+
+v1::MarkReply round_end(const Daemon& d, const std::string& run_id) {
+  v1::Request r;
+  r.mutable_mark()->set_run_id(run_id);
+  r.mutable_mark()->set_kind(v1::MarkRequest::ROUND_END);
+  const v1::Reply reply = d.call(r);
+  EXPECT_TRUE(reply.has_mark()) << reply.DebugString();
+  return reply.mark();
+}
+
+v1::RunStatus report(const Daemon& d, const std::string& run_id) {
+  v1::Request r;
+  r.mutable_report()->set_run_id(run_id);
+  const v1::Reply reply = d.call(r);
+  EXPECT_TRUE(reply.has_report()) << reply.DebugString();
+  return reply.report().run();
+}
+
+bool call_status_writable(const Daemon& d) {
+  v1::Request r;
+  r.mutable_status();
+  return d.call(r).status().store_writable();
+}
+
+double journal_writes(const Daemon& d) {
+  return metric_value(d.scrape_metrics(), "ramguard_store_journal_writes");
+}
+
+TEST_F(FullDiskJournal, WhatWasAcceptedWhileFullIsInTheLedgerAfterARestart) {
+  MemChild a;
+  MemChild b;
+  Daemon& d = start();
+  const v1::Reply started = start_run(d, a.pid());
+  ASSERT_TRUE(started.run_start().stored()) << started.DebugString();
+  const std::string run = started.run_start().run_id();
+  ASSERT_TRUE(round_end(d, run).stored());
+
+  fill();
+  // Round ends until one is refused (the WAL may still have room for a few), then two more:
+  // all accepted, the unstored ones saying that they wait in the journal.
+  std::uint32_t rounds = 1;
+  bool refused = false;
+  for (int i = 0; i < 200 && !refused; ++i) {
+    const v1::MarkReply m = round_end(d, run);
+    EXPECT_EQ(m.round(), ++rounds);
+    refused = !m.stored();
+  }
+  ASSERT_TRUE(refused) << "the disk never filled up";
+  for (int i = 0; i < 2; ++i) {
+    const v1::MarkReply m = round_end(d, run);
+    EXPECT_EQ(m.round(), ++rounds);
+    EXPECT_FALSE(m.stored());
+    EXPECT_NE(m.warning().find("journalled in memory"), std::string::npos) << m.warning();
+  }
+  const v1::Reply late = start_run(d, b.pid());
+  ASSERT_TRUE(late.has_run_start()) << late.DebugString();
+  EXPECT_FALSE(late.run_start().stored());
+  EXPECT_NE(late.run_start().warning().find("journalled in memory"), std::string::npos)
+      << late.run_start().warning();
+  const std::string late_run = late.run_start().run_id();
+  EXPECT_FALSE(round_end(d, late_run).stored());
+  v1::Request end;
+  end.mutable_run_end()->set_run_id(run);
+  const v1::Reply ended = d.call(end);
+  ASSERT_TRUE(ended.has_run_end()) << ended.DebugString();
+  EXPECT_FALSE(ended.run_end().stored());
+  EXPECT_NE(ended.run_end().warning().find("journalled in memory"), std::string::npos)
+      << ended.run_end().warning();
+  v1::Request admit;
+  admit.mutable_admit()->set_estimate_bytes(kGB);
+  const v1::Reply admitted = d.call(admit);
+  ASSERT_TRUE(admitted.admit().admitted()) << admitted.DebugString();
+  EXPECT_TRUE(eventually([&] { return journal_writes(d) >= 5; }, 5s))
+      << "journal metric " << journal_writes(d);
+  EXPECT_FALSE(call_status_writable(d));
+
+  empty();
+  // The daemon retries by itself: the journal drains to 0 without a new request.
+  EXPECT_TRUE(eventually([&] { return journal_writes(d) == 0; }, 15s)) << d.log_text();
+  EXPECT_FALSE(d.wait_for_log("event=store.journal_written").empty());
+  EXPECT_EQ(metric_value(d.scrape_metrics(), "ramguard_store_journal_dropped_total"), 0.0);
+  d.kill_hard();
+
+  Daemon& again = start();
+  const v1::RunStatus a_after = report(again, run);
+  EXPECT_EQ(a_after.state(), "ended") << a_after.DebugString();
+  EXPECT_EQ(a_after.boundaries_size(), static_cast<int>(rounds)) << a_after.DebugString();
+  const v1::RunStatus b_after = report(again, late_run);
+  EXPECT_EQ(b_after.state(), "active") << b_after.DebugString();
+  EXPECT_EQ(b_after.boundaries_size(), 1) << b_after.DebugString();
+  v1::Request status;
+  status.mutable_status();
+  const v1::Reply s = again.call(status);
+  ASSERT_EQ(s.status().reservations_size(), 1) << s.DebugString();
+  EXPECT_EQ(s.status().reservations(0).reservation_id(), admitted.admit().reservation_id());
+  // In the file, in order: A's start, every round end, then its end.
+  std::string expected = "run_start:0";
+  for (std::uint32_t r = 1; r <= rounds; ++r) expected += " round_end:" + std::to_string(r);
+  expected += " run_end:" + std::to_string(rounds) + "\n";
+  EXPECT_EQ(sql("SELECT group_concat(kind || ':' || round, ' ') FROM (SELECT kind, round FROM "
+                "marks WHERE run_id = '" +
+                run + "' ORDER BY seq)"),
+            expected);
+}
+
+TEST_F(FullDiskJournal, AJournalAtItsBoundKeepsTheNewestAndSaysWhatItDropped) {
+  MemChild a;
+  Daemon& d = start("budget: 16GB\nstore:\n  journal_max_writes: 4\n");
+  const std::string run = start_run(d, a.pid()).run_start().run_id();
+  ASSERT_FALSE(run.empty());
+  ASSERT_TRUE(round_end(d, run).stored());
+  fill();
+  std::uint32_t first_unstored = 0;
+  for (std::uint32_t round = 2; round < 200 && first_unstored == 0; ++round) {
+    if (!round_end(d, run).stored()) first_unstored = round;
+  }
+  ASSERT_NE(first_unstored, 0u) << "the disk never filled up";
+  v1::MarkReply last;
+  for (int i = 0; i < 12; ++i) last = round_end(d, run);
+  EXPECT_FALSE(last.stored());
+  EXPECT_EQ(last.round(), first_unstored + 12);
+  EXPECT_NE(last.warning().find("the journal is full (4 writes)"), std::string::npos)
+      << last.warning();
+  EXPECT_FALSE(d.wait_for_log("event=store.journal_full").empty());
+  EXPECT_TRUE(eventually(
+      [&] { return metric_value(d.scrape_metrics(), "ramguard_store_journal_dropped_total") >= 8; },
+      5s));
+  EXPECT_LE(journal_writes(d), 4.0);
+
+  empty();
+  EXPECT_TRUE(eventually([&] { return journal_writes(d) == 0; }, 15s)) << d.log_text();
+  EXPECT_FALSE(d.wait_for_log("event=store.journal_written").empty()) << d.log_text();
+  d.kill_hard();
+  // The newest round end is there, the oldest unstored one is not.
+  const std::string rounds =
+      " " + sql("SELECT group_concat(round, ' ') FROM (SELECT round FROM marks WHERE run_id = '" +
+                run + "' AND kind = 'round_end' ORDER BY seq)");
+  EXPECT_EQ(rounds.rfind(" 1 ", 0), 0u) << rounds;
+  EXPECT_NE(rounds.find(" " + std::to_string(first_unstored + 12) + "\n"), std::string::npos)
+      << rounds;
+  EXPECT_EQ(rounds.find(" " + std::to_string(first_unstored) + " "), std::string::npos) << rounds;
+}
+
+}  // namespace
+}  // namespace ramguard::testing
