@@ -49,6 +49,8 @@ class ProcessTree {
   // which processes hold the tree's memory, and by comparison which grew.
   const std::vector<ProcessShare>& shares() const { return shares_; }
   std::size_t descendants() const { return members_.size(); }
+  // Members the last add_descendants found exited (and dropped).
+  std::size_t gone_at_last_reading() const { return gone_.size(); }
 
  private:
   const ProcFs* procfs_;

@@ -119,7 +119,11 @@ Result<MemoryReading> Sampler::read_target(Target& target, const Instant& at, bo
   auto own = complete ? target.handle.read_complete(at) : target.handle.read_periodic(at);
   if (!own || !target.tree) return own;  // a tree's root that exited ends the run
   refresh_tree(target, complete);
-  return target.tree->add_descendants(*own, at, complete);
+  MemoryReading tree = target.tree->add_descendants(*own, at, complete);
+  // A member found gone may have left children, re-parented away: its exit event, if it comes
+  // after this reading, no longer names a member.
+  if (target.tree->gone_at_last_reading() > 0) target.walk_due = true;
+  return tree;
 }
 
 Result<TargetKey> Sampler::add(pid_t pid, ReadingSink sink) {
