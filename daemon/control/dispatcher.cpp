@@ -31,6 +31,8 @@ v1::Error::Code code_for(ErrorKind kind) {
       return v1::Error::UNAVAILABLE;
     case ErrorKind::kInternal:
       return v1::Error::INTERNAL;
+    case ErrorKind::kDeadlineExceeded:
+      return v1::Error::DEADLINE_EXCEEDED;
   }
   return v1::Error::INTERNAL;
 }
@@ -244,6 +246,10 @@ Status Dispatcher::mark(const v1::MarkRequest& in, const Caller& caller, v1::Mar
   input.kind = *kind;
   input.phase = in.phase();
   input.round = in.round();
+  if (in.at_unix_us() != 0) input.client_wall = std::chrono::microseconds(in.at_unix_us());
+  if (in.deadline_unix_us() != 0) {
+    input.deadline_wall = std::chrono::microseconds(in.deadline_unix_us());
+  }
   if (in.has_allocator()) {
     auto facts = allocator_facts(in.allocator());
     if (!facts) return facts.error();
