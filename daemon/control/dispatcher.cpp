@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/log.hpp"
+#include "common/utf8.hpp"
 #include "control/codec.hpp"
 #include "control/convert.hpp"
 #include "control/queries.hpp"
@@ -54,13 +55,19 @@ std::optional<MarkKind> mark_kind(v1::MarkRequest::Kind kind) {
   }
 }
 
+// The first control character (C0, DEL or C1) in `text`, written visibly; empty when none.
+std::string first_control(const std::string& text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (control_length(text, i) != 0) return visible_control(text, i);
+  }
+  return {};
+}
+
 // Job names become metric labels: keep them short and printable.
 Status check_job(const std::string& job) {
   if (job.size() > 128) return Error{"job name is longer than 128 characters"};
-  for (char c : job) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-      return Error{"job name contains a control character"};
-    }
+  if (auto c = first_control(job); !c.empty()) {
+    return Error{"job name contains a control character (" + c + ")"};
   }
   return ok_status();
 }
@@ -71,10 +78,8 @@ Status check_failure(const std::string& failure) {
     return Error{"run end failure is " + std::to_string(failure.size()) +
                  " bytes long; at most 256 are allowed"};
   }
-  for (char c : failure) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-      return Error{"run end failure contains a control character"};
-    }
+  if (auto c = first_control(failure); !c.empty()) {
+    return Error{"run end failure contains a control character (" + c + ")"};
   }
   return ok_status();
 }
