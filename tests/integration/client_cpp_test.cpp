@@ -284,7 +284,8 @@ TEST(ClientCpp, MarksThroughAStoppedDaemonWaitAtMostTheMarkBound) {
   options.job = "cpp-stall";
   ramguard::Run run = client.start_run(options);
 
-  std::vector<std::int64_t> delivered_unix_ms;  // when each delivered round end was sent
+  std::vector<std::int64_t> sent_unix_ms;  // when each round end was sent, delivered or not
+  std::size_t delivered_count = 0;
   nanoseconds worst{0};
   int during_stop = 0;
   int failed_during_stop = 0;
@@ -315,7 +316,8 @@ TEST(ClientCpp, MarksThroughAStoppedDaemonWaitAtMostTheMarkBound) {
           << e.what();
     }
     worst = std::max(worst, steady_clock::now() - started);
-    if (delivered) delivered_unix_ms.push_back(sent_ms);
+    sent_unix_ms.push_back(sent_ms);
+    delivered_count += delivered ? 1 : 0;
     if (stopped && !resumed) {
       ++during_stop;
       failed_during_stop += delivered ? 0 : 1;
@@ -331,18 +333,25 @@ TEST(ClientCpp, MarksThroughAStoppedDaemonWaitAtMostTheMarkBound) {
   EXPECT_GE(during_stop, 16);  // 40 at the loop's pace
   EXPECT_EQ(failed_during_stop, during_stop);
   const auto lines = d->log_lines();
-  EXPECT_TRUE(std::any_of(lines.begin(), lines.end(), [](const std::string& l) {
-    return l.find("event=run.mark_dropped_late") != std::string::npos;
-  }));
+  const auto logged = [&](const char* event) {
+    return static_cast<std::size_t>(std::count_if(lines.begin(), lines.end(), [&](const auto& l) {
+      return l.find(event) != std::string::npos;
+    }));
+  };
+  EXPECT_GE(logged("event=run.mark_dropped_late"), 1u);
   const v1::RunStatus s = only_run(client.status(run.id()));
-  // Status lists the latest boundaries; the earlier ones are counted.
-  const std::size_t earlier = s.earlier_boundaries().count();
-  ASSERT_EQ(earlier + static_cast<std::size_t>(s.boundaries_size()), delivered_unix_ms.size());
-  for (int i = 0; i < s.boundaries_size(); ++i) {
-    const std::int64_t recorded = s.boundaries(i).reading().at_unix_ms();
-    const std::int64_t sent = delivered_unix_ms[earlier + static_cast<std::size_t>(i)];
-    EXPECT_GE(recorded, sent - 5) << "round " << s.boundaries(i).round();
-    EXPECT_LE(recorded, sent + 300) << "round " << s.boundaries(i).round();
+  // Status lists the latest boundaries; the earlier ones are counted. Every delivered round end
+  // is recorded; beyond those, only a mark read in time whose reply missed the deadline (a slow
+  // daemon, e.g. under a sanitizer), which the daemon logs.
+  const std::size_t recorded = s.earlier_boundaries().count() + s.boundaries_size();
+  EXPECT_GE(recorded, delivered_count);
+  EXPECT_LE(recorded, delivered_count + logged("event=control.mark_reply_late"));
+  // Each at the time its client sent it (the mark's own time), none at the daemon's resumption.
+  for (const v1::BoundaryReading& b : s.boundaries()) {
+    const std::int64_t at = b.reading().at_unix_ms();
+    EXPECT_TRUE(std::any_of(sent_unix_ms.begin(), sent_unix_ms.end(),
+                            [&](std::int64_t sent) { return at >= sent - 5 && at <= sent + 60; }))
+        << "round " << b.round() << " recorded at " << at;
   }
   run.end();
 }
