@@ -10,6 +10,8 @@ Client connect(const GlobalOptions& global) {
   ClientOptions options;
   options.socket_path = global.socket_path;
   options.timeout = global.timeout;
+  // A shell's mark is one command, not a training step: --timeout bounds it as every call.
+  options.mark_timeout = global.timeout;
   options.client_name = "ramguard-cli/0.1.0";
   // One or two requests per invocation: a framing hello would only add a round trip.
   options.force_json_lines = true;

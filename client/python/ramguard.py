@@ -33,6 +33,11 @@ A guard must not break what it guards. Unless the Client is made with strict=Tru
     this process is in but the daemon does not know is begun again, and round numbers continue
     from this process's count. A run whose start was never heard is started on reconnection.
     Dropped calls return results with delivered=False.
+  * No mark stalls the loop: a mark (with any resync it does first) waits at most
+    Client(mark_timeout_seconds=0.05) for a stopped or slow daemon, then is dropped as above.
+    It carries its time and that deadline; ramguardd drops a mark it reads after the deadline
+    (never applied late) and records the others at the client's time, so a phase end sent again
+    by a resync keeps the moment this process left the phase.
   * Admission is the one call whose unavailability the caller decides: admit() raises
     UnavailableError by default (refuse: a Load nobody checked should not claim hosts);
     admit(..., admit_when_unavailable=True) returns an Admission with admitted=True,
@@ -87,7 +92,7 @@ import time
 from typing import Any, Callable, Dict, List, Literal, Optional, Set, Tuple, Type, TypeVar, Union, cast
 
 __all__ = [
-    "Admission", "Client", "FailedPreconditionError", "Hello", "InternalError",
+    "Admission", "Client", "DeadlineExceededError", "FailedPreconditionError", "Hello", "InternalError",
     "InvalidArgumentError", "MalformedError", "MarkResult", "NotFoundError",
     "PermissionDeniedError", "Phase", "RamguardError", "Reading", "ResourceExhaustedError",
     "Run", "RunEndResult", "RunStart", "UnavailableError", "UnknownCommandError",
@@ -112,6 +117,9 @@ ATTACH_ENV = "RAMGUARD_RUN_ATTACH"
 # Reconnection backoff of the non-strict client: first retry after this, doubling up to the max.
 RETRY_FIRST_SECONDS = 0.5
 RETRY_MAX_SECONDS = 30.0
+# How long a mark waits for ramguardd by default (Client(mark_timeout_seconds=...)): a few
+# times a loaded machine's slowest mark, far below a training step.
+MARK_TIMEOUT_SECONDS = 0.05
 
 
 class RamguardError(Exception):
@@ -165,12 +173,17 @@ class InternalError(RamguardError):
     """INTERNAL: a bug in ramguardd."""
 
 
+class DeadlineExceededError(RamguardError):
+    """DEADLINE_EXCEEDED: ramguardd read a mark after the deadline it carried and dropped it."""
+
+
 _ERROR_CLASSES: Dict[str, Type[RamguardError]] = {
     "MALFORMED": MalformedError, "UNSUPPORTED_VERSION": UnsupportedVersionError,
     "UNKNOWN_COMMAND": UnknownCommandError, "INVALID_ARGUMENT": InvalidArgumentError,
     "NOT_FOUND": NotFoundError, "PERMISSION_DENIED": PermissionDeniedError,
     "FAILED_PRECONDITION": FailedPreconditionError, "RESOURCE_EXHAUSTED": ResourceExhaustedError,
     "UNAVAILABLE": UnavailableError, "INTERNAL": InternalError,
+    "DEADLINE_EXCEEDED": DeadlineExceededError,
 }
 
 
@@ -472,7 +485,7 @@ _INT64_FIELDS = frozenset("""
     collectedObjects startTimeTicks phasePeakBytes peakBytes estimateBytes baselineBytes
     reservedBytes marginBytes headroomBytes releasedBytes floorBytes reservationBytes
     startedUnixMs endedUnixMs bytes minRssBytes maxRssBytes firstFloorBytes lastFloorBytes
-    afterCompletionBytes
+    afterCompletionBytes atUnixUs deadlineUnixUs
 """.split())
 _FLOAT_SPECIALS = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}
 # Maps whose keys are data, not field names: keep keys as they are.
@@ -757,6 +770,19 @@ _FAILURE_MAX_BYTES = 200  # the daemon takes 256: the exception's type and its m
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]+")
 
 
+def _remaining(deadline: float) -> float:
+    """Seconds left before a monotonic deadline; socket.timeout once it has passed."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise socket.timeout("timed out")
+    return left
+
+
+def _now_us() -> int:
+    """Wall-clock microseconds since the epoch: the daemon's clock on the same host."""
+    return time.time_ns() // 1000
+
+
 def _describe(exc_type: Optional[type], exc: Optional[BaseException]) -> str:
     """"ValueError: bad shape" on one line (the type first: it is what one groups by)."""
     name = str(getattr(exc_type, "__qualname__", None) or getattr(exc_type, "__name__", "Exception"))
@@ -836,6 +862,10 @@ class Run:
         # What this process believes, to resynchronise the daemon after an outage.
         self._open: List[str] = []        # phases entered and not left, outermost first
         self._began: Set[str] = set()         # phases this process ever began (only those it ends)
+        # When this process last began and left each phase (wall-clock us): a resync sends the
+        # mark the daemon missed with its real time, not the time of the resync.
+        self._began_at: Dict[str, int] = {}
+        self._left_at: Dict[str, int] = {}
         self._rounds_ended = 0            # round ends this process marked, heard or not
         self._counted = owned             # this process numbers rounds (attached: the daemon)
         self._rounds_unheard = 0          # uncounted round ends the daemon did not hear
@@ -845,6 +875,9 @@ class Run:
         self._generation: Optional[int] = client._generation if reply is not None else None
         self._gone = False                # the daemon no longer has this run active
         self._lock = threading.RLock()
+        # When the mark being sent (or the end's resync) stops waiting, monotonic: the calls of
+        # one mark share it.
+        self._mark_deadline = 0.0
         self._delivered: Set[Tuple[str, int, int, bool, str]] = set()  # verdicts handed over
 
     @property
@@ -901,7 +934,10 @@ class Run:
             body["allocator"] = {k: int(v) for k, v in allocator.items()}
         if gc is not None:
             body["gc"] = dict(gc)
+        body["at_unix_us"] = at_us = _now_us()
         with self._lock:
+            # One bound for the whole mark, the resynchronisation it may do first included.
+            self._mark_deadline = time.monotonic() + self.client.mark_timeout_seconds
             # In step with the daemon as of before this mark (a resync must not replay it).
             failure: Optional[RamguardError] = None
             try:
@@ -913,8 +949,10 @@ class Run:
             if wire_kind == "PHASE_BEGIN":
                 self._open.append(phase)
                 self._began.add(phase)
+                self._began_at[phase] = at_us
             elif wire_kind == "PHASE_END" and phase in self._open:
                 self._open.remove(phase)
+                self._left_at[phase] = at_us
             elif wire_kind == "ROUND_END":
                 self._rounds_ended = round_no if round_no else self._rounds_ended + 1
                 if self._counted:
@@ -960,8 +998,10 @@ class Run:
         if wire_kind == "PHASE_END":
             return None  # the daemon does not hold it open: nothing left to end
         if wire_kind == "PHASE_BEGIN":
-            # It holds a begin from before the outage: end that one, then begin afresh.
-            self._call("mark", {"run_id": self.run_id, "kind": "PHASE_END", "phase": phase})
+            # It holds a begin from before the outage: end that one when this process left it,
+            # then begin afresh.
+            self._call("mark", {"run_id": self.run_id, "kind": "PHASE_END", "phase": phase,
+                                "at_unix_us": self._left_at.get(phase)})
             return self._call("mark", body)
         self._needs_sync = True  # a round end: the daemon counted further than this process
         self._sync()
@@ -980,8 +1020,33 @@ class Run:
 
     def _call(self, command: str, body: Dict[str, Any], force: bool = False) -> Dict[str, Any]:
         """A call of this run; a reply over a new connection means the daemon may have restarted
-        since the last one: resynchronise before the next mark."""
-        reply = self.client._guarded_call(command, body, force)
+        since the last one: resynchronise before the next mark. Marks and the status a resync
+        reads wait at most mark_timeout_seconds; a mark carries the time after which the daemon
+        must drop it (deadline_unix_us) and, unless given, its own time (at_unix_us)."""
+        timeout: Optional[float] = None
+        if command in ("mark", "status"):
+            timeout = self._mark_deadline - time.monotonic()
+            if timeout <= 0:
+                raise UnavailableError("UNAVAILABLE", "the mark's time bound of "
+                                       f"{self.client.mark_timeout_seconds * 1000:.0f} ms was "
+                                       "spent before it could be sent (resynchronising)")
+        if command == "mark" and self.client._mark_times:
+            now_us = _now_us()
+            body = dict(body, deadline_unix_us=now_us + int(cast(float, timeout) * 1e6))
+            if not body.get("at_unix_us"):
+                body["at_unix_us"] = now_us
+        elif command == "mark":
+            body = {k: v for k, v in body.items() if k not in ("at_unix_us", "deadline_unix_us")}
+        try:
+            reply = self.client._guarded_call(command, body, force, timeout)
+        except UnknownCommandError as e:
+            if command != "mark" or not self.client._mark_times or "UnixUs" not in e.message:
+                raise
+            # A daemon from before protocol fields atUnixUs and deadlineUnixUs: send without.
+            logger.info("ramguard: ramguardd does not take mark times (%s); marks go without "
+                        "them", e.message)
+            self.client._mark_times = False
+            return self._call(command, body, force)
         generation = self.client._generation
         if self._generation is not None and generation != self._generation:
             self._needs_sync = True
@@ -1061,12 +1126,14 @@ class Run:
             if name in self._began and name not in self._open:
                 logger.info("ramguard: run %s: ending phase %s, which this process left while "
                             "ramguardd could not hear it", self.run_id, name)
-                self._call("mark", {"run_id": self.run_id, "kind": "PHASE_END", "phase": name})
+                self._call("mark", {"run_id": self.run_id, "kind": "PHASE_END", "phase": name,
+                                    "at_unix_us": self._left_at.get(name)})
         for name in self._open:
             if name not in held:
                 logger.info("ramguard: run %s: beginning phase %s again: ramguardd did not "
                             "hear its begin", self.run_id, name)
-                self._call("mark", {"run_id": self.run_id, "kind": "PHASE_BEGIN", "phase": name})
+                self._call("mark", {"run_id": self.run_id, "kind": "PHASE_BEGIN", "phase": name,
+                                    "at_unix_us": self._began_at.get(name)})
         if not self._counted and self._rounds_unheard:
             # Rounds the daemon did not hear still count: number the next ones from here on.
             self._rounds_ended = self._daemon_rounds + self._rounds_unheard
@@ -1151,7 +1218,9 @@ class Run:
             if self.end_reply is not None:
                 return self.end_reply
             try:
-                # The end is worth one attempt even while backing off: it is the run's last word.
+                # The end is worth one attempt even while backing off: it is the run's last word,
+                # and outside the training loop: its resynchronisation has the Client's timeout.
+                self._mark_deadline = time.monotonic() + self.client.timeout
                 if not self._ready(force=True):
                     raise UnavailableError("UNAVAILABLE", "run end not delivered")
                 # A daemon older than run_end's facts or failure refuses them: end the run all
@@ -1227,9 +1296,17 @@ class Client:
 
     def __init__(self, socket_path: Optional[str] = None, timeout: float = 10.0, *,
                  strict: bool = False, on_verdict: Optional[VerdictCallback] = None,
-                 release_wait_seconds: float = 5.0) -> None:
+                 release_wait_seconds: float = 5.0,
+                 mark_timeout_seconds: float = MARK_TIMEOUT_SECONDS) -> None:
         self.socket_path = socket_path or default_socket_path()
         self.timeout = timeout
+        # How long a mark (with the resynchronisation it may do first) waits for ramguardd:
+        # past it the mark is not delivered, and the daemon drops it if it reads it later.
+        if not (math.isfinite(mark_timeout_seconds) and mark_timeout_seconds > 0):
+            raise ValueError(f"mark_timeout_seconds must be a positive number of seconds, "
+                             f"not {mark_timeout_seconds!r}")
+        self.mark_timeout_seconds = mark_timeout_seconds
+        self._mark_times = True  # False once a daemon from before MarkRequest fields 7-8 says so
         self.strict = strict
         self.on_verdict = on_verdict
         # How long Run.end() waits for the release verdict (Run.end's own argument wins).
@@ -1247,9 +1324,9 @@ class Client:
 
     # -- transport ------------------------------------------------------------------------
 
-    def _connect(self) -> None:
+    def _connect(self, timeout: float) -> None:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(self.timeout)
+        sock.settimeout(timeout)
         try:
             sock.connect(self.socket_path)
         except OSError as e:
@@ -1281,12 +1358,13 @@ class Client:
         self.close()
         return False
 
-    def _read_line(self) -> bytes:
+    def _read_line(self, deadline: float) -> bytes:
         assert self._sock is not None
         while b"\n" not in self._buffer:
             if len(self._buffer) > MAX_REPLY_BYTES:
                 raise ResourceExhaustedError("RESOURCE_EXHAUSTED",
                                              f"reply longer than {MAX_REPLY_BYTES} bytes")
+            self._sock.settimeout(_remaining(deadline))
             chunk = self._sock.recv(65536)
             if not chunk:
                 raise UnavailableError("UNAVAILABLE", "ramguardd closed the connection")
@@ -1294,11 +1372,14 @@ class Client:
         line, self._buffer = self._buffer.split(b"\n", 1)
         return line
 
-    def call(self, command: str, body: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    def call(self, command: str, body: Optional[Dict[str, Any]] = None,
+             timeout: Optional[float] = None) -> Dict[str, Any]:
         """Send one request {"version":1,"requestId":..., <command>: body} and return the
         result of the reply as a dict with snake_case keys. `command` is the snake_case name of
         the Request field (hello, run_start, mark, run_end, admit, release, status, report,
-        compare, list_runs). Always raises on failure, whatever `strict` says."""
+        compare, list_runs). timeout: seconds for connecting, sending and the whole reply
+        (default: the Client's timeout). Always raises on failure, whatever `strict` says."""
+        seconds = self.timeout if timeout is None else timeout
         request_id = str(next(self._ids))
         request = {"version": PROTOCOL_VERSION, "requestId": request_id,
                    _camel(command): _to_wire(body or {})}
@@ -1319,18 +1400,23 @@ class Client:
                 # The daemon closed an idle connection (control.idle_timeout) or restarted.
                 self._sock.close()
                 self._sock = None
+            deadline = time.monotonic() + seconds
             if self._sock is None:
-                self._connect()
+                self._connect(seconds)
             assert self._sock is not None
             try:
+                self._sock.settimeout(_remaining(deadline))
                 self._sock.sendall(frame)
-                line = self._read_line()
+                line = self._read_line(deadline)
             except (OSError, RamguardError) as e:
                 # The stream is out of step or gone; the next call reconnects.
                 self._sock.close()
                 self._sock = None
                 if isinstance(e, RamguardError):
                     raise
+                if isinstance(e, socket.timeout):
+                    raise UnavailableError("UNAVAILABLE", f"no reply from ramguardd within "
+                                           f"{seconds * 1000:.0f} ms") from e
                 raise UnavailableError("UNAVAILABLE",
                                        f"talking to ramguardd failed: {e}") from e
         try:
@@ -1359,14 +1445,14 @@ class Client:
         return self.strict or time.monotonic() >= self._retry_at
 
     def _guarded_call(self, command: str, body: Dict[str, Any],
-                      force: bool = False) -> Dict[str, Any]:
+                      force: bool = False, timeout: Optional[float] = None) -> Dict[str, Any]:
         """call() that keeps the outage state: an unreachable daemon starts (or lengthens) the
         backoff; an answer ends it. force: try even while backing off."""
         if not (force or self._may_try()):
             raise UnavailableError("UNAVAILABLE", "ramguardd unreachable; retrying in "
                                    f"{self._retry_at - time.monotonic():.1f} s")
         try:
-            reply = self.call(command, body)
+            reply = self.call(command, body, timeout)
         except UnavailableError:
             self._retry_seconds = min(RETRY_MAX_SECONDS,
                                       max(RETRY_FIRST_SECONDS, self._retry_seconds * 2))

@@ -29,18 +29,17 @@ std::string format_fixed(double value, int decimals) {
 std::string escape_text(std::string_view raw) {
   const std::string text = sanitize_utf8(raw);
   std::string out;
-  for (char ch : text) {
-    const auto c = static_cast<unsigned char>(ch);
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char ch = text[i];
     if (ch == '\n') {
       out += "\\n";
     } else if (ch == '\r') {
       out += "\\r";
     } else if (ch == '\t') {
       out += "\\t";
-    } else if (c < 0x20 || c == 0x7F) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
+    } else if (const std::size_t n = control_length(text, i); n != 0) {
+      out += visible_control(text, i);  // C0, DEL and C1 (U+009B is a CSI on some terminals)
+      i += n - 1;
     } else {
       out.push_back(ch);
     }
@@ -51,8 +50,8 @@ std::string escape_text(std::string_view raw) {
 std::string escape_xml(std::string_view raw) {
   const std::string text = sanitize_utf8(raw);
   std::string out;
-  for (char ch : text) {
-    const auto c = static_cast<unsigned char>(ch);
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char ch = text[i];
     switch (ch) {
       case '&':
         out += "&amp;";
@@ -69,10 +68,20 @@ std::string escape_xml(std::string_view raw) {
       case '\'':
         out += "&apos;";
         break;
+      case '\t':  // allowed in XML, kept as references: no raw control byte in the file
+        out += "&#9;";
+        break;
+      case '\n':
+        out += "&#10;";
+        break;
+      case '\r':
+        out += "&#13;";
+        break;
       default:
-        // XML 1.0 forbids most control characters even as references.
-        if (c < 0x20 && ch != '\t' && ch != '\n' && ch != '\r') {
+        // XML 1.0 forbids the other C0 controls even as references; DEL and C1 are discouraged.
+        if (const std::size_t n = control_length(text, i); n != 0) {
           out.push_back('?');
+          i += n - 1;
         } else {
           out.push_back(ch);
         }
@@ -84,8 +93,8 @@ std::string escape_xml(std::string_view raw) {
 std::string escape_json(std::string_view raw) {
   const std::string text = sanitize_utf8(raw);
   std::string out;
-  for (char ch : text) {
-    const auto c = static_cast<unsigned char>(ch);
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char ch = text[i];
     switch (ch) {
       case '"':
         out += "\\\"";
@@ -103,10 +112,13 @@ std::string escape_json(std::string_view raw) {
         out += "\\t";
         break;
       default:
-        if (c < 0x20 || c == 0x7F) {
+        if (const std::size_t n = control_length(text, i); n != 0) {
+          // \u escapes for C0, DEL and C1: the parsed string is the same, the bytes inert.
+          const auto code = static_cast<unsigned char>(n == 2 ? text[i + 1] : ch);
           char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          std::snprintf(buf, sizeof buf, "\\u%04x", code);
           out += buf;
+          i += n - 1;
         } else {
           out.push_back(ch);
         }
@@ -116,8 +128,10 @@ std::string escape_json(std::string_view raw) {
 }
 
 std::string escape_csv(std::string_view raw) {
-  const std::string text = sanitize_utf8(raw);
-  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+  // One record per line and no raw control character: newlines and escapes as in the terminal
+  // table ("\\n", "\\x1b"), then RFC 4180 quoting.
+  const std::string text = escape_text(raw);
+  if (text.find_first_of(",\"") == std::string::npos) return text;
   std::string out = "\"";
   for (char ch : text) {
     if (ch == '"') out.push_back('"');
@@ -130,11 +144,17 @@ std::string escape_csv(std::string_view raw) {
 std::string escape_markdown(std::string_view raw) {
   const std::string text = sanitize_utf8(raw);
   std::string out;
-  for (char ch : text) {
-    const auto c = static_cast<unsigned char>(ch);
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char ch = text[i];
     switch (ch) {
       case '|':
         out += "\\|";
+        break;
+      case '[':  // no link or image made of a label: [x](javascript:...)
+        out += "\\[";
+        break;
+      case ']':
+        out += "\\]";
         break;
       case '\\':
         out += "\\\\";
@@ -159,7 +179,12 @@ std::string escape_markdown(std::string_view raw) {
         out += "<br>";
         break;
       default:
-        out.push_back(c < 0x20 || c == 0x7F ? ' ' : ch);
+        if (const std::size_t n = control_length(text, i); n != 0) {
+          out.push_back(' ');
+          i += n - 1;
+        } else {
+          out.push_back(ch);
+        }
     }
   }
   return out;

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <ctime>
 
+#include "common/utf8.hpp"
+
 namespace ramguard::log {
 namespace {
 
@@ -25,21 +27,35 @@ const char* level_name(Level level) {
   return "info";
 }
 
-void append_value(std::string& out, std::string_view value) {
-  const bool quote = value.empty() || value.find_first_of(" \t\"=\n\\") != std::string_view::npos;
+bool has_control(std::string_view value) {
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    if (control_length(value, i) != 0) return true;
+  }
+  return false;
+}
+
+// A client's text is one value of one line: bytes that are not UTF-8 and control characters
+// (C0, DEL, C1) are written as visible escapes, never raw, so no value can start a line or
+// send a terminal sequence to whoever tails the log.
+void append_value(std::string& out, std::string_view raw) {
+  const std::string value = valid_utf8(raw);
+  const bool quote = value.empty() || value.find_first_of(" \t\"=\n\\") != std::string_view::npos ||
+                     has_control(value);
   if (!quote) {
     out += value;
     return;
   }
   out += '"';
-  for (char c : value) {
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    const char c = value[i];
     if (c == '"' || c == '\\') {
       out += '\\';
       out += c;
     } else if (c == '\n') {
       out += "\\n";
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      out += '?';
+    } else if (const std::size_t n = control_length(value, i); n != 0) {
+      out += visible_control(value, i);
+      i += n - 1;
     } else {
       out += c;
     }

@@ -18,6 +18,7 @@ enum class ErrorKind {
   kResourceExhausted,
   kUnavailable,
   kInternal,
+  kDeadlineExceeded,
 };
 
 struct Error {

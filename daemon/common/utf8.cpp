@@ -1,6 +1,7 @@
 #include "common/utf8.hpp"
 
 #include <cstdint>
+#include <cstdio>
 
 namespace ramguard {
 namespace {
@@ -55,6 +56,26 @@ std::string valid_utf8(std::string_view text, std::string_view replacement) {
     out += kHex[b & 0xF];
   }
   return out;
+}
+
+std::size_t control_length(std::string_view text, std::size_t i) {
+  const auto c = static_cast<unsigned char>(text[i]);
+  if (c < 0x20 || c == 0x7F) return 1;
+  if (c == 0xC2 && i + 1 < text.size()) {
+    const auto next = static_cast<unsigned char>(text[i + 1]);
+    if (next >= 0x80 && next <= 0x9F) return 2;
+  }
+  return 0;
+}
+
+std::string visible_control(std::string_view text, std::size_t i) {
+  char buf[8];
+  if (control_length(text, i) == 2) {
+    std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned char>(text[i + 1]));
+  } else {
+    std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned char>(text[i]));
+  }
+  return buf;
 }
 
 }  // namespace ramguard

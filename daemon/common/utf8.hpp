@@ -12,4 +12,10 @@ namespace ramguard {
 // or as `replacement` when one is given (the reports print "?").
 std::string valid_utf8(std::string_view text, std::string_view replacement = {});
 
+// The byte length of the control character at text[i]: 1 for C0 (U+0000-U+001F) and DEL, 2 for
+// C1 (U+0080-U+009F, e.g. U+009B, a one-character CSI some terminals obey), 0 for anything else.
+std::size_t control_length(std::string_view text, std::size_t i);
+// That control character written visibly: "\x1b" for C0 and DEL, "\u009b" for C1.
+std::string visible_control(std::string_view text, std::size_t i);
+
 }  // namespace ramguard

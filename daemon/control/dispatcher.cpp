@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "common/log.hpp"
+#include "common/utf8.hpp"
 #include "control/codec.hpp"
 #include "control/convert.hpp"
 #include "control/queries.hpp"
@@ -32,6 +33,8 @@ v1::Error::Code code_for(ErrorKind kind) {
       return v1::Error::UNAVAILABLE;
     case ErrorKind::kInternal:
       return v1::Error::INTERNAL;
+    case ErrorKind::kDeadlineExceeded:
+      return v1::Error::DEADLINE_EXCEEDED;
   }
   return v1::Error::INTERNAL;
 }
@@ -53,13 +56,19 @@ std::optional<MarkKind> mark_kind(v1::MarkRequest::Kind kind) {
   }
 }
 
+// The first control character (C0, DEL or C1) in `text`, written visibly; empty when none.
+std::string first_control(const std::string& text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (control_length(text, i) != 0) return visible_control(text, i);
+  }
+  return {};
+}
+
 // Job names become metric labels: keep them short and printable.
 Status check_job(const std::string& job) {
   if (job.size() > 128) return Error{"job name is longer than 128 characters"};
-  for (char c : job) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-      return Error{"job name contains a control character"};
-    }
+  if (auto c = first_control(job); !c.empty()) {
+    return Error{"job name contains a control character (" + c + ")"};
   }
   return ok_status();
 }
@@ -70,10 +79,8 @@ Status check_failure(const std::string& failure) {
     return Error{"run end failure is " + std::to_string(failure.size()) +
                  " bytes long; at most 256 are allowed"};
   }
-  for (char c : failure) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-      return Error{"run end failure contains a control character"};
-    }
+  if (auto c = first_control(failure); !c.empty()) {
+    return Error{"run end failure contains a control character (" + c + ")"};
   }
   return ok_status();
 }
@@ -255,6 +262,10 @@ Status Dispatcher::mark(const v1::MarkRequest& in, const Caller& caller, v1::Mar
   input.kind = *kind;
   input.phase = in.phase();
   input.round = in.round();
+  if (in.at_unix_us() != 0) input.client_wall = std::chrono::microseconds(in.at_unix_us());
+  if (in.deadline_unix_us() != 0) {
+    input.deadline_wall = std::chrono::microseconds(in.deadline_unix_us());
+  }
   if (in.has_allocator()) {
     auto facts = allocator_facts(in.allocator());
     if (!facts) return facts.error();

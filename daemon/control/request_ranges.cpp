@@ -78,6 +78,12 @@ Status check_request_ranges(const v1::Request& request) {
     }
     case v1::Request::kMark: {
       const auto& m = request.mark();
+      if (m.at_unix_us() < 0)
+        return out_of_range("mark.atUnixUs", std::to_string(m.at_unix_us()), "0 or more");
+      if (m.deadline_unix_us() < 0) {
+        return out_of_range("mark.deadlineUnixUs", std::to_string(m.deadline_unix_us()),
+                            "0 or more");
+      }
       if (m.has_allocator()) {
         if (auto s = check_allocator("mark.allocator", m.allocator()); !s) return s;
       }

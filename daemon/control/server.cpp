@@ -86,6 +86,20 @@ asio::awaitable<std::string> encode_elsewhere(v1::Reply reply, v1::Framing frami
   co_return encode_reply_in(reply, framing);
 }
 
+// A mark applied in time whose reply waited past the client's deadline for the ledger's
+// fdatasync (a slow disk): the client counts it as not delivered and resynchronises from the
+// run's status on its next call, which shows the mark at its own time. Logged so the disagreement
+// in between is visible.
+void note_late_mark_reply(const v1::MarkRequest& mark, const v1::Reply& reply) {
+  if (mark.deadline_unix_us() == 0 || reply.has_error()) return;
+  const auto now_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  if (now_us <= mark.deadline_unix_us()) return;
+  log::info("control.mark_reply_late",
+            {{"run", mark.run_id()}, {"late_ms", (now_us - mark.deadline_unix_us()) / 1000}});
+}
+
 }  // namespace
 
 ControlServer::ControlServer(asio::io_context& io, RequestHandler& handler, ServerLimits limits,
@@ -290,6 +304,7 @@ asio::awaitable<Served> ControlServer::serve_request(Incoming incoming, const Pe
       if (handler_.writes_pending()) {
         const bool durable = co_await commits_.wait();
         if (!durable) handler_.writes_lost(reply);
+        if (request.has_mark()) note_late_mark_reply(request.mark(), reply);
       }
       if (pss) asio::co_spawn(io_, measure_pss(std::move(*pss)), asio::detached);
       if (request.has_hello() && reply.has_hello()) {

@@ -41,6 +41,10 @@ struct MarkInput {
   std::uint32_t round = 0;  // 0: counted by the run
   std::optional<AllocatorFacts> allocator;
   std::optional<GcFacts> gc;
+  // The client's wall-clock time of the mark, and when it stops waiting for the reply (both
+  // since the Unix epoch; nullopt: not sent, as by clients before protocol field 7 and 8).
+  std::optional<std::chrono::nanoseconds> client_wall;
+  std::optional<std::chrono::nanoseconds> deadline_wall;
   // Phase begin: what the node and the run's cgroup can give now (measured by the caller);
   // nullopt: not measured, only the budget is forecast.
   std::optional<PhaseRoom> room;

@@ -5,6 +5,7 @@
 #include <span>
 
 #include "common/log.hpp"
+#include "runs/mark_time.hpp"
 #include "runs/run_machine.hpp"
 #include "verdicts/attribution.hpp"
 #include "verdicts/classify.hpp"
@@ -118,6 +119,7 @@ Result<MarkOutcome> RunMachine::mark(const MarkInput& input, TargetProbe& probe)
   if (auto valid = validate_mark(input); !valid) return valid.error();
   auto reading = take_reading(probe, /*reset=*/true);
   if (!reading) return Error{reading.error().message, ErrorKind::kUnavailable};
+  reading->at = mark_instant(reading->at, input.client_wall, last_mark_at_);
   const Instant now = reading->at;
   MarkOutcome out;
   MarkRecord& mark = out.mark;

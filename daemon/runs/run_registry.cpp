@@ -9,6 +9,7 @@
 
 #include "common/log.hpp"
 #include "procfs/cgroup_limit.hpp"
+#include "runs/mark_time.hpp"
 
 namespace ramguard {
 
@@ -274,6 +275,12 @@ Result<const RunLedger*> RunRegistry::start(const StartRunInput& input, const Ca
 }
 
 Result<MarkOutcome> RunRegistry::mark(const MarkInput& input, const Caller& caller) {
+  if (auto s = check_mark_times(input.client_wall, input.deadline_wall, clock_.now()); !s) {
+    if (s.error().kind == ErrorKind::kDeadlineExceeded) {
+      log::info("run.mark_dropped_late", {{"run", input.run_id}, {"reason", s.error().message}});
+    }
+    return s.error();
+  }
   auto found = find_for_change(input.run_id, caller, "mark");
   if (!found) return found.error();
   Entry& entry = **found;

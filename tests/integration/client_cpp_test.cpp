@@ -2,11 +2,16 @@
 // guarding a real process (memchild) that allocates and frees memory inside the phases. Every
 // figure is checked against what the process itself reported (its RSS after each command).
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <stdlib.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "harness.hpp"
 #include "ramguard/client.hpp"
@@ -261,6 +266,93 @@ TEST(ClientCpp, RunAttachPicksUpSocketAndRunFromTheEnvironment) {
   EXPECT_EQ(s.phases(0).phase(), "aggregation");
   EXPECT_GE(s.phases(0).peak_bytes(), 24 * kMiB);
   EXPECT_EQ(s.boundaries_size(), 1);
+  run.end();
+}
+
+// The guard never stalls the step it guards: round ends every 50 ms through a 2 s SIGSTOP of the
+// daemon. Each mark gives up within the client's mark bound (slack for a loaded machine), the loop
+// keeps its pace, the mark that timed out is dropped when the daemon resumes, and every round the
+// daemon recorded is one the client was told was delivered, at the time the client sent it.
+TEST(ClientCpp, MarksThroughAStoppedDaemonWaitAtMostTheMarkBound) {
+  using namespace std::chrono;
+  auto d = Daemon::with_args({});
+  MemChild child;
+  ramguard::Client client(d->socket_path().string());
+  ASSERT_EQ(client.options().mark_timeout, milliseconds(50));
+  RunOptions options;
+  options.pid = static_cast<std::uint32_t>(child.pid());
+  options.job = "cpp-stall";
+  ramguard::Run run = client.start_run(options);
+
+  std::vector<std::int64_t> sent_unix_ms;  // when each round end was sent, delivered or not
+  std::size_t delivered_count = 0;
+  nanoseconds worst{0};
+  int during_stop = 0;
+  int failed_during_stop = 0;
+  bool stopped = false;
+  bool resumed = false;
+  const auto begin = steady_clock::now();
+  auto next = begin;
+  while (steady_clock::now() - begin < seconds(8)) {
+    const auto elapsed = steady_clock::now() - begin;
+    if (!stopped && elapsed >= seconds(1)) {
+      ASSERT_EQ(::kill(d->pid(), SIGSTOP), 0);
+      stopped = true;
+    }
+    if (stopped && !resumed && elapsed >= seconds(3)) {
+      ASSERT_EQ(::kill(d->pid(), SIGCONT), 0);
+      resumed = true;
+    }
+    const auto sent_ms =
+        duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+    const auto started = steady_clock::now();
+    bool delivered = true;
+    try {
+      run.round_end();
+    } catch (const ClientError& e) {
+      delivered = false;
+      EXPECT_TRUE(e.kind() == ClientError::Kind::kTimeout ||
+                  e.kind() == ClientError::Kind::kTransport)
+          << e.what();
+    }
+    worst = std::max(worst, steady_clock::now() - started);
+    sent_unix_ms.push_back(sent_ms);
+    delivered_count += delivered ? 1 : 0;
+    if (stopped && !resumed) {
+      ++during_stop;
+      failed_during_stop += delivered ? 0 : 1;
+    }
+    next += milliseconds(50);
+    std::this_thread::sleep_until(next);
+  }
+  ::kill(d->pid(), SIGCONT);  // whatever happened above
+
+  const double worst_ms = duration<double, std::milli>(worst).count();
+  std::printf("worst mark call %.1f ms, %d marks while stopped\n", worst_ms, during_stop);
+  EXPECT_LE(worst_ms, 50.0 + 250.0);
+  EXPECT_GE(during_stop, 16);  // 40 at the loop's pace
+  EXPECT_EQ(failed_during_stop, during_stop);
+  const auto lines = d->log_lines();
+  const auto logged = [&](const char* event) {
+    return static_cast<std::size_t>(std::count_if(lines.begin(), lines.end(), [&](const auto& l) {
+      return l.find(event) != std::string::npos;
+    }));
+  };
+  EXPECT_GE(logged("event=run.mark_dropped_late"), 1u);
+  const v1::RunStatus s = only_run(client.status(run.id()));
+  // Status lists the latest boundaries; the earlier ones are counted. Every delivered round end
+  // is recorded; beyond those, only a mark read in time whose reply missed the deadline (a slow
+  // daemon, e.g. under a sanitizer), which the daemon logs.
+  const std::size_t recorded = s.earlier_boundaries().count() + s.boundaries_size();
+  EXPECT_GE(recorded, delivered_count);
+  EXPECT_LE(recorded, delivered_count + logged("event=control.mark_reply_late"));
+  // Each at the time its client sent it (the mark's own time), none at the daemon's resumption.
+  for (const v1::BoundaryReading& b : s.boundaries()) {
+    const std::int64_t at = b.reading().at_unix_ms();
+    EXPECT_TRUE(std::any_of(sent_unix_ms.begin(), sent_unix_ms.end(),
+                            [&](std::int64_t sent) { return at >= sent - 5 && at <= sent + 60; }))
+        << "round " << b.round() << " recorded at " << at;
+  }
   run.end();
 }
 

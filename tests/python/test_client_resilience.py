@@ -261,9 +261,9 @@ class DaemonRestartTest(ResilienceTestCase):
         attempts = []
         real_connect = self.client._connect
 
-        def counted():
+        def counted(timeout):
             attempts.append(1)
-            real_connect()
+            real_connect(timeout)
         with mock.patch.object(ramguard, "RETRY_FIRST_SECONDS", 30.0), \
                 mock.patch.object(self.client, "_connect", counted), \
                 self.assertLogs("ramguard", logging.WARNING):

@@ -48,13 +48,15 @@ struct Client::State {
   v1::Reply exchange(const v1::Request& request, Deadline deadline);
   void negotiate(Deadline deadline);
 
-  Deadline deadline() const { return std::chrono::steady_clock::now() + options.timeout; }
+  Deadline deadline(std::chrono::milliseconds timeout) const {
+    return std::chrono::steady_clock::now() + timeout;
+  }
 };
 
 Client::Client(ClientOptions options) : state_(std::make_unique<State>()) {
   options.socket_path = default_socket_path(options.socket_path);
   state_->options = std::move(options);
-  state_->connect(state_->deadline());
+  state_->connect(state_->deadline(state_->options.timeout));
 }
 
 // One request and its reply in the connection's framing.
@@ -116,11 +118,15 @@ const ClientOptions& Client::options() const {
 }
 
 v1::Reply Client::call(v1::Request request) {
+  return call(std::move(request), state_->options.timeout);
+}
+
+v1::Reply Client::call(v1::Request request, std::chrono::milliseconds timeout) {
   std::lock_guard lock(state_->mutex);
   const std::string& path = state_->options.socket_path;
   request.set_version(kProtocolVersion);
   if (request.request_id().empty()) request.set_request_id(state_->next_request_id());
-  const auto deadline = state_->deadline();
+  const auto deadline = state_->deadline(timeout);
   if (state_->socket.peer_closed()) state_->connect(deadline);
   if (!state_->negotiated) state_->negotiate(deadline);
   v1::Reply reply = state_->exchange(request, deadline);

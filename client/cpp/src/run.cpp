@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <thread>
 
@@ -32,7 +33,27 @@ v1::MarkReply Run::mark(v1::MarkRequest::Kind kind, const std::string& phase, st
   mark.set_round(round);
   if (facts.allocator) *mark.mutable_allocator() = *facts.allocator;
   if (facts.gc) *mark.mutable_gc() = *facts.gc;
-  v1::MarkReply reply = client_->call(std::move(request)).mark();
+  const auto timeout = client_->options().mark_timeout;
+  if (mark_times_) {
+    // The mark's own time, and when this client stops waiting: the daemon drops it after that.
+    const auto now_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+    mark.set_at_unix_us(now_us);
+    mark.set_deadline_unix_us(
+        now_us + std::chrono::duration_cast<std::chrono::microseconds>(timeout).count());
+  }
+  v1::MarkReply reply;
+  try {
+    reply = client_->call(request, timeout).mark();
+  } catch (const ClientError& e) {
+    // A daemon from before the fields refuses them as unknown: send marks without from now on.
+    if (!mark_times_ || e.code() != v1::Error::UNKNOWN_COMMAND) throw;
+    mark_times_ = false;
+    mark.clear_at_unix_us();
+    mark.clear_deadline_unix_us();
+    reply = client_->call(std::move(request), timeout).mark();
+  }
   deliver(reply.verdicts());
   return reply;
 }

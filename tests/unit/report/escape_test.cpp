@@ -11,18 +11,37 @@ TEST(Escape, XmlEscapesMarkupAndDropsForbiddenControls) {
   EXPECT_EQ(escape_xml(std::string("a\x01\x1b"
                                    "b\n",
                                    5)),
-            "a??b\n");
+            "a??b&#10;");
 }
 
-TEST(Escape, CsvQuotesOnlyWhenNeeded) {
+TEST(Escape, CsvQuotesOnlyWhenNeededAndKeepsOneRecordPerLine) {
   EXPECT_EQ(escape_csv("plain"), "plain");
   EXPECT_EQ(escape_csv("a,b"), "\"a,b\"");
   EXPECT_EQ(escape_csv("say \"hi\""), "\"say \"\"hi\"\"\"");
-  EXPECT_EQ(escape_csv("two\nlines"), "\"two\nlines\"");
+  EXPECT_EQ(escape_csv("two\nlines"), "two\\nlines");
+  EXPECT_EQ(escape_csv("\x1b[31m,red"), "\"\\x1b[31m,red\"");
 }
 
 TEST(Escape, JsonEscapesQuotesBackslashesAndControls) {
   EXPECT_EQ(escape_json("a\"b\\c\n\x02"), "a\\\"b\\\\c\\n\\u0002");
+  EXPECT_EQ(escape_json("csi\xc2\x9b"
+                        "1m\x7f"),
+            "csi\\u009b1m\\u007f");
+}
+
+// C1 controls are valid UTF-8, and U+009B is a one-character CSI to some terminals.
+TEST(Escape, C1ControlsAreWrittenVisiblyOrDropped) {
+  const std::string csi =
+      "a\xc2\x9b"
+      "31mb";
+  EXPECT_EQ(escape_text(csi), "a\\u009b31mb");
+  EXPECT_EQ(escape_xml(csi), "a?31mb");
+  EXPECT_EQ(escape_markdown(csi), "a 31mb");
+  EXPECT_EQ(escape_text("caf\xc3\xa9"), "caf\xc3\xa9");  // other two-byte characters stay
+}
+
+TEST(Escape, MarkdownMakesNoLinkOrTableCellOfALabel) {
+  EXPECT_EQ(escape_markdown("[x](javascript:y)|<b>"), "\\[x\\](javascript:y)\\|&lt;b>");
 }
 
 TEST(Escape, InvalidUtf8BecomesQuestionMarks) {

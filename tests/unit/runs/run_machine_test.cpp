@@ -395,5 +395,27 @@ TEST_F(RunMachineTest, LostRunsEndLostAndNeedNoSampling) {
   EXPECT_EQ(count(observer_.verdicts, verdict_kind::kLost), 1u);
 }
 
+// A phase end sent again after an outage carries the time the client left the phase: the phase
+// lasts until then, not until the daemon heard it.
+TEST_F(RunMachineTest, APhaseEndWithTheClientsTimeLastsUntilThatTime) {
+  auto run = start();
+  mark(*run, MarkKind::kPhaseBegin, "aggregation");
+  const Instant left = clock_.now();
+  clock_.advance(std::chrono::milliseconds(25));
+  const auto left_wall = clock_.now().wall;
+  clock_.advance(seconds(15));  // the daemon was stopped
+  MarkInput in;
+  in.run_id = run->run_id();
+  in.kind = MarkKind::kPhaseEnd;
+  in.phase = "aggregation";
+  in.client_wall = left_wall;
+  auto out = run->mark(in, process_);
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_NEAR(out->phase_duration_seconds, 0.025, 1e-9);
+  ASSERT_TRUE(run->ledger().phases.back().end.has_value());
+  EXPECT_EQ(run->ledger().phases.back().end->wall, left_wall);
+  EXPECT_EQ(run->ledger().phases.back().begin.wall, left.wall);
+}
+
 }  // namespace
 }  // namespace ramguard::test

@@ -40,12 +40,18 @@ inline constexpr std::size_t kMaxRequestBytes = protocol::kMaxRequestBytes;
 // Replies carrying a report with samples can exceed the daemon's 64 KiB request cap.
 inline constexpr std::size_t kDefaultMaxReplyBytes = protocol::kMaxReplyBytes;
 inline constexpr std::chrono::milliseconds kDefaultTimeout{5000};
+// How long a mark waits for the daemon by default: a few times a loaded machine's slowest mark,
+// far below a training step. The daemon drops a mark it reads after that (DEADLINE_EXCEEDED).
+inline constexpr std::chrono::milliseconds kDefaultMarkTimeout{50};
 
 // Option structs give every member a default so designated initializers that name only some
 // members compile cleanly under -Wextra (-Wmissing-field-initializers).
 struct ClientOptions {
   std::string socket_path{};                            // empty: default_socket_path()
   std::chrono::milliseconds timeout = kDefaultTimeout;  // per call: connect, send and reply
+  // Per mark instead (phase begin and end, round end): a stopped or slow daemon costs the
+  // training loop at most this, then the mark throws ClientError(kTimeout).
+  std::chrono::milliseconds mark_timeout = kDefaultMarkTimeout;
   std::size_t max_reply_bytes = kDefaultMaxReplyBytes;
   std::string client_name = "ramguard-cpp/0.1.0";  // sent in hello
   // JSON lines only: no hello offering the binary framing (debugging with strace or socat, a
@@ -122,6 +128,8 @@ class Client {
   // ClientError when the reply carries an error. Reconnects once a broken or timed-out
   // connection is used again.
   v1::Reply call(v1::Request request);
+  // The same within `timeout` instead of ClientOptions::timeout.
+  v1::Reply call(v1::Request request, std::chrono::milliseconds timeout);
 
   v1::HelloReply hello();
   v1::AdmitReply admit(const AdmitOptions& options);
@@ -202,6 +210,7 @@ class Run {
   std::string run_id_;
   v1::RunStartReply start_;
   std::set<std::string> delivered_;  // kind, round, time, cleared and summary of each
+  bool mark_times_ = true;  // false once a daemon from before MarkRequest fields 7-8 says so
 };
 
 }  // namespace ramguard
