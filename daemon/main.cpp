@@ -55,9 +55,9 @@ log::Level to_log_level(LogLevel level) {
 }
 
 // What a watched PID is watched as: its process (""), its tree or its memory cgroup.
-std::string watch_scope(const Config& config, pid_t pid) {
+Scope watch_scope(const Config& config, pid_t pid) {
   const auto it = config.watch_scopes.find(pid);
-  return it == config.watch_scopes.end() ? std::string() : it->second;
+  return it == config.watch_scopes.end() ? Scope::kProcess : it->second;
 }
 
 double seconds(std::chrono::nanoseconds d) {

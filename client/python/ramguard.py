@@ -479,13 +479,17 @@ def _gc_probe() -> Dict[str, Any]:
 # Wire conversion
 
 # Fields of 64-bit integer type in ramguard.proto: protobuf's JSON mapping writes them as strings.
+# Checked against the schema by client_test (PythonMapping): a new 64-bit field goes here too.
 _INT64_FIELDS = frozenset("""
     atUnixMs rssBytes anonBytes fileBytes shmemBytes swapBytes hwmBytes budgetBytes parameterCount
     modelBytes allocatedBytes activeBytes residentBytes retainedBytes rssBeforeBytes rssAfterBytes
     collectedObjects startTimeTicks phasePeakBytes peakBytes estimateBytes baselineBytes
     reservedBytes marginBytes headroomBytes releasedBytes floorBytes reservationBytes
     startedUnixMs endedUnixMs bytes minRssBytes maxRssBytes firstFloorBytes lastFloorBytes
-    afterCompletionBytes atUnixUs deadlineUnixUs
+    afterCompletionBytes atUnixUs deadlineUnixUs cgroupLimitBytes committedBytes count countedBytes
+    earlierVerdicts effectiveBudgetBytes growthMinBytes heldBytes maxFloorBytes maxPeakBytes
+    minFloorBytes nodeAvailableBytes nodeCapBytes planBytes pssBytes releaseSlackBytes
+    unallocatedBytes
 """.split())
 _FLOAT_SPECIALS = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}
 # Maps whose keys are data, not field names: keep keys as they are.

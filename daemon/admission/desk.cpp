@@ -4,7 +4,6 @@
 #include <utility>
 
 #include "admission/estimator.hpp"
-#include "model/run_scope.hpp"
 
 namespace ramguard {
 
@@ -61,7 +60,6 @@ Result<EstimateChoice> AdmissionDesk::estimate(const AdmitAsk& ask, std::uint32_
 }
 
 Result<AdmitOutcome> AdmissionDesk::admit(const AdmitAsk& ask, const Caller& caller) {
-  if (Status known = check_run_scope(ask.scope); !known) return known.error();
   AdmitOutcome out;
   out.pid = ask.pid != 0 ? ask.pid : caller.pid;
   // The reservation belongs to the caller; root admitting for a PID gives it to that
@@ -80,7 +78,7 @@ Result<AdmitOutcome> AdmissionDesk::admit(const AdmitAsk& ask, const Caller& cal
     }
     if (caller.privileged && ask.pid != 0) out.owner_uid = process->uid;
     baseline_bytes = process->rss_bytes;
-    if (ask.scope == "tree" || ask.scope == "cgroup") {
+    if (ask.scope != Scope::kProcess) {
       auto scoped = baselines_.scope_baseline(out.pid, ask.scope, process->rss_bytes);
       if (!scoped) return scoped.error();
       baseline_bytes = *scoped;

@@ -18,6 +18,7 @@
 #include "common/result.hpp"
 #include "model/access.hpp"
 #include "model/plan.hpp"
+#include "model/scope.hpp"
 
 namespace ramguard {
 
@@ -31,7 +32,7 @@ struct AdmitAsk {
   std::uint32_t hosts = 0;
   pid_t pid = 0;  // the process that will load; 0: the caller
   bool use_calibrated = false;
-  std::string scope;  // "", "process", "tree" or "cgroup": what the run's baseline is
+  Scope scope = Scope::kProcess;  // what the run's baseline is
 };
 
 struct DeskSettings {

@@ -16,6 +16,7 @@
 #include "admission/admission.hpp"
 #include "admission/calibration.hpp"
 #include "common/result.hpp"
+#include "model/scope.hpp"
 
 namespace ramguard {
 
@@ -30,10 +31,11 @@ class LoadBaselines {
   virtual ~LoadBaselines() = default;
   // One read of PID. kNotFound when there is no such process.
   virtual Result<LoadProcess> process(pid_t pid) = 0;
-  // The baseline of the run the Load will be, for scope "tree" (the process and its
-  // descendants; own_rss_bytes is the process's part) or "cgroup" (its memory cgroup's usage).
+  // The baseline of the run the Load will be, for the tree scope (the process and its
+  // descendants; own_rss_bytes is the process's part) or the cgroup scope (its memory cgroup's
+  // usage).
   // Errors name the problem (kInvalidArgument: no memory cgroup; kUnavailable: a failed read).
-  virtual Result<std::uint64_t> scope_baseline(pid_t pid, std::string_view scope,
+  virtual Result<std::uint64_t> scope_baseline(pid_t pid, Scope scope,
                                                std::uint64_t own_rss_bytes) = 0;
 };
 

@@ -50,7 +50,9 @@ const std::vector<Flag>& flags() {
       {"--watch", with<WatchItem>(parse_watch_item,
                                   [](CommandLine& c, WatchItem v) {
                                     c.watch.push_back(v.pid);
-                                    if (!v.scope.empty()) c.watch_scopes[v.pid] = v.scope;
+                                    if (v.scope != Scope::kProcess) {
+                                      c.watch_scopes[v.pid] = v.scope;
+                                    }
                                   })},
       {"--interval", with<std::chrono::nanoseconds>(
                          [](std::string_view v) {

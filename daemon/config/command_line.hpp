@@ -21,7 +21,7 @@ struct CommandLine {
   std::optional<std::string> check_config_path;  // --check-config FILE: validate and exit
   std::optional<std::string> check_ledger_dir;   // --check-ledger DIR: check/salvage and exit
   std::vector<pid_t> watch;                      // --watch [tree:|cgroup:]PID (repeatable)
-  std::map<pid_t, std::string> watch_scopes;     // the tree: / cgroup: ones
+  std::map<pid_t, Scope> watch_scopes;           // the tree: / cgroup: ones
   std::optional<std::chrono::nanoseconds> interval;
   std::optional<Endpoint> metrics;
   std::optional<std::string> socket;

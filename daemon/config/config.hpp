@@ -14,6 +14,7 @@
 #include "common/protocol.hpp"
 #include "model/access.hpp"
 #include "model/plan.hpp"
+#include "model/scope.hpp"
 
 namespace ramguard {
 
@@ -232,8 +233,8 @@ struct Config {
   StoreConfig store;
   std::vector<PhaseGapConfig> phase_gaps{default_phase_gap()};
   std::map<std::string, MemoryPlan> plans{{"fedavg", default_fedavg_plan()}};  // by name
-  std::vector<pid_t> watch;                   // PIDs watched from startup
-  std::map<pid_t, std::string> watch_scopes;  // "tree" or "cgroup" for those not process-scope
+  std::vector<pid_t> watch;             // PIDs watched from startup
+  std::map<pid_t, Scope> watch_scopes;  // those not of the process scope
   LogLevel log_level = LogLevel::kInfo;
   friend bool operator==(const Config&, const Config&) = default;
 };

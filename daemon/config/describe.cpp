@@ -77,7 +77,7 @@ std::string describe_config(const Config& c) {
     for (std::size_t i = 0; i < c.watch.size(); ++i) {
       const auto scope = c.watch_scopes.find(c.watch[i]);
       out += std::string(i ? ", " : " ") +
-             (scope == c.watch_scopes.end() ? "" : scope->second + ":") +
+             (scope == c.watch_scopes.end() ? "" : std::string(scope_name(scope->second)) + ":") +
              std::to_string(c.watch[i]);
     }
   }

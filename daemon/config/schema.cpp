@@ -209,7 +209,7 @@ void read_config(YamlWalk& walk, const YAML::Node& root, Config& c) {
       walk.value(item, ip, "a PID, tree:PID or cgroup:PID", w, parse_watch_item);
       if (w.pid <= 0) return;
       c.watch.push_back(w.pid);
-      if (!w.scope.empty()) c.watch_scopes[w.pid] = w.scope;
+      if (w.scope != Scope::kProcess) c.watch_scopes[w.pid] = w.scope;
     });
   };
   auto log = [&walk, &c](const YAML::Node& n, const std::string& p) {

@@ -225,12 +225,13 @@ Result<WatchItem> parse_watch_item(std::string_view text) {
   WatchItem item;
   const std::size_t colon = text.find(':');
   if (colon != std::string_view::npos) {
-    item.scope = std::string(text.substr(0, colon));
-    if (item.scope != "tree" && item.scope != "cgroup" && item.scope != "process") {
-      return Error{"unknown scope " + quoted(text.substr(0, colon)) + " in " + quoted(text) +
+    const std::string_view name = text.substr(0, colon);
+    auto scope = parse_scope(name);
+    if (name.empty() || !scope) {
+      return Error{"unknown scope " + quoted(name) + " in " + quoted(text) +
                    "; expected PID, tree:PID or cgroup:PID"};
     }
-    if (item.scope == "process") item.scope.clear();
+    item.scope = *scope;
     text.remove_prefix(colon + 1);
   }
   auto pid = parse_pid(text);

@@ -49,7 +49,7 @@ Result<pid_t> parse_pid(std::string_view text);
 // (its memory cgroup), the run scopes.
 struct WatchItem {
   pid_t pid = 0;
-  std::string scope;  // "" (process), "tree" or "cgroup"
+  Scope scope = Scope::kProcess;
 };
 Result<WatchItem> parse_watch_item(std::string_view text);
 

@@ -67,7 +67,7 @@ void head_to_proto(const RunHead& run, v1::RunStatus& out) {
   out.set_declared_rounds(info.declared_rounds);
   out.set_hosts(info.hosts);
   out.set_estimate_bytes(info.estimate_bytes);
-  out.set_scope(info.scope);
+  out.set_scope(scope_name(info.scope));
   if (!info.cgroup_dir.empty()) out.set_cgroup_dir(info.cgroup_dir);
   // A claimed reservation is held until the run ends.
   if (run.state == RunState::kActive) out.set_reservation_bytes(info.estimate_bytes);

@@ -222,11 +222,12 @@ Status Dispatcher::run_start(const v1::RunStartRequest& in, const Caller& caller
   input.hosts = in.hosts();
   input.reservation_id = in.reservation_id();
   input.end_on_exit = in.end_on_exit();
-  if (in.scope().size() > 16 || in.cgroup_path().size() > 4096 ||
-      in.cgroup_path().find('\0') != std::string::npos) {
-    return Error{"scope is at most 16 characters and cgroup_path a path of at most 4096 bytes"};
+  if (in.cgroup_path().size() > 4096 || in.cgroup_path().find('\0') != std::string::npos) {
+    return Error{"cgroup_path is a path of at most 4096 bytes"};
   }
-  input.scope = in.scope();
+  auto scope = parse_scope(in.scope());
+  if (!scope) return scope.error();
+  input.scope = *scope;
   input.cgroup_path = in.cgroup_path();
   auto started = registry_.start(input, caller);
   if (!started) return started.error();
@@ -331,7 +332,9 @@ Status Dispatcher::run_end(const v1::RunEndRequest& in, const Caller& caller,
 
 namespace {
 
-AdmitAsk admit_ask(const v1::AdmitRequest& in) {
+Result<AdmitAsk> admit_ask(const v1::AdmitRequest& in) {
+  auto scope = parse_scope(in.scope());
+  if (!scope) return scope.error();
   AdmitAsk ask;
   ask.job = in.job();
   ask.estimate_bytes = in.estimate_bytes();
@@ -342,7 +345,7 @@ AdmitAsk admit_ask(const v1::AdmitRequest& in) {
   ask.hosts = in.hosts();
   ask.pid = static_cast<pid_t>(in.pid());
   ask.use_calibrated = in.use_calibrated();
-  ask.scope = in.scope();
+  ask.scope = *scope;
   return ask;
 }
 
@@ -353,13 +356,19 @@ void Dispatcher::prepare(const v1::Request& request, std::function<void()> ready
     ready();
     return;
   }
-  desk_.prepare(admit_ask(request.admit()), std::move(ready));
+  auto ask = admit_ask(request.admit());
+  if (!ask) {
+    ready();  // admit() answers with the error
+    return;
+  }
+  desk_.prepare(*ask, std::move(ready));
 }
 
 Status Dispatcher::admit(const v1::AdmitRequest& in, const Caller& caller, v1::AdmitReply& out) {
   if (auto s = check_job(in.job()); !s) return s;
-  const AdmitAsk ask = admit_ask(in);
-  auto outcome = desk_.admit(ask, caller);
+  const auto ask = admit_ask(in);
+  if (!ask) return ask.error();
+  auto outcome = desk_.admit(*ask, caller);
   if (!outcome) return outcome.error();
   const Decision& d = outcome->decision;
   const pid_t pid = outcome->pid;

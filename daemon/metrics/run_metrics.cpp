@@ -33,7 +33,7 @@ Status RunMetrics::marked(const RunLedger& ledger, const MarkRecord& /*mark*/,
 }
 
 Status RunMetrics::run_started(const RunLedger& ledger) {
-  exporter_.observe_scope(target_ref(ledger), ledger.info.scope);
+  exporter_.observe_scope(target_ref(ledger), scope_name(ledger.info.scope));
   return ok_status();
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/reading.hpp"
+#include "model/scope.hpp"
 #include "model/verdict.hpp"
 
 namespace ramguard {
@@ -161,9 +162,9 @@ struct RunInfo {
   std::uint64_t estimate_bytes = 0;  // from the claimed reservation, 0 if none
   std::string plan;
   std::string reservation_id;
-  // What the run measures: "process" (the PID), "tree" (the PID and its descendants) or
-  // "cgroup" (the memory cgroup at cgroup_dir, every process in it). The PID's exit ends it.
-  std::string scope = "process";
+  // What the run measures (the cgroup scope: the memory cgroup at cgroup_dir). The PID's exit
+  // ends the run whatever its scope.
+  Scope scope = Scope::kProcess;
   std::string cgroup_dir;
 };
 

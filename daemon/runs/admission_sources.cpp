@@ -13,9 +13,9 @@ Result<LoadProcess> ProcLoadBaselines::process(pid_t pid) {
   return LoadProcess{snapshot->uid, snapshot->rss_bytes};
 }
 
-Result<std::uint64_t> ProcLoadBaselines::scope_baseline(pid_t pid, std::string_view scope,
+Result<std::uint64_t> ProcLoadBaselines::scope_baseline(pid_t pid, Scope scope,
                                                         std::uint64_t own_rss_bytes) {
-  if (scope == "tree") {
+  if (scope == Scope::kTree) {
     ProcessTree tree(procfs_, pid);
     tree.refresh();
     MemoryReading own;

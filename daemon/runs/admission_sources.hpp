@@ -25,7 +25,7 @@ class ProcLoadBaselines final : public LoadBaselines {
   ProcLoadBaselines(const ProcFs& procfs, const RunRegistry& registry)
       : procfs_(procfs), registry_(registry) {}
   Result<LoadProcess> process(pid_t pid) override;
-  Result<std::uint64_t> scope_baseline(pid_t pid, std::string_view scope,
+  Result<std::uint64_t> scope_baseline(pid_t pid, Scope scope,
                                        std::uint64_t own_rss_bytes) override;
 
  private:

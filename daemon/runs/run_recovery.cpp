@@ -16,16 +16,19 @@ Status RunRegistry::connect(Entry& entry, const TargetId& target) {
   if (!key) return key.error();
   entry.key = *key;
   const RunInfo& info = entry.machine->ledger().info;
-  if (info.scope == "tree") {
-    if (auto set = sampler_.set_tree(*key); !set) return set;
-  }
-  if (info.scope == "cgroup") {
-    auto cgroup = CgroupMemory::open(info.cgroup_dir);
-    if (!cgroup) {
+  std::optional<CgroupMemory> cgroup;
+  if (info.scope == Scope::kCgroup) {
+    auto opened = CgroupMemory::open(info.cgroup_dir);
+    if (!opened) {
       sampler_.remove(*key);
-      return cgroup.error();
+      return opened.error();
     }
-    if (auto set = sampler_.set_cgroup(*key, std::move(*cgroup)); !set) return set;
+    cgroup.emplace(std::move(*opened));
+  }
+  if (auto attached = sampler_.attach(*key, info.scope, std::move(cgroup)); !attached) {
+    return attached;
+  }
+  if (info.scope == Scope::kCgroup) {
     if (auto kills = sampler_.cgroup_oom_kills(*key)) entry.oom_kills = *kills;
   }
   auto watched = exits_.watch(target, [this, run_id, alive = alive_](ExitInfo e) {

@@ -153,12 +153,13 @@ Result<std::string> RunRegistry::attach_cgroup(TargetKey key, pid_t pid,
   auto cgroup = open_memory_cgroup(params_.proc_root, params_.cgroup_root, pid, cgroup_path);
   if (!cgroup) return Error{cgroup.error().message, ErrorKind::kInvalidArgument};
   std::string dir = cgroup->dir().string();
-  if (auto set = sampler_.set_cgroup(key, std::move(*cgroup)); !set) return set.error();
+  if (auto set = sampler_.attach(key, Scope::kCgroup, std::move(*cgroup)); !set) {
+    return set.error();
+  }
   return dir;
 }
 
 Result<const RunLedger*> RunRegistry::start(const StartRunInput& input, const Caller& caller) {
-  if (Status known = check_run_scope(input.scope); !known) return known.error();
   if (active_runs() >= params_.max_runs) {
     return Error{"too many active runs (limit " + std::to_string(params_.max_runs) + ")",
                  ErrorKind::kResourceExhausted};
@@ -184,17 +185,16 @@ Result<const RunLedger*> RunRegistry::start(const StartRunInput& input, const Ca
                       ErrorKind::kPermissionDenied});
   }
   std::string cgroup_dir;
-  if (input.scope == "tree") {
-    if (auto tree = sampler_.set_tree(*key); !tree) return drop(tree.error());
-  }
-  if (input.scope == "cgroup") {
+  if (input.scope == Scope::kCgroup) {
     auto attached = attach_cgroup(*key, pid, input.cgroup_path, caller);
     if (!attached) return drop(attached.error());
     cgroup_dir = *attached;
   } else if (!input.cgroup_path.empty()) {
-    return drop(
-        Error{"cgroup_path is given but the scope is '" + input.scope + "'; set scope to cgroup",
-              ErrorKind::kInvalidArgument});
+    return drop(Error{std::string("cgroup_path is given but the scope is '") +
+                          scope_name(input.scope) + "'; set scope to cgroup",
+                      ErrorKind::kInvalidArgument});
+  } else if (auto attached = sampler_.attach(*key, input.scope); !attached) {
+    return drop(attached.error());
   }
   std::uint32_t owners_active = 0;
   for (const auto& [id, other] : runs_) {
@@ -221,7 +221,7 @@ Result<const RunLedger*> RunRegistry::start(const StartRunInput& input, const Ca
   info.model_bytes = input.model_bytes;
   info.declared_rounds = input.declared_rounds;
   info.hosts = input.hosts;
-  info.scope = input.scope.empty() ? "process" : input.scope;
+  info.scope = input.scope;
   info.cgroup_dir = cgroup_dir;
   if (!input.reservation_id.empty()) {
     // Checked before the baseline is taken, claimed only once the run exists: a failed start
@@ -268,7 +268,7 @@ Result<const RunLedger*> RunRegistry::start(const StartRunInput& input, const Ca
              {"baseline_bytes", ledger.baseline.rss_bytes},
              {"estimate_bytes", ledger.info.estimate_bytes},
              {"exact_peaks", ref.machine->exact_peaks()},
-             {"scope", ledger.info.scope},
+             {"scope", scope_name(ledger.info.scope)},
              {"cgroup", ledger.info.cgroup_dir},
              {"thresholds", describe_thresholds(params_.detectors, ledger.info.model_bytes)}});
   return &ledger;
@@ -337,7 +337,7 @@ void RunRegistry::on_reading(const std::string& run_id, const Result<MemoryReadi
 }
 
 void RunRegistry::check_oom_kills(Entry& entry) {
-  if (entry.machine->ledger().info.scope != "cgroup") return;
+  if (entry.machine->ledger().info.scope != Scope::kCgroup) return;
   auto count = sampler_.cgroup_oom_kills(entry.key);
   if (!count) {  // unreadable (old kernel, removed cgroup): nothing to compare
     log::debug("run.oom_counter_unreadable",
@@ -355,7 +355,7 @@ void RunRegistry::on_exit(const std::string& run_id, const ExitInfo& info) {
   if (entry == nullptr) return;
   const bool was_active = entry->machine->active();
   entry->exit_watch = 0;  // it has fired
-  if (was_active && entry->key != 0 && entry->machine->ledger().info.scope == "cgroup") {
+  if (was_active && entry->key != 0 && entry->machine->ledger().info.scope == Scope::kCgroup) {
     if (auto peak = sampler_.cgroup_peak(entry->key)) {
       entry->machine->cgroup_peak_at_death({peak->peak_usage_bytes, peak->limit_bytes});
     } else {

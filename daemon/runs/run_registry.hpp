@@ -20,7 +20,7 @@
 #include "common/clock.hpp"
 #include "common/result.hpp"
 #include "model/access.hpp"
-#include "model/run_scope.hpp"
+#include "model/scope.hpp"
 #include "runs/observer_set.hpp"
 #include "runs/run_machine.hpp"
 #include "runs/run_params.hpp"
@@ -39,8 +39,8 @@ struct StartRunInput {
   std::uint32_t hosts = 0;
   std::string reservation_id;
   bool end_on_exit = false;  // the run ends with its process, as under `ramguard exec`
-  std::string scope;         // "", "process" or "cgroup"
-  std::string cgroup_path;   // cgroup scope: a directory or /proc/PID/cgroup path; "": the PID's
+  Scope scope = Scope::kProcess;
+  std::string cgroup_path;  // cgroup scope: a directory or /proc/PID/cgroup path; "": the PID's
 };
 
 class RunRegistry {

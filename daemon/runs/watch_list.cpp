@@ -19,14 +19,11 @@ WatchList::~WatchList() {
   }
 }
 
-Status WatchList::set_scope(TargetKey key, pid_t pid, const std::string& scope) {
-  if (scope.empty() || scope == "process") return ok_status();
-  if (scope == "tree") return sampler_.set_tree(key);
-  if (scope != "cgroup")
-    return Error{"unknown scope '" + scope + "' for PID " + std::to_string(pid)};
+Status WatchList::set_scope(TargetKey key, pid_t pid, Scope scope) {
+  if (scope != Scope::kCgroup) return sampler_.attach(key, scope);
   auto cgroup = open_memory_cgroup(proc_root_, cgroup_root_, pid);
   if (!cgroup) return cgroup.error();
-  return sampler_.set_cgroup(key, std::move(*cgroup));
+  return sampler_.attach(key, scope, std::move(*cgroup));
 }
 
 std::optional<std::uint64_t> WatchList::peak_bytes(pid_t pid) const {
@@ -35,7 +32,7 @@ std::optional<std::uint64_t> WatchList::peak_bytes(pid_t pid) const {
   return it->second.peak_bytes;
 }
 
-Status WatchList::add(pid_t pid, const std::string& scope) {
+Status WatchList::add(pid_t pid, Scope scope) {
   if (targets_.count(pid) != 0) return Error{"PID " + std::to_string(pid) + " is already watched"};
   auto key = sampler_.add(
       pid, [this, pid, alive = alive_](const TargetId&, const Result<MemoryReading>& r) {
@@ -67,7 +64,7 @@ Status WatchList::add(pid_t pid, const std::string& scope) {
                           target.exact ? "" : "hwm_reset_denied");
     log::info("watch.start", {{"pid", pid},
                               {"job", target.job},
-                              {"scope", scope.empty() ? std::string("process") : scope},
+                              {"scope", scope_name(scope)},
                               {"rss_bytes", first->rss_bytes},
                               {"exact_peak", target.exact}});
   }

@@ -27,8 +27,8 @@ class WatchList {
 
   void set_observer(TargetObserver* observer) { observer_ = observer; }
   void set_peak_refresh_ticks(std::uint32_t ticks) { peak_refresh_ticks_ = ticks; }
-  // scope: "" (the process), "tree" (it and its descendants) or "cgroup" (its memory cgroup).
-  Status add(pid_t pid, const std::string& scope = {});
+  // kCgroup watches the PID's own memory cgroup.
+  Status add(pid_t pid, Scope scope = Scope::kProcess);
   std::size_t size() const { return targets_.size(); }
   bool watching(pid_t pid) const { return targets_.count(pid) != 0; }
   std::optional<std::uint64_t> peak_bytes(pid_t pid) const;
@@ -47,7 +47,7 @@ class WatchList {
     std::uint64_t rss_bytes = 0;  // the last reading's
     ExitWatcher::WatchId exit_watch = 0;
   };
-  Status set_scope(TargetKey key, pid_t pid, const std::string& scope);
+  Status set_scope(TargetKey key, pid_t pid, Scope scope);
   void on_reading(pid_t pid, const Result<MemoryReading>& reading);
   void maybe_log_summary(std::chrono::nanoseconds now);
   void on_exit(pid_t pid, const ExitInfo& info);

@@ -135,20 +135,27 @@ Result<TargetKey> Sampler::add(pid_t pid, ReadingSink sink) {
   return key;
 }
 
-Status Sampler::set_cgroup(TargetKey key, CgroupMemory cgroup) {
+Status Sampler::attach(TargetKey key, Scope scope, std::optional<CgroupMemory> cgroup) {
   auto it = targets_.find(key);
   if (it == targets_.end()) return unknown(key);
-  it->second->cgroup.emplace(std::move(cgroup));
-  return ok_status();
-}
-
-Status Sampler::set_tree(TargetKey key) {
-  auto it = targets_.find(key);
-  if (it == targets_.end()) return unknown(key);
-  if (it->second->tree) return ok_status();
-  count_tree(+1);  // forks followed before the walk: none falls between the two
-  it->second->tree.emplace(procfs_, it->second->handle.pid());
-  refresh_tree(*it->second, false);
+  if (cgroup.has_value() != (scope == Scope::kCgroup)) {
+    return Error{std::string("the ") + scope_name(scope) + " scope " +
+                 (cgroup ? "takes no cgroup" : "needs its cgroup")};
+  }
+  Target& target = *it->second;
+  switch (scope) {
+    case Scope::kProcess:
+      break;
+    case Scope::kCgroup:
+      target.cgroup.emplace(std::move(*cgroup));
+      break;
+    case Scope::kTree:
+      if (target.tree) break;
+      count_tree(+1);  // forks followed before the walk: none falls between the two
+      target.tree.emplace(procfs_, target.handle.pid());
+      refresh_tree(target, false);
+      break;
+  }
   return ok_status();
 }
 

@@ -20,6 +20,7 @@
 #include "common/clock.hpp"
 #include "common/result.hpp"
 #include "model/reading.hpp"
+#include "model/scope.hpp"
 #include "procfs/cgroup_memory.hpp"
 #include "procfs/proc_fs.hpp"
 #include "procfs/process_tree.hpp"
@@ -49,11 +50,11 @@ class Sampler {
   // As add(pid), but fails when the PID no longer names this process.
   Result<TargetKey> add(const TargetId& id, ReadingSink sink);
   void remove(TargetKey key);  // unknown keys are ignored; safe from inside a sink
-  // The `cgroup` scope: from now on the target's readings, peaks and resets are its memory
-  // cgroup's; the process still decides whether the target lives (its exit ends the run).
-  Status set_cgroup(TargetKey key, CgroupMemory cgroup);
-  // The `tree` scope: the process and its descendants (procfs/process_tree.hpp).
-  Status set_tree(TargetKey key);
+  // What the target's readings measure from now on; the one way runs, recovered runs and
+  // watched PIDs attach a scope. kProcess: the PID alone (the default). kTree: the process and
+  // its descendants (procfs/process_tree.hpp). kCgroup: CGROUP's counters (required then, and
+  // only then); the process still decides whether the target lives (its exit ends the run).
+  Status attach(TargetKey key, Scope scope, std::optional<CgroupMemory> cgroup = std::nullopt);
   // Trees learn of new processes from EVENTS' forks (it must outlive this sampler) and are
   // re-walked only when a member exits (its children are re-parented away from the tree),
   // when events were lost, and every kTreeWalkEveryReadings-th reading in case of a miss.

@@ -210,10 +210,11 @@ Status Store::insert_run(const RunLedger& l) {
     if (!lq) return lq.error();
     if (auto s = lq->bind(1, i.run_id).bind(2, key).bind(3, value).run(); !s) return s;
   }
-  if (i.scope != "process") {
+  if (i.scope != Scope::kProcess) {
     auto sq = db_->query("INSERT INTO run_scopes VALUES (?1, ?2, ?3)", op);
     if (!sq) return sq.error();
-    if (auto s = sq->bind(1, i.run_id).bind(2, i.scope).bind(3, i.cgroup_dir).run(); !s) return s;
+    if (auto s = sq->bind(1, i.run_id).bind(2, scope_name(i.scope)).bind(3, i.cgroup_dir).run(); !s)
+      return s;
   }
   return ok_status();
 }

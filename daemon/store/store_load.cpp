@@ -30,7 +30,12 @@ Status Store::load_scope(RunInfo& info) {
   auto row = q->step();
   if (!row) return row.error();
   if (*row) {
-    info.scope = q->text(0);
+    auto scope = parse_scope(q->text(0));
+    if (!scope) {
+      return Error{"run '" + info.run_id + "' in the ledger: " + scope.error().message,
+                   ErrorKind::kInternal};
+    }
+    info.scope = *scope;
     info.cgroup_dir = q->text(1);
   }
   return ok_status();

@@ -39,14 +39,13 @@ double delta(std::uint64_t now, std::uint64_t before) {
 
 std::optional<GrowthClassification> classify_growth(std::span<const BoundaryRecord> boundaries,
                                                     std::uint64_t model_bytes,
-                                                    const DetectorParams& params,
-                                                    std::string_view scope) {
+                                                    const DetectorParams& params, Scope scope) {
   if (boundaries.empty()) return std::nullopt;
   const BoundaryRecord& cur = boundaries.back();
   const BoundaryRecord* prev =
       boundaries.size() >= 2 ? &boundaries[boundaries.size() - 2] : nullptr;
   const double gmin = static_cast<double>(params.growth_min_bytes);
-  const bool own_process = scope.empty() || scope == "process";
+  const bool own_process = scope == Scope::kProcess;
 
   GrowthClassification c;
   std::string detail;
@@ -88,8 +87,7 @@ std::optional<GrowthClassification> classify_growth(std::span<const BoundaryReco
       detail = grew + " while the coordinator's heap changed " +
                format_bytes(c.allocated_growth_bytes + c.retained_growth_bytes) +
                " (allocated and kept free): the growth is in other processes of the " +
-               (scope == "tree" ? "tree" : "cgroup") +
-               ", whose heaps the allocator probe does not see";
+               scope_name(scope) + ", whose heaps the allocator probe does not see";
     } else {
       c.growth_class = GrowthClass::kOutsideHeap;
       detail = grew + " while the allocator's heap changed " +

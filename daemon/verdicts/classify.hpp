@@ -41,10 +41,10 @@ struct GrowthClassification {
 };
 
 // nullopt when the facts are missing or the round did not grow enough to classify. scope is
-// the run's ("process", "tree", "cgroup"; empty: process).
+// the run's.
 std::optional<GrowthClassification> classify_growth(std::span<const BoundaryRecord> boundaries,
                                                     std::uint64_t model_bytes,
                                                     const DetectorParams& params,
-                                                    std::string_view scope = {});
+                                                    Scope scope = Scope::kProcess);
 
 }  // namespace ramguard

@@ -39,7 +39,7 @@ void BM_MarkOnLoop(benchmark::State& state) {
     state.SkipWithError(key.error().message.c_str());
     return;
   }
-  if (state.range(1) == 1) (void)sampler.set_tree(*key);
+  if (state.range(1) == 1) (void)sampler.attach(*key, ramguard::Scope::kTree);
   for (auto _ : state) {
     auto reading = sampler.read_now(*key, true);
     benchmark::DoNotOptimize(reading);

@@ -133,7 +133,7 @@ TEST(CommandLine, WatchTakesAScopeInTheFlagAndTheFile) {
   ASSERT_TRUE(flags.ok());
   const Config c = apply_overrides(*file, *flags);
   EXPECT_EQ(c.watch, (std::vector<pid_t>{7, 8, 9}));
-  EXPECT_EQ(c.watch_scopes, (std::map<pid_t, std::string>{{8, "tree"}, {9, "cgroup"}}));
+  EXPECT_EQ(c.watch_scopes, (std::map<pid_t, Scope>{{8, Scope::kTree}, {9, Scope::kCgroup}}));
   EXPECT_THAT(describe_config(c), HasSubstr("watching PIDs: 7, tree:8, cgroup:9"));
   auto bad = parse_config_yaml("watch: [\"pool:8\"]\n", "f.yaml");
   ASSERT_FALSE(bad.ok());

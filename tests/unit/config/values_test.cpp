@@ -72,10 +72,10 @@ TEST(Values, PhaseEdges) {
 
 TEST(Values, WatchItemsNameAPidAndAScope) {
   EXPECT_EQ(parse_watch_item("42")->pid, 42);
-  EXPECT_EQ(parse_watch_item("42")->scope, "");
-  EXPECT_EQ(parse_watch_item("tree:42")->scope, "tree");
+  EXPECT_EQ(parse_watch_item("42")->scope, Scope::kProcess);
+  EXPECT_EQ(parse_watch_item("tree:42")->scope, Scope::kTree);
   EXPECT_EQ(parse_watch_item("cgroup:7")->pid, 7);
-  EXPECT_EQ(parse_watch_item("process:7")->scope, "");
+  EXPECT_EQ(parse_watch_item("process:7")->scope, Scope::kProcess);
   auto unknown = parse_watch_item("galaxy:7");
   ASSERT_FALSE(unknown.ok());
   EXPECT_NE(unknown.error().message.find("unknown scope 'galaxy'"), std::string::npos)

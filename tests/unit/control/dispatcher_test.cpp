@@ -121,6 +121,15 @@ TEST_F(DispatcherTest, AdmissionRefusesWithEveryTermAndAdmitsWhatFits) {
   reply = send(r);
   ASSERT_TRUE(reply.has_error());
   EXPECT_THAT(reply.error().message(), HasSubstr("unknown plan 'nope'"));
+
+  // An unknown scope is refused where the request is read, before anything is reserved.
+  r.mutable_admit()->set_plan("fedavg");
+  r.mutable_admit()->set_scope("pod");
+  reply = send(r);
+  ASSERT_TRUE(reply.has_error());
+  EXPECT_EQ(reply.error().code(), v1::Error::INVALID_ARGUMENT);
+  EXPECT_THAT(reply.error().message(), HasSubstr("scope 'pod' is not known"));
+  EXPECT_EQ(store_->load_reservations()->size(), 1u);
 }
 
 TEST_F(DispatcherTest, ARunStartedMarkedAndEndedIsInStatusAndTheLedger) {

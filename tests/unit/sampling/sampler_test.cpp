@@ -267,7 +267,7 @@ TEST(SamplerReal, ATreeFollowsForksWithoutWalking) {
     if (r.ok()) rss_and_walks.emplace_back(r->rss_bytes, sampler.tree_walks());
   });
   ASSERT_TRUE(key.ok()) << key.error().message;
-  ASSERT_TRUE(sampler.set_tree(*key).ok());
+  ASSERT_TRUE(sampler.attach(*key, Scope::kTree).ok());
   EXPECT_EQ(sampler.tree_walks(), 1u);  // the walk when the scope was set
   sampler.start();
   ASSERT_TRUE(run_until(
@@ -296,7 +296,7 @@ TEST(SamplerReal, ATreeFollowsForksWithoutWalking) {
     readings += r.ok() ? 1 : 0;
   });
   ASSERT_TRUE(other.ok());
-  ASSERT_TRUE(walking.set_tree(*other).ok());
+  ASSERT_TRUE(walking.attach(*other, Scope::kTree).ok());
   walking.start();
   ASSERT_TRUE(run_until(
       io, [&] { return readings >= 5; }, 2000ms));

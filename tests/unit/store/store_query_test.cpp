@@ -33,13 +33,13 @@ TEST(StoreQuery, ListRunsNamesEachRunsScope) {
   add_run(*store, "p", 1, {});
   RunLedger tree = testing::sample_ledger("t", "vit");
   tree.started = testing::at_seconds(2);
-  tree.info.scope = "tree";
+  tree.info.scope = Scope::kTree;
   ASSERT_TRUE(store->begin_run(tree).ok());
   auto all = store->list_runs(10);
   ASSERT_TRUE(all.ok()) << all.error().message;
   ASSERT_EQ(ids(*all), (std::vector<std::string>{"t", "p"}));
-  EXPECT_EQ((*all)[0].info.scope, "tree");  // `ramguard runs --json` said "process" here
-  EXPECT_EQ((*all)[1].info.scope, "process");
+  EXPECT_EQ((*all)[0].info.scope, Scope::kTree);  // `ramguard runs --json` said "process" here
+  EXPECT_EQ((*all)[1].info.scope, Scope::kProcess);
 }
 
 TEST(StoreQuery, ListRunsMostRecentFirstWithWorstVerdict) {

@@ -273,10 +273,10 @@ TEST(Classify, LiveObjectsVersusAllocatorRetention) {
   EXPECT_EQ(c->growth_class, GrowthClass::kOutsideHeap);
   EXPECT_NE(c->verdict.summary.find("not in the allocator's heap"), std::string::npos)
       << c->verdict.summary;
-  for (const char* scope : {"tree", "cgroup"}) {
+  for (Scope scope : {Scope::kTree, Scope::kCgroup}) {
     c = classify_growth(b, 0, p, scope);
     ASSERT_TRUE(c);
-    EXPECT_EQ(c->growth_class, GrowthClass::kOtherProcesses) << scope;
+    EXPECT_EQ(c->growth_class, GrowthClass::kOtherProcesses) << scope_name(scope);
     EXPECT_EQ(c->verdict.summary.rfind("other_processes", 0), 0u) << c->verdict.summary;
     EXPECT_EQ(c->verdict.summary.find("allocator_retention"), std::string::npos);
   }

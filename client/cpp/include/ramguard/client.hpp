@@ -1,12 +1,19 @@
 #pragma once
 // libramguard: the C++ client of ramguardd's control socket.
 //
-//   ramguard::Client client;                       // RAMGUARD_SOCKET or the default path
+// clang-format off
+//   ramguard::Client client;  // RAMGUARD_SOCKET or the default path
 //   auto admitted = client.admit({.job = "vit", .estimate_bytes = 11'100'000'000});
-//   if (!admitted.admitted()) { /* do not claim GPU hosts */ }
-//   ramguard::Run run = client.start_run({.job = "vit", .reservation_id =
-//   admitted.reservation_id()}); { auto g = run.phase("aggregation"); aggregate(); }  // begin now,
-//   end at scope exit run.round_end(); run.end();
+//   if (!admitted.admitted()) return;  // do not claim GPU hosts
+//   ramguard::Run run =
+//       client.start_run({.job = "vit", .reservation_id = admitted.reservation_id()});
+//   {
+//     auto guard = run.phase("aggregation");  // begins now, ends at scope exit
+//     aggregate();
+//   }
+//   run.round_end();
+//   run.end();
+// clang-format on
 //
 // Wire: ramguard.v1.Request/Reply over a Unix socket, one reply per request, request ids
 // echoed. Each connection starts with a hello (JSON lines) offering protobuf's length-delimited
