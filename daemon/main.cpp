@@ -136,7 +136,7 @@ int run_daemon(Config config, const CommandLine& flags) {
   WatchList watches(sampler, exits, clock, params.watch_peak_refresh_ticks);
 
   // Metrics observe runs and watched targets.
-  auto metrics = MetricsExporter::start(config.metrics.listen.to_string());
+  auto metrics = MetricsExporter::start(config.metrics.listen);
   if (!metrics) {
     log::error("daemon.metrics_failed", {{"reason", metrics.error().message}});
     std::fprintf(stderr, "ramguardd: %s\n", metrics.error().message.c_str());
@@ -264,7 +264,7 @@ int run_daemon(Config config, const CommandLine& flags) {
       std::fprintf(stderr, "ramguardd: %s\n", token.error().message.c_str());
       return 1;
     }
-    if (auto s = server.listen_tcp(config.control.tcp.listen.to_string(), *token); !s) {
+    if (auto s = server.listen_tcp(config.control.tcp.listen, *token); !s) {
       std::fprintf(stderr, "ramguardd: %s\n", s.error().message.c_str());
       return 1;
     }

@@ -13,21 +13,13 @@
 
 #include "common/protocol.hpp"
 #include "model/access.hpp"
+#include "model/endpoint.hpp"
 #include "model/plan.hpp"
 #include "model/scope.hpp"
 
 namespace ramguard {
 
 using namespace std::chrono_literals;
-
-// HOST:PORT for a TCP listener. Port 0 asks the kernel for a free port (logged at startup).
-struct Endpoint {
-  std::string host = "127.0.0.1";
-  std::uint16_t port = 0;
-  // "127.0.0.1:9797", "[::1]:9797": the form parse_endpoint accepts.
-  std::string to_string() const;
-  friend bool operator==(const Endpoint&, const Endpoint&) = default;
-};
 
 enum class LogLevel { kDebug, kInfo, kWarning, kError };
 

@@ -1,5 +1,6 @@
 #include "config/values.hpp"
 
+#include <arpa/inet.h>
 #include <grp.h>
 
 #include <cctype>
@@ -38,27 +39,22 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-bool valid_host(std::string_view host, bool bracketed) {
-  if (host.empty() || host.size() > 253) return false;
-  for (char c : host) {
-    const bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' ||
-                    c == '_' || (bracketed && (c == ':' || c == '%'));
-    if (!ok) return false;
+// A listener binds an address, so the host is numeric; a name would be resolved by nobody.
+bool numeric_host(const std::string& host, bool bracketed) {
+  if (bracketed) {
+    in6_addr v6{};
+    return ::inet_pton(AF_INET6, host.c_str(), &v6) == 1;
   }
-  return true;
+  in_addr v4{};
+  return ::inet_pton(AF_INET, host.c_str(), &v4) == 1;
 }
 
 }  // namespace
 
-std::string Endpoint::to_string() const {
-  const std::string shown = host.find(':') != std::string::npos ? "[" + host + "]" : host;
-  return shown + ":" + std::to_string(port);
-}
-
 Result<Endpoint> parse_endpoint(std::string_view text) {
   const std::string allowed =
-      "; expected HOST:PORT (for example 127.0.0.1:9797, [::1]:9797), "
-      "port 0-65535 (0 picks a free port)";
+      "; expected HOST:PORT with a numeric IPv4 host, [IPv6] or localhost (for example "
+      "127.0.0.1:9797, [::1]:9797), port 0-65535 (0 picks a free port)";
   const auto colon = text.rfind(':');
   if (colon == std::string_view::npos) return Error{"invalid address " + quoted(text) + allowed};
   std::string_view host = text.substr(0, colon);
@@ -68,7 +64,9 @@ Result<Endpoint> parse_endpoint(std::string_view text) {
     host = host.substr(1, host.size() - 2);
     bracketed = true;
   }
-  if (!valid_host(host, bracketed)) {
+  std::string numeric(host);
+  if (!bracketed && numeric == "localhost") numeric = "127.0.0.1";
+  if (!numeric_host(numeric, bracketed)) {
     return Error{"invalid host in address " + quoted(text) + allowed};
   }
   std::uint32_t port = 0;
@@ -77,7 +75,7 @@ Result<Endpoint> parse_endpoint(std::string_view text) {
       port > 65535) {
     return Error{"invalid port in address " + quoted(text) + allowed};
   }
-  return Endpoint{std::string(host), static_cast<std::uint16_t>(port)};
+  return Endpoint{std::move(numeric), static_cast<std::uint16_t>(port)};
 }
 
 const char* log_level_name(LogLevel level) {

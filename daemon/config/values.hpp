@@ -15,7 +15,8 @@
 
 namespace ramguard {
 
-// "HOST:PORT" or "[IPv6]:PORT", port 0-65535 (0: pick a free port).
+// "HOST:PORT" (numeric IPv4 or localhost, which becomes 127.0.0.1) or "[IPv6]:PORT", port
+// 0-65535 (0: pick a free port).
 Result<Endpoint> parse_endpoint(std::string_view text);
 
 // debug, info, warning (or warn), error.

@@ -48,25 +48,6 @@ Peer tcp_peer(asio::ip::tcp::socket& socket) {
   return peer;
 }
 
-Result<asio::ip::tcp::endpoint> parse_host_port(const std::string& text) {
-  const auto colon = text.rfind(':');
-  if (colon == std::string::npos)
-    return Error{"TCP listen address '" + text + "' is not HOST:PORT"};
-  std::string host = text.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
-    host = host.substr(1, host.size() - 2);
-  asio::error_code ec;
-  auto address = asio::ip::make_address(host, ec);
-  if (ec) return Error{"TCP listen address '" + text + "': '" + host + "' is not an IP address"};
-  int port = -1;
-  try {
-    port = std::stoi(text.substr(colon + 1));
-  } catch (...) {
-  }
-  if (port < 0 || port > 65535) return Error{"TCP listen address '" + text + "': bad port"};
-  return asio::ip::tcp::endpoint(address, static_cast<unsigned short>(port));
-}
-
 // Queries whose replies grow with the ledger (a long run's status is megabytes of JSON, tens
 // to hundreds of milliseconds to encode).
 bool may_be_big(const v1::Request& request) {
@@ -174,17 +155,18 @@ void ControlServer::check_socket() {
               {"effect", "clients cannot reach this daemon at this path; retrying"}});
 }
 
-Status ControlServer::listen_tcp(const std::string& host_port, std::string token) {
+Status ControlServer::listen_tcp(const Endpoint& address, std::string token) {
   if (token.empty()) return Error{"TCP control listener requires a non-empty token"};
-  auto endpoint = parse_host_port(host_port);
-  if (!endpoint) return endpoint.error();
-  auto acceptor = std::make_shared<asio::ip::tcp::acceptor>(io_);
   asio::error_code ec;
-  acceptor->open(endpoint->protocol(), ec);
+  const auto ip = asio::ip::make_address(address.host, ec);
+  if (ec) return Error{"TCP listen address '" + address.to_string() + "': " + ec.message()};
+  const asio::ip::tcp::endpoint endpoint(ip, address.port);
+  auto acceptor = std::make_shared<asio::ip::tcp::acceptor>(io_);
+  acceptor->open(endpoint.protocol(), ec);
   if (!ec) acceptor->set_option(asio::socket_base::reuse_address(true), ec);
-  if (!ec) acceptor->bind(*endpoint, ec);
+  if (!ec) acceptor->bind(endpoint, ec);
   if (!ec) acceptor->listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) return Error{"cannot listen on TCP " + host_port + ": " + ec.message()};
+  if (ec) return Error{"cannot listen on TCP " + address.to_string() + ": " + ec.message()};
   tcp_token_ = std::move(token);
   tcp_acceptor_ = std::move(acceptor);
   asio::co_spawn(io_, accept_loop(tcp_acceptor_), asio::detached);

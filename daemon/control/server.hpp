@@ -19,6 +19,7 @@
 #include "control/limits.hpp"
 #include "control/session.hpp"
 #include "control/socket_file.hpp"
+#include "model/endpoint.hpp"
 #include "sampling/pss_reader.hpp"
 
 namespace ramguard::control {
@@ -38,8 +39,8 @@ class ControlServer {
   // path is checked every socket_check_interval and the socket recreated if it was removed.
   Status listen_unix(const std::filesystem::path& path, mode_t mode,
                      std::optional<gid_t> group = std::nullopt);
-  // HOST:PORT (port 0 picks one); every request must carry `token`.
-  Status listen_tcp(const std::string& host_port, std::string token);
+  // Port 0 picks one (tcp_port()); every request must carry `token`.
+  Status listen_tcp(const Endpoint& address, std::string token);
 
   // Stops accepting; removes the socket file only if it is still the one this server created.
   void stop();

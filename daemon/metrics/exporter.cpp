@@ -13,7 +13,7 @@
 #include "common/verdict_rank.hpp"
 #include "metrics/families.hpp"
 #include "metrics/http_server.hpp"
-#include "metrics/listen_address.hpp"
+#include "metrics/listen_probe.hpp"
 #include "metrics/self_stats.hpp"
 #include "metrics/target_scrape.hpp"
 #include "metrics/target_series.hpp"
@@ -85,21 +85,18 @@ MetricsExporter::~MetricsExporter() {
   server_.reset();
 }
 
-Result<std::unique_ptr<MetricsExporter>> MetricsExporter::start(
-    const std::string& listen_host_port) {
-  auto address = parse_listen_address(listen_host_port);
-  if (!address) return address.error();
+Result<std::unique_ptr<MetricsExporter>> MetricsExporter::start(const Endpoint& address) {
   std::unique_ptr<MetricsExporter> exporter(new MetricsExporter());
   MetricsExporter* self = exporter.get();
   auto server = MetricsHttpServer::start(
-      address->civetweb_spec(), [self](std::string& out, const MetricsHttpServer::Flush& flush) {
+      address.to_string(), [self](std::string& out, const MetricsHttpServer::Flush& flush) {
         self->render(out, flush);
       });
   if (!server) {
     // civetweb only says it could not start; a probe bind says why.
-    std::string why = probe_listen_error(*address);
+    std::string why = probe_listen_error(address);
     if (why.empty()) why = server.error().message;
-    return Error{"metrics address '" + listen_host_port + "': cannot listen: " + why};
+    return Error{"metrics address '" + address.to_string() + "': cannot listen: " + why};
   }
   exporter->server_ = std::move(*server);
   return exporter;

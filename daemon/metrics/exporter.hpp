@@ -34,6 +34,7 @@
 #include "common/clock.hpp"
 #include "common/result.hpp"
 #include "config/config.hpp"
+#include "model/endpoint.hpp"
 #include "model/reading.hpp"
 #include "model/verdict.hpp"
 
@@ -54,9 +55,9 @@ inline constexpr std::chrono::nanoseconds kDefaultMetricsRetention = std::chrono
 
 class MetricsExporter {
  public:
-  // Listens on "HOST:PORT" (port 0 picks a free port; see port()). An invalid address, or one
-  // that cannot be listened on (in use, not local), is an Error naming the address and why.
-  static Result<std::unique_ptr<MetricsExporter>> start(const std::string& listen_host_port);
+  // Listens on ADDRESS (port 0 picks a free port; see port()). One that cannot be listened on
+  // (in use, not local) is an Error naming the address and why.
+  static Result<std::unique_ptr<MetricsExporter>> start(const Endpoint& address);
   ~MetricsExporter();
   MetricsExporter(const MetricsExporter&) = delete;
   MetricsExporter& operator=(const MetricsExporter&) = delete;

@@ -7,7 +7,7 @@
 #include "unit/metrics/scrape.hpp"
 
 int main() {
-  auto exporter = ramguard::MetricsExporter::start("127.0.0.1:0");
+  auto exporter = ramguard::MetricsExporter::start(ramguard::Endpoint{"127.0.0.1", 0});
   if (!exporter.ok()) {
     std::cerr << "metrics_sample: " << exporter.error().message << "\n";
     return 1;

@@ -14,19 +14,40 @@ TEST(Values, Endpoints) {
     const char* text;
     Endpoint want;
   };
-  for (const Ok& c :
-       {Ok{"127.0.0.1:9797", {"127.0.0.1", 9797}}, Ok{"localhost:0", {"localhost", 0}},
-        Ok{"[::1]:65535", {"::1", 65535}}, Ok{"0.0.0.0:80", {"0.0.0.0", 80}}}) {
+  for (const Ok& c : {Ok{"127.0.0.1:9797", {"127.0.0.1", 9797}}, Ok{"[::1]:65535", {"::1", 65535}},
+                      Ok{"0.0.0.0:80", {"0.0.0.0", 80}}, Ok{"[::]:0", {"::", 0}}}) {
     auto e = parse_endpoint(c.text);
     ASSERT_TRUE(e.ok()) << c.text << ": " << e.error().message;
     EXPECT_EQ(*e, c.want);
     EXPECT_EQ(e->to_string(), c.text);  // round trip
   }
-  for (const char* bad : {"", ":", "host", "host:", ":80", "host:-1", "host:65536", "host:8o",
-                          "ho st:80", "::1:80", "[::1]", "host:+80"}) {
+  auto localhost = parse_endpoint("localhost:0");  // a listener binds a number
+  ASSERT_TRUE(localhost.ok());
+  EXPECT_EQ(*localhost, (Endpoint{"127.0.0.1", 0}));
+  for (const char* bad : {"",
+                          ":",
+                          "host",
+                          "host:",
+                          ":80",
+                          "host:-1",
+                          "host:65536",
+                          "host:8o",
+                          "ho st:80",
+                          "::1:80",
+                          "[::1]",
+                          "host:+80",
+                          "127.0.0.1:99999",
+                          "127.0.0.1:",
+                          "127.0.0.1:80x",
+                          "example.com:80",
+                          "256.1.1.1:80",
+                          "[zz::]:1",
+                          "[127.0.0.1]:80",
+                          "[localhost]:80"}) {
     auto e = parse_endpoint(bad);
     ASSERT_FALSE(e.ok()) << bad;
     EXPECT_THAT(e.error().message, ::testing::HasSubstr("HOST:PORT")) << bad;
+    EXPECT_THAT(e.error().message, ::testing::HasSubstr("'" + std::string(bad) + "'")) << bad;
   }
 }
 

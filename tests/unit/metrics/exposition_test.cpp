@@ -62,7 +62,7 @@ TEST(Exposition, HelpTextEscapesBackslashAndNewline) {
 // scrape, every process has its thirteen series (twelve, and the counted bytes every verdict
 // judges), and each line's labels are in name order.
 TEST(Exposition, AThousandTargetsScrapeCleanly) {
-  auto started = MetricsExporter::start("127.0.0.1:0");
+  auto started = MetricsExporter::start(Endpoint{"127.0.0.1", 0});
   ASSERT_TRUE(started.ok()) << started.error().message;
   auto& exporter = **started;
   exporter.set_max_targets(2000);

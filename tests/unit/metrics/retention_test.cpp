@@ -29,7 +29,7 @@ std::map<std::string, std::string> of(const TargetRef& t) {
 }
 
 TEST(MetricsRetention, RetiredJobSeriesAreRemovedAfterTheRetentionPeriod) {
-  auto started = MetricsExporter::start("127.0.0.1:0");
+  auto started = MetricsExporter::start(Endpoint{"127.0.0.1", 0});
   ASSERT_TRUE(started.ok()) << started.error().message;
   auto& exporter = **started;
   exporter.set_retention(std::chrono::minutes(10));
@@ -64,7 +64,7 @@ TEST(MetricsRetention, RetiredJobSeriesAreRemovedAfterTheRetentionPeriod) {
 }
 
 TEST(MetricsRetention, ANewRunOfTheSameJobIsItsOwnTargetAndKeepsItsSeries) {
-  auto started = MetricsExporter::start("127.0.0.1:0");
+  auto started = MetricsExporter::start(Endpoint{"127.0.0.1", 0});
   ASSERT_TRUE(started.ok()) << started.error().message;
   auto& exporter = **started;
   exporter.set_retention(std::chrono::seconds(60));
@@ -82,7 +82,7 @@ TEST(MetricsRetention, ANewRunOfTheSameJobIsItsOwnTargetAndKeepsItsSeries) {
 }
 
 TEST(MetricsRetention, TargetsAreBoundedAndTheOldestRetiredGoFirst) {
-  auto started = MetricsExporter::start("127.0.0.1:0");
+  auto started = MetricsExporter::start(Endpoint{"127.0.0.1", 0});
   ASSERT_TRUE(started.ok()) << started.error().message;
   auto& exporter = **started;
   FakeClock clock;
@@ -105,7 +105,7 @@ TEST(MetricsRetention, TargetsAreBoundedAndTheOldestRetiredGoFirst) {
 }
 
 TEST(MetricsRetention, LiveTargetsPastTheBoundAreCountedAsFoldedUntilTheyRetire) {
-  auto started = MetricsExporter::start("127.0.0.1:0");
+  auto started = MetricsExporter::start(Endpoint{"127.0.0.1", 0});
   ASSERT_TRUE(started.ok()) << started.error().message;
   auto& exporter = **started;
   exporter.set_max_targets(4);
@@ -129,7 +129,7 @@ TEST(MetricsRetention, LiveTargetsPastTheBoundAreCountedAsFoldedUntilTheyRetire)
 }
 
 TEST(MetricsRetention, SweepingUnknownOrActiveJobsRemovesNothing) {
-  auto started = MetricsExporter::start("127.0.0.1:0");
+  auto started = MetricsExporter::start(Endpoint{"127.0.0.1", 0});
   ASSERT_TRUE(started.ok()) << started.error().message;
   auto& exporter = **started;
   FakeClock clock;

@@ -62,7 +62,7 @@ TEST(ReadStatmRssBytes, ReadsAFileInPagesAndNamesAMissingOne) {
 
 TEST(SelfMetrics, OwnRssAndJemallocStatsAreExportedWhenJemallocIsLinked) {
   EXPECT_EQ(MetricsExporter::jemalloc_available(), RAMGUARD_EXPECT_JEMALLOC == 1);
-  auto started = MetricsExporter::start("127.0.0.1:0");
+  auto started = MetricsExporter::start(Endpoint{"127.0.0.1", 0});
   ASSERT_TRUE(started.ok()) << started.error().message;
   auto& exporter = **started;
   auto status = exporter.update_self("/proc/self/statm");
@@ -103,7 +103,7 @@ TEST(SelfMetrics, JemallocStatsFollowAllocations) {
 }
 
 TEST(SelfMetrics, AnUnreadableStatmIsAnErrorAndKeepsThePreviousValue) {
-  auto started = MetricsExporter::start("127.0.0.1:0");
+  auto started = MetricsExporter::start(Endpoint{"127.0.0.1", 0});
   ASSERT_TRUE(started.ok()) << started.error().message;
   auto& exporter = **started;
   ASSERT_TRUE(exporter.update_self("/proc/self/statm").ok());
