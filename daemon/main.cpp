@@ -40,20 +40,6 @@
 namespace ramguard {
 namespace {
 
-log::Level to_log_level(LogLevel level) {
-  switch (level) {
-    case LogLevel::kDebug:
-      return log::Level::kDebug;
-    case LogLevel::kInfo:
-      return log::Level::kInfo;
-    case LogLevel::kWarning:
-      return log::Level::kWarning;
-    case LogLevel::kError:
-      return log::Level::kError;
-  }
-  return log::Level::kInfo;
-}
-
 // What a watched PID is watched as: its process (""), its tree or its memory cgroup.
 Scope watch_scope(const Config& config, pid_t pid) {
   const auto it = config.watch_scopes.find(pid);
@@ -114,7 +100,7 @@ int check_ledger(const std::string& state_dir) {
 }
 
 int run_daemon(Config config, const CommandLine& flags) {
-  log::set_level(to_log_level(config.log_level));
+  log::set_level(config.log_level);
   // Startup order: the ledger lock before anything reads the database, then the socket, then
   // recovery; a daemon refused at any step has touched neither the ledger nor the budget.
   auto lock = StateLock::acquire(config.state_dir);
@@ -341,7 +327,7 @@ int run_daemon(Config config, const CommandLine& flags) {
         } else {
           const Config previous = config;
           config = *next;
-          log::set_level(to_log_level(config.log_level));
+          log::set_level(config.log_level);
           sampler.set_interval(config.sampling.interval);
           admission.set_budget(config.budget_bytes, config.margin_bytes);
           admission.set_lease(config.admission.lease);

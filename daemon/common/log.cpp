@@ -13,20 +13,6 @@ namespace {
 std::atomic<int> g_level{static_cast<int>(Level::kInfo)};
 std::atomic<void (*)(const std::string&)> g_sink{nullptr};
 
-const char* level_name(Level level) {
-  switch (level) {
-    case Level::kDebug:
-      return "debug";
-    case Level::kInfo:
-      return "info";
-    case Level::kWarning:
-      return "warning";
-    case Level::kError:
-      return "error";
-  }
-  return "info";
-}
-
 bool has_control(std::string_view value) {
   for (std::size_t i = 0; i < value.size(); ++i) {
     if (control_length(value, i) != 0) return true;
@@ -91,14 +77,18 @@ Level level() {
   return static_cast<Level>(g_level.load());
 }
 
-bool parse_level(std::string_view text, Level& out) {
-  for (Level l : {Level::kDebug, Level::kInfo, Level::kWarning, Level::kError}) {
-    if (text == level_name(l)) {
-      out = l;
-      return true;
-    }
+const char* level_name(Level level) {
+  switch (level) {
+    case Level::kDebug:
+      return "debug";
+    case Level::kInfo:
+      return "info";
+    case Level::kWarning:
+      return "warning";
+    case Level::kError:
+      return "error";
   }
-  return false;
+  return "info";
 }
 
 void set_sink(void (*sink)(const std::string&)) {

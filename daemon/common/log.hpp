@@ -29,7 +29,7 @@ struct Field {
 
 void set_level(Level level);
 Level level();
-bool parse_level(std::string_view text, Level& out);
+const char* level_name(Level level);  // "debug", "info", "warning", "error"
 // Tests capture lines instead of writing to stderr.
 void set_sink(void (*sink)(const std::string& line));
 

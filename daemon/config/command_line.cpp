@@ -77,7 +77,7 @@ const std::vector<Flag>& flags() {
                          c.budget_bytes = v;
                        })},
       {"--log-level",
-       with<LogLevel>(parse_log_level, [](CommandLine& c, LogLevel v) { c.log_level = v; })},
+       with<log::Level>(parse_log_level, [](CommandLine& c, log::Level v) { c.log_level = v; })},
       {"--help", nullptr},
       {"--version", nullptr},
   };

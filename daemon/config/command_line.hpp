@@ -28,7 +28,7 @@ struct CommandLine {
   std::optional<std::string> state_dir;
   std::optional<std::uint64_t> budget_bytes;
   bool budget_auto = false;  // --budget auto
-  std::optional<LogLevel> log_level;
+  std::optional<log::Level> log_level;
   bool help = false;
   bool version = false;
   friend bool operator==(const CommandLine&, const CommandLine&) = default;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/log.hpp"
 #include "common/protocol.hpp"
 #include "model/access.hpp"
 #include "model/endpoint.hpp"
@@ -20,8 +21,6 @@
 namespace ramguard {
 
 using namespace std::chrono_literals;
-
-enum class LogLevel { kDebug, kInfo, kWarning, kError };
 
 // What a non-root member of the socket's group may read of other UIDs' work: kAll (status,
 // reports, run lists and admission baselines of anyone's runs; the default, for one team
@@ -227,10 +226,8 @@ struct Config {
   std::map<std::string, MemoryPlan> plans{{"fedavg", default_fedavg_plan()}};  // by name
   std::vector<pid_t> watch;             // PIDs watched from startup
   std::map<pid_t, Scope> watch_scopes;  // those not of the process scope
-  LogLevel log_level = LogLevel::kInfo;
+  log::Level log_level = log::Level::kInfo;
   friend bool operator==(const Config&, const Config&) = default;
 };
-
-const char* log_level_name(LogLevel level);  // "debug", "info", "warning", "error"
 
 }  // namespace ramguard

@@ -45,7 +45,7 @@ std::string describe_config(const Config& c) {
          (c.control.tcp.enabled ? "on " + c.control.tcp.listen.to_string() : std::string("off")) +
          "; metrics on " + c.metrics.listen.to_string() + "\n";
   out += std::string("peers read ") + peers_read_name(c.control.peers_read) + " runs\n";
-  out += "state dir " + or_auto(c.state_dir) + "; log level " + log_level_name(c.log_level) + "\n";
+  out += "state dir " + or_auto(c.state_dir) + "; log level " + log::level_name(c.log_level) + "\n";
   out += "plans:";
   if (c.plans.empty()) out += " none";
   bool first = true;

@@ -78,26 +78,12 @@ Result<Endpoint> parse_endpoint(std::string_view text) {
   return Endpoint{std::move(numeric), static_cast<std::uint16_t>(port)};
 }
 
-const char* log_level_name(LogLevel level) {
-  switch (level) {
-    case LogLevel::kDebug:
-      return "debug";
-    case LogLevel::kInfo:
-      return "info";
-    case LogLevel::kWarning:
-      return "warning";
-    case LogLevel::kError:
-      return "error";
-  }
-  return "info";
-}
-
-Result<LogLevel> parse_log_level(std::string_view text) {
+Result<log::Level> parse_log_level(std::string_view text) {
   const std::string l = lower(text);
-  if (l == "debug") return LogLevel::kDebug;
-  if (l == "info") return LogLevel::kInfo;
-  if (l == "warning" || l == "warn") return LogLevel::kWarning;
-  if (l == "error") return LogLevel::kError;
+  if (l == "debug") return log::Level::kDebug;
+  if (l == "info") return log::Level::kInfo;
+  if (l == "warning" || l == "warn") return log::Level::kWarning;
+  if (l == "error") return log::Level::kError;
   return Error{"invalid log level " + quoted(text) + "; expected debug, info, warning or error"};
 }
 

@@ -20,7 +20,7 @@ namespace ramguard {
 Result<Endpoint> parse_endpoint(std::string_view text);
 
 // debug, info, warning (or warn), error.
-Result<LogLevel> parse_log_level(std::string_view text);
+Result<log::Level> parse_log_level(std::string_view text);
 
 // "all" or "own" (control.peers_read).
 Result<PeersRead> parse_peers_read(std::string_view text);

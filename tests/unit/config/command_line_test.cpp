@@ -56,7 +56,7 @@ TEST(CommandLine, EveryFlagInBothSpellings) {
     EXPECT_EQ(c->socket, "/tmp/s.sock");
     EXPECT_EQ(c->state_dir, "/tmp/state");
     EXPECT_EQ(c->budget_bytes, 16ull << 30);
-    EXPECT_EQ(c->log_level, LogLevel::kDebug);
+    EXPECT_EQ(c->log_level, log::Level::kDebug);
     EXPECT_FALSE(c->help);
   }
 }
@@ -122,7 +122,7 @@ TEST(CommandLine, FlagsWinOverTheFile) {
   EXPECT_EQ(c.budget_bytes, 8'000'000'000u);  // file, no flag
   EXPECT_EQ(c.state_dir, "/file/state");      // file, no flag
   EXPECT_EQ(c.metrics.listen, (Endpoint{"127.0.0.1", 1000}));
-  EXPECT_EQ(c.log_level, LogLevel::kError);
+  EXPECT_EQ(c.log_level, log::Level::kError);
   EXPECT_EQ(c.watch, (std::vector<pid_t>{7, 8, 9}));  // merged, no duplicates
 }
 

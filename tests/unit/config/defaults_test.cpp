@@ -28,7 +28,7 @@ TEST(ConfigDefaults, MatchDesignNumbers) {
   EXPECT_EQ(c.control.max_frame_bytes, 64u * 1024);
   EXPECT_FALSE(c.control.tcp.enabled);
   EXPECT_TRUE(c.control.socket.empty());  // resolved at startup, see paths.hpp
-  EXPECT_EQ(c.log_level, LogLevel::kInfo);
+  EXPECT_EQ(c.log_level, log::Level::kInfo);
   EXPECT_TRUE(c.watch.empty());
   // The per-run and ledger bounds README.md states.
   EXPECT_EQ(c.sampling.max_buckets, 1440u);
@@ -232,7 +232,7 @@ log: { level: warning }
   EXPECT_EQ(ddp.phases[0].states[1], (PlanState{"grads", 0.5, false}));
   EXPECT_EQ(ddp.phases[0].states[2], (PlanState{"replicas", 2, true}));
   EXPECT_EQ(c.watch, (std::vector<pid_t>{12, 34}));
-  EXPECT_EQ(c.log_level, LogLevel::kWarning);
+  EXPECT_EQ(c.log_level, log::Level::kWarning);
 }
 
 TEST(ConfigParse, PresentListsReplaceDefaultsAbsentOnesKeepThem) {

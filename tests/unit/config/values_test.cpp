@@ -117,7 +117,7 @@ TEST(Values, PidsCountsBoolsLevels) {
   EXPECT_TRUE(*parse_bool("Yes"));
   EXPECT_FALSE(*parse_bool("off"));
   EXPECT_FALSE(parse_bool("1").ok());
-  EXPECT_EQ(*parse_log_level("WARN"), LogLevel::kWarning);
+  EXPECT_EQ(*parse_log_level("WARN"), log::Level::kWarning);
   EXPECT_FALSE(parse_log_level("trace").ok());
 }
 
