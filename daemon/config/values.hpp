@@ -73,7 +73,8 @@ Result<std::chrono::nanoseconds> parse_duration_in(std::string_view text,
 // A size within [min, max], same wording.
 Result<std::uint64_t> parse_size_in(std::string_view text, std::uint64_t min, std::uint64_t max);
 
-// "10 ms", "2 s", "10 min", "1 h": the shortest exact form, for messages and summaries.
+// "800ms", "2s", "10m", "1h" (the form the configuration reads back): the largest unit that
+// divides D exactly, else decimal seconds; for messages and summaries.
 std::string format_duration(std::chrono::nanoseconds d);
 
 }  // namespace ramguard
