@@ -206,7 +206,7 @@ class NoGuard:
     def round_end(self, round_no=None, gc_probe=False):
         return ramguard.MarkResult(delivered=False)
 
-    def end(self, failure=None):
+    def end(self, failure=None, allocator=False):
         return ramguard.RunEndResult(delivered=False)
 
 
