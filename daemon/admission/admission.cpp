@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string_view>
+#include <utility>
 
 #include "admission/reason.hpp"
 #include "common/units.hpp"
@@ -29,8 +30,8 @@ Admission::Admission(std::uint64_t budget_bytes, std::uint64_t margin_bytes,
       clock_(clock),
       rng_(seeded_rng()) {}
 
-bool Admission::expired_locked(const Reservation& r, const Instant& now) const {
-  return r.run_id.empty() && now.monotonic - r.created.monotonic >= lease_;
+bool Admission::expired_locked(const Held& r, const Instant& now) const {
+  return r.run_id.empty() && now.monotonic - r.created_monotonic >= lease_;
 }
 
 std::uint64_t Admission::reserved_locked(const Instant& now) const {
@@ -41,14 +42,20 @@ std::uint64_t Admission::reserved_locked(const Instant& now) const {
   return total;
 }
 
-ReservationView Admission::view_locked(const std::string& id, const Reservation& r,
-                                       const Instant& now) const {
-  ReservationView v{id, r.job, r.bytes, r.estimate_source, r.run_id, r.created, 0, r.owner_uid};
-  if (r.run_id.empty()) {
-    v.expires_in_seconds =
-        std::max(0.0, to_seconds(lease_ - (now.monotonic - r.created.monotonic)));
-  }
-  return v;
+Admission::Held Admission::held_locked(Reservation r, const Instant& now) {
+  r.created_wall_ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.wall).count();
+  Held held{std::move(r)};
+  held.created_monotonic = now.monotonic;
+  held.order = next_order_++;
+  return held;
+}
+
+// The lease's end in wall time, from the lease in force (a reload may change it).
+Reservation Admission::view_locked(const Held& r) const {
+  Reservation view = r;
+  view.expires_wall_ms =
+      r.created_wall_ms + std::chrono::duration_cast<std::chrono::milliseconds>(lease_).count();
+  return view;
 }
 
 std::string Admission::new_id_locked() {
@@ -232,16 +239,20 @@ Decision Admission::admit(const AdmitInput& input, const std::vector<RunHolding>
   }
   if (d.admitted) {
     d.reservation_id = new_id_locked();
-    reservations_.emplace(d.reservation_id,
-                          Reservation{input.job, input.estimate_bytes, input.estimate_source, "",
-                                      now, next_order_++, input.owner_uid});
+    Reservation r;
+    r.id = d.reservation_id;
+    r.job = input.job;
+    r.bytes = input.estimate_bytes;
+    r.source = input.estimate_source;
+    r.owner_uid = input.owner_uid;
+    reservations_.emplace(d.reservation_id, held_locked(std::move(r), now));
   }
   return d;
 }
 
-Result<ReservationView> Admission::claimable_locked(const std::string& reservation_id,
-                                                    const std::string& run_id,
-                                                    const Caller& actor) const {
+Result<Reservation> Admission::claimable_locked(const std::string& reservation_id,
+                                                const std::string& run_id,
+                                                const Caller& actor) const {
   if (run_id.empty()) {
     return Error{"claim of reservation '" + reservation_id + "': empty run id",
                  ErrorKind::kFailedPrecondition};
@@ -253,7 +264,7 @@ Result<ReservationView> Admission::claimable_locked(const std::string& reservati
     return Error{owner.error().message, kind};
   }
   const auto it = reservations_.find(reservation_id);
-  const Reservation& r = it->second;
+  const Held& r = it->second;
   const Instant now = clock_.now();
   if (expired_locked(r, now)) {
     return Error{"reservation '" + reservation_id + "' expired: no run claimed it within the " +
@@ -264,11 +275,11 @@ Result<ReservationView> Admission::claimable_locked(const std::string& reservati
     return Error{"reservation '" + reservation_id + "' is already claimed by run " + r.run_id,
                  ErrorKind::kFailedPrecondition};
   }
-  return view_locked(reservation_id, r, now);
+  return view_locked(r);
 }
 
-Result<ReservationView> Admission::claimable(const std::string& reservation_id,
-                                             const std::string& run_id, const Caller& actor) const {
+Result<Reservation> Admission::claimable(const std::string& reservation_id,
+                                         const std::string& run_id, const Caller& actor) const {
   std::lock_guard lock(mutex_);
   return claimable_locked(reservation_id, run_id, actor);
 }
@@ -335,13 +346,13 @@ std::uint64_t Admission::release_run(const std::string& run_id) {
   return freed;
 }
 
-std::vector<ReservationView> Admission::expire() {
+std::vector<Reservation> Admission::expire() {
   std::lock_guard lock(mutex_);
   const Instant now = clock_.now();
-  std::vector<ReservationView> gone;
+  std::vector<Reservation> gone;
   for (auto it = reservations_.begin(); it != reservations_.end();) {
     if (expired_locked(it->second, now)) {
-      gone.push_back(view_locked(it->first, it->second, now));
+      gone.push_back(view_locked(it->second));
       it = reservations_.erase(it);
     } else {
       ++it;
@@ -355,19 +366,19 @@ std::uint64_t Admission::reserved_bytes() const {
   return reserved_locked(clock_.now());
 }
 
-std::vector<ReservationView> Admission::reservations() const {
+std::vector<Reservation> Admission::reservations() const {
   std::lock_guard lock(mutex_);
   const Instant now = clock_.now();
   // Sorted by admission order through pointers: the views are built once, in place.
-  std::vector<const std::pair<const std::string, Reservation>*> ordered;
+  std::vector<const std::pair<const std::string, Held>*> ordered;
   for (const auto& entry : reservations_) {
     if (!expired_locked(entry.second, now)) ordered.push_back(&entry);
   }
   std::sort(ordered.begin(), ordered.end(),
             [](const auto* a, const auto* b) { return a->second.order < b->second.order; });
-  std::vector<ReservationView> views;
+  std::vector<Reservation> views;
   views.reserve(ordered.size());
-  for (const auto* entry : ordered) views.push_back(view_locked(entry->first, entry->second, now));
+  for (const auto* entry : ordered) views.push_back(view_locked(entry->second));
   return views;
 }
 
@@ -402,18 +413,16 @@ std::chrono::nanoseconds Admission::lease() const {
   return lease_;
 }
 
-Status Admission::restore(const ReservationRecord& record) {
+Status Admission::restore(const Reservation& reservation) {
   std::lock_guard lock(mutex_);
-  if (record.reservation_id.empty()) return Error{"restore: reservation id is empty"};
-  if (record.bytes == 0) {
-    return Error{"restore: reservation '" + record.reservation_id + "' has 0 bytes"};
+  if (reservation.id.empty()) return Error{"restore: reservation id is empty"};
+  if (reservation.bytes == 0) {
+    return Error{"restore: reservation '" + reservation.id + "' has 0 bytes"};
   }
-  if (reservations_.contains(record.reservation_id)) {
-    return Error{"restore: reservation '" + record.reservation_id + "' already exists"};
+  if (reservations_.contains(reservation.id)) {
+    return Error{"restore: reservation '" + reservation.id + "' already exists"};
   }
-  reservations_.emplace(record.reservation_id,
-                        Reservation{record.job, record.bytes, record.estimate_source, record.run_id,
-                                    clock_.now(), next_order_++, record.owner_uid});
+  reservations_.emplace(reservation.id, held_locked(reservation, clock_.now()));
   return ok_status();
 }
 

@@ -25,6 +25,7 @@
 #include "common/result.hpp"
 #include "model/access.hpp"
 #include "model/estimate_source.hpp"
+#include "model/reservation.hpp"
 
 namespace ramguard {
 
@@ -90,27 +91,6 @@ struct Decision {
   double lease_seconds = 0;
 };
 
-struct ReservationView {
-  std::string reservation_id;
-  std::string job;
-  std::uint64_t bytes = 0;
-  EstimateSource estimate_source;
-  std::string run_id;  // empty until a run claims it
-  Instant created;
-  double expires_in_seconds = 0;  // 0 once claimed: it ends with its run
-  std::uint32_t owner_uid = 0;
-};
-
-// What the store keeps to rebuild reservations after a restart.
-struct ReservationRecord {
-  std::string reservation_id;
-  std::string job;
-  std::uint64_t bytes = 0;
-  EstimateSource estimate_source;
-  std::string run_id;           // empty: unclaimed
-  std::uint32_t owner_uid = 0;  // unknown owners (older ledgers) are root's: fails closed
-};
-
 class Admission {
  public:
   Admission(std::uint64_t budget_bytes, std::uint64_t margin_bytes, std::chrono::nanoseconds lease,
@@ -126,8 +106,8 @@ class Admission {
   // its lease has not run out, no other run holds it, and actor is its owner or privileged.
   // Returns it (its bytes and estimate source: the run's plan). Error kinds: kPermissionDenied
   // naming both UIDs, kFailedPrecondition for the rest, naming the reservation.
-  Result<ReservationView> claimable(const std::string& reservation_id, const std::string& run_id,
-                                    const Caller& actor) const;
+  Result<Reservation> claimable(const std::string& reservation_id, const std::string& run_id,
+                                const Caller& actor) const;
   // A run claims an admitted reservation: from then on it does not expire by lease. Claiming
   // it again for the same run is a no-op. The same rule as claimable(), checked again under the
   // same lock that records the claim.
@@ -147,10 +127,10 @@ class Admission {
 
   // Drops unclaimed reservations older than the lease and returns them for logs and metrics.
   // Call it periodically (e.g. on the sampling timer).
-  std::vector<ReservationView> expire();
+  std::vector<Reservation> expire();
 
-  std::uint64_t reserved_bytes() const;               // sum of active reservations
-  std::vector<ReservationView> reservations() const;  // active ones, oldest first
+  std::uint64_t reserved_bytes() const;           // sum of active reservations
+  std::vector<Reservation> reservations() const;  // active ones, oldest first
 
   // Configuration reload: existing reservations remain, even if they no longer fit.
   void set_budget(std::uint64_t budget_bytes, std::uint64_t margin_bytes);
@@ -161,33 +141,30 @@ class Admission {
   std::uint64_t budget_bytes() const;
   std::uint64_t margin_bytes() const;
   std::chrono::nanoseconds lease() const;
+  const Clock& clock() const { return clock_; }  // the one a reservation's times come from
 
   // Restart recovery: re-creates reservations the store kept, without a budget check (they
   // were admitted before). Unclaimed ones get a fresh lease from now: holding a little longer
   // is the safe side. Errors: empty or duplicate id, zero bytes.
-  Status restore(const ReservationRecord& record);
+  Status restore(const Reservation& reservation);
 
  private:
-  struct Reservation {
-    std::string job;
-    std::uint64_t bytes = 0;
-    EstimateSource estimate_source;
-    std::string run_id;
-    Instant created;
+  // A reservation as admission holds it: the lease runs on the monotonic clock.
+  struct Held : Reservation {
+    std::chrono::nanoseconds created_monotonic{0};
     std::uint64_t order = 0;  // admission order, for listing
-    std::uint32_t owner_uid = 0;
   };
 
-  Result<ReservationView> claimable_locked(const std::string& reservation_id,
-                                           const std::string& run_id, const Caller& actor) const;
+  Result<Reservation> claimable_locked(const std::string& reservation_id, const std::string& run_id,
+                                       const Caller& actor) const;
   Status check_owner_locked(const std::string& reservation_id, const Caller& actor,
                             const char* verb) const;
 
-  bool expired_locked(const Reservation& r, const Instant& now) const;
+  bool expired_locked(const Held& r, const Instant& now) const;
   std::uint64_t reserved_locked(const Instant& now) const;
   void commit_locked(const std::vector<RunHolding>& runs, const Instant& now, Decision& d) const;
-  ReservationView view_locked(const std::string& id, const Reservation& r,
-                              const Instant& now) const;
+  Held held_locked(Reservation r, const Instant& now);
+  Reservation view_locked(const Held& r) const;
   std::string new_id_locked();
 
   mutable std::mutex mutex_;
@@ -196,7 +173,7 @@ class Admission {
   std::uint64_t margin_bytes_;
   std::chrono::nanoseconds lease_;
   const Clock& clock_;
-  std::map<std::string, Reservation> reservations_;
+  std::map<std::string, Held> reservations_;
   std::uint64_t next_order_ = 0;
   std::mt19937_64 rng_;
 };

@@ -514,14 +514,16 @@ Status Dispatcher::status(const v1::StatusRequest& in, const Caller& caller, v1:
       if (scope.covers(r->ledger().info.owner_uid)) add_run(r->ledger());
     }
   }
-  for (const auto& r : admission_.reservations()) {
+  const std::int64_t now_wall_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(admission_.clock().now().wall).count();
+  for (const Reservation& r : admission_.reservations()) {
     if (!scope.covers(r.owner_uid)) continue;
     auto* rv = out.add_reservations();
-    rv->set_reservation_id(r.reservation_id);
+    rv->set_reservation_id(r.id);
     rv->set_job(r.job);
     rv->set_bytes(r.bytes);
     rv->set_run_id(r.run_id);
-    rv->set_expires_in_seconds(r.expires_in_seconds);
+    rv->set_expires_in_seconds(lease_left_seconds(r, now_wall_ms));
     rv->set_owner_uid(r.owner_uid);
   }
   return ok_status();

@@ -121,7 +121,7 @@ void fill_report(const RunRegistry& registry, Store* store, const RunLedger& led
   }
   if (store == nullptr) return;
   if (auto samples = store->load_samples(ledger.info.run_id)) {
-    for (const StoredSample& p : *samples) {
+    for (const ProgressSample& p : *samples) {
       auto* s = out.add_samples();
       s->set_at_unix_ms(p.at_unix_ms);
       s->set_rss_bytes(p.rss_bytes);

@@ -69,11 +69,11 @@ void RunMetrics::runs_active(std::size_t count,
   exporter_.set_user_active_runs(by_owner);
 }
 
-Status RunMetrics::reservations(const std::vector<ReservationRow>& rows,
+Status RunMetrics::reservations(const std::vector<Reservation>& rows,
                                 std::uint64_t reserved_bytes) {
   exporter_.set_reserved_bytes(reserved_bytes);
   std::map<std::uint32_t, std::uint64_t> by_owner;
-  for (const ReservationRow& r : rows) by_owner[r.owner_uid] += r.bytes;
+  for (const Reservation& r : rows) by_owner[r.owner_uid] += r.bytes;
   exporter_.set_user_reserved_bytes(by_owner);
   return ok_status();
 }

@@ -25,8 +25,7 @@ class RunMetrics final : public RunObserver {
                       const std::vector<const PhaseRecord*>& closed_phases) override;
   void runs_active(std::size_t count,
                    const std::map<std::uint32_t, std::uint64_t>& by_owner) override;
-  Status reservations(const std::vector<ReservationRow>& rows,
-                      std::uint64_t reserved_bytes) override;
+  Status reservations(const std::vector<Reservation>& rows, std::uint64_t reserved_bytes) override;
 
  private:
   MetricsExporter& exporter_;

@@ -12,7 +12,9 @@
 #include "common/result.hpp"
 #include "model/estimate_source.hpp"
 #include "model/ledger.hpp"
+#include "model/progress_sample.hpp"
 #include "model/reading.hpp"
+#include "model/reservation.hpp"
 #include "model/verdict.hpp"
 
 namespace ramguard {
@@ -28,27 +30,6 @@ class TargetObserver {
                             std::string_view /*reason*/) {}
   // The target is no longer sampled; its series may be retired after the retention.
   virtual void target_retired(const TargetRef& /*target*/, Instant /*now*/) {}
-};
-
-// The downsampled trace kept between readings: min/max since the previous flush plus the last.
-struct ProgressSample {
-  std::int64_t at_unix_ms = 0;
-  std::uint64_t rss_bytes = 0;
-  std::uint64_t min_rss_bytes = 0;
-  std::uint64_t max_rss_bytes = 0;
-  std::uint64_t anon_bytes = 0;
-  std::uint64_t file_bytes = 0;
-};
-
-struct ReservationRow {
-  std::string reservation_id;
-  std::string job;
-  std::uint64_t bytes = 0;
-  std::string run_id;           // empty: unclaimed
-  std::uint32_t owner_uid = 0;  // the UID it was admitted for
-  std::int64_t created_wall_ms = 0;
-  std::int64_t expires_wall_ms = 0;
-  EstimateSource source;  // kept so that a run claiming it after a restart has its plan
 };
 
 // Everything a run does, in order. Methods returning Status report whether the change was
@@ -83,7 +64,7 @@ class RunObserver : public TargetObserver {
   // by_owner: the active runs of each UID that has any.
   virtual void runs_active(std::size_t /*count*/,
                            const std::map<std::uint32_t, std::uint64_t>& /*by_owner*/) {}
-  virtual Status reservations(const std::vector<ReservationRow>& /*rows*/,
+  virtual Status reservations(const std::vector<Reservation>& /*rows*/,
                               std::uint64_t /*reserved_bytes*/) {
     return ok_status();
   }

@@ -9,10 +9,7 @@ namespace ramguard {
 
 Status RunRegistry::connect(Entry& entry, const TargetId& target) {
   const std::string run_id = entry.machine->run_id();
-  auto key = sampler_.add(
-      target, [this, run_id, alive = alive_](const TargetId&, const Result<MemoryReading>& r) {
-        if (*alive) on_reading(run_id, r);
-      });
+  auto key = sampler_.add(target, reading_sink(run_id));
   if (!key) return key.error();
   entry.key = *key;
   const RunInfo& info = entry.machine->ledger().info;
@@ -31,15 +28,7 @@ Status RunRegistry::connect(Entry& entry, const TargetId& target) {
   if (info.scope == Scope::kCgroup) {
     if (auto kills = sampler_.cgroup_oom_kills(*key)) entry.oom_kills = *kills;
   }
-  auto watched = exits_.watch(target, [this, run_id, alive = alive_](ExitInfo e) {
-    if (*alive) on_exit(run_id, e);
-  });
-  if (watched) {
-    entry.exit_watch = *watched;
-  } else {
-    log::warning("run.exit_watch_unavailable",
-                 {{"run", run_id}, {"reason", watched.error().message}});
-  }
+  watch_exit(entry, target);
   return ok_status();
 }
 
@@ -77,16 +66,15 @@ void RunRegistry::recover(RunSource& source) {
   if (auto reservations = source.load_reservations()) {
     const auto now_ms =
         std::chrono::duration_cast<std::chrono::milliseconds>(clock_.now().wall).count();
-    for (const ReservationRow& r : *reservations) {
+    for (const Reservation& r : *reservations) {
       const bool claimed_by_resumed =
           !r.run_id.empty() &&
           std::find(resumed_ids.begin(), resumed_ids.end(), r.run_id) != resumed_ids.end();
       const bool live_lease = r.run_id.empty() && r.expires_wall_ms > now_ms;
       if (claimed_by_resumed || live_lease) {
-        ReservationRecord record{r.reservation_id, r.job, r.bytes, r.source, r.run_id, r.owner_uid};
-        if (auto s = admission_.restore(record); !s) {
+        if (auto s = admission_.restore(r); !s) {
           log::warning("recovery.reservation_dropped",
-                       {{"reservation", r.reservation_id}, {"reason", s.error().message}});
+                       {{"reservation", r.id}, {"reason", s.error().message}});
         }
       }
     }

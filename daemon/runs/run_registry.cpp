@@ -141,6 +141,25 @@ void RunRegistry::apply_cgroup_budget(RunMachine& machine) {
   }
 }
 
+ReadingSink RunRegistry::reading_sink(const std::string& run_id) {
+  return [this, run_id, alive = alive_](const TargetId&, const Result<MemoryReading>& r) {
+    if (*alive) on_reading(run_id, r);
+  };
+}
+
+void RunRegistry::watch_exit(Entry& entry, const TargetId& target) {
+  const std::string run_id = entry.machine->run_id();
+  auto watched = exits_.watch(target, [this, run_id, alive = alive_](ExitInfo exit) {
+    if (*alive) on_exit(run_id, exit);
+  });
+  if (watched) {
+    entry.exit_watch = *watched;
+  } else {
+    log::warning("run.exit_watch_unavailable",
+                 {{"run", run_id}, {"reason", watched.error().message}});
+  }
+}
+
 Result<std::string> RunRegistry::attach_cgroup(TargetKey key, pid_t pid,
                                                const std::string& cgroup_path,
                                                const Caller& caller) {
@@ -168,10 +187,7 @@ Result<const RunLedger*> RunRegistry::start(const StartRunInput& input, const Ca
   const pid_t pid = input.pid != 0 ? input.pid : caller.pid;
   if (pid <= 0) return Error{"run start needs a pid (the caller's PID is unknown on TCP)"};
   const std::string run_id = new_run_id();
-  auto key = sampler_.add(
-      pid, [this, run_id, alive = alive_](const TargetId&, const Result<MemoryReading>& r) {
-        if (*alive) on_reading(run_id, r);
-      });
+  auto key = sampler_.add(pid, reading_sink(run_id));
   if (!key) return Error{key.error().message, ErrorKind::kNotFound};
   const auto target = sampler_.target(*key);
   const std::uint32_t owner = sampler_.owner_uid(*key).value_or(0);
@@ -229,7 +245,7 @@ Result<const RunLedger*> RunRegistry::start(const StartRunInput& input, const Ca
     auto claimable = admission_.claimable(input.reservation_id, run_id, caller);
     if (!claimable) return drop(claimable.error());
     info.estimate_bytes = claimable->bytes;
-    info.plan = claimable->estimate_source.plan;
+    info.plan = claimable->source.plan;
     info.reservation_id = input.reservation_id;
   }
   Probe probe(sampler_, *key);
@@ -249,15 +265,7 @@ Result<const RunLedger*> RunRegistry::start(const StartRunInput& input, const Ca
   if (auto kills = sampler_.cgroup_oom_kills(*key)) entry->oom_kills = *kills;
   Entry& ref = *entry;
   runs_[run_id] = std::move(entry);
-  auto watched = exits_.watch(*target, [this, run_id, alive = alive_](ExitInfo exit) {
-    if (*alive) on_exit(run_id, exit);
-  });
-  if (watched) {
-    ref.exit_watch = *watched;
-  } else {
-    log::warning("run.exit_watch_unavailable",
-                 {{"run", run_id}, {"reason", watched.error().message}});
-  }
+  watch_exit(ref, *target);
   sync_reservations();
   publish_counts();
   const RunLedger& ledger = ref.machine->ledger();
@@ -416,7 +424,7 @@ void RunRegistry::housekeeping() {
   const auto expired = admission_.expire();
   for (const auto& r : expired) {
     log::info("admission.lease_expired",
-              {{"reservation", r.reservation_id}, {"job", r.job}, {"bytes", r.bytes}});
+              {{"reservation", r.id}, {"job", r.job}, {"bytes", r.bytes}});
   }
   if (!expired.empty()) sync_reservations();
   for (auto it = runs_.begin(); it != runs_.end();) {
@@ -467,22 +475,7 @@ void RunRegistry::publish_counts() {
 // One write per change of the admission state: every reservation row is current, and the
 // ledger drops the ones that ended (including rows restored after a restart).
 void RunRegistry::sync_reservations() {
-  std::vector<ReservationRow> rows;
-  const auto lease_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(admission_.lease()).count();
-  for (const auto& r : admission_.reservations()) {
-    ReservationRow row;
-    row.reservation_id = r.reservation_id;
-    row.job = r.job;
-    row.bytes = r.bytes;
-    row.source = r.estimate_source;
-    row.run_id = r.run_id;
-    row.owner_uid = r.owner_uid;
-    row.created_wall_ms =
-        std::chrono::duration_cast<std::chrono::milliseconds>(r.created.wall).count();
-    row.expires_wall_ms = row.created_wall_ms + lease_ms;
-    rows.push_back(std::move(row));
-  }
+  const std::vector<Reservation> rows = admission_.reservations();
   const std::uint64_t reserved = admission_.reserved_bytes();
   observers_.write("reservations", "",
                    [&](RunObserver& o) { return o.reservations(rows, reserved); });

@@ -106,6 +106,10 @@ class RunRegistry {
   // `budget: auto`: the run is judged against its cgroup's limit when that is below the budget.
   void apply_cgroup_budget(RunMachine& machine);
   void on_reading(const std::string& run_id, const Result<MemoryReading>& reading);
+  // The wiring every run gets, started or recovered: its readings and its exit come back to
+  // the registry by run id, and never after the registry is gone.
+  ReadingSink reading_sink(const std::string& run_id);
+  void watch_exit(Entry& entry, const TargetId& target);
   void on_exit(const std::string& run_id, const ExitInfo& info);
   void on_deadline(const std::string& run_id);
   void after_change(Entry& entry);

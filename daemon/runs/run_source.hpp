@@ -13,7 +13,7 @@ class RunSource {
  public:
   virtual ~RunSource() = default;
   virtual Result<std::vector<RunLedger>> load_active_runs() = 0;
-  virtual Result<std::vector<ReservationRow>> load_reservations() = 0;
+  virtual Result<std::vector<Reservation>> load_reservations() = 0;
 };
 
 }  // namespace ramguard

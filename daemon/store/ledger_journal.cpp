@@ -59,8 +59,7 @@ Status LedgerJournal::verdict(const RunLedger& ledger, const Verdict& verdict) {
 }
 
 Status LedgerJournal::progress(const RunLedger& ledger, const ProgressSample& sample) {
-  const StoredSample row{sample.at_unix_ms,    sample.rss_bytes,  sample.min_rss_bytes,
-                         sample.max_rss_bytes, sample.anon_bytes, sample.file_bytes};
+  const ProgressSample row = sample;
   const std::string& id = ledger.info.run_id;
   return write(id, "progress",
                [this, id, row, active = ledger.state == RunState::kActive, peak = ledger.peak_bytes,
@@ -100,7 +99,7 @@ Status LedgerJournal::run_finished(const RunLedger& ledger,
 
 // The newest rows are all that matter: they wait behind the journal and replace older rows
 // that waited.
-Status LedgerJournal::reservations(const std::vector<ReservationRow>& rows, std::uint64_t) {
+Status LedgerJournal::reservations(const std::vector<Reservation>& rows, std::uint64_t) {
   last_reservations_ = rows;
   unsaved_reservations_.reset();
   if (!drain()) {
@@ -115,7 +114,7 @@ Status LedgerJournal::reservations(const std::vector<ReservationRow>& rows, std:
 // Rows that are no longer current are deleted, including rows restored after a restart.
 // Writes the difference from what is stored, not the whole table: an admission or release
 // costs one row, however many reservations are open.
-Status LedgerJournal::write_reservations(const std::vector<ReservationRow>& rows) {
+Status LedgerJournal::write_reservations(const std::vector<Reservation>& rows) {
   // A lost batch may have held reservation rows this cache counts as stored.
   if (store_.batches_lost() != batches_lost_seen_) {
     batches_lost_seen_ = store_.batches_lost();
@@ -125,7 +124,7 @@ Status LedgerJournal::write_reservations(const std::vector<ReservationRow>& rows
     auto stored = store_.load_reservations();
     if (!stored) return stored.error();
     stored_reservations_.emplace();
-    for (StoredReservation& r : *stored) {
+    for (Reservation& r : *stored) {
       std::string id = r.id;
       stored_reservations_->emplace(std::move(id), std::move(r));
     }
@@ -133,25 +132,23 @@ Status LedgerJournal::write_reservations(const std::vector<ReservationRow>& rows
   // Called at every admission and release: the difference is found without copying the
   // rows that did not change.
   auto& stored = *stored_reservations_;
-  std::map<std::string_view, const ReservationRow*> current;
-  for (const ReservationRow& r : rows) current.emplace(r.reservation_id, &r);
+  std::map<std::string_view, const Reservation*> current;
+  for (const Reservation& r : rows) current.emplace(r.id, &r);
   std::vector<std::string> gone;
-  std::vector<StoredReservation> changed;
+  std::vector<Reservation> changed;
   for (const auto& [id, old] : stored) {
     if (current.find(id) == current.end()) gone.push_back(id);
   }
   for (const auto& [id, r] : current) {
-    StoredReservation row{r->reservation_id,  r->job,       r->bytes, r->run_id, r->created_wall_ms,
-                          r->expires_wall_ms, r->owner_uid, r->source};
-    auto old = stored.find(r->reservation_id);
-    if (old == stored.end() || !(old->second == row)) changed.push_back(std::move(row));
+    auto old = stored.find(r->id);
+    if (old == stored.end() || !(old->second == *r)) changed.push_back(*r);
   }
   if (gone.empty() && changed.empty()) return ok_status();
   Status written = store_.atomically([&]() -> Status {
     for (const std::string& id : gone) {
       if (auto s = store_.delete_reservation(id); !s) return s;
     }
-    for (const StoredReservation& row : changed) {
+    for (const Reservation& row : changed) {
       if (auto s = store_.save_reservation(row); !s) return s;
     }
     return ok_status();
@@ -162,7 +159,7 @@ Status LedgerJournal::write_reservations(const std::vector<ReservationRow>& rows
     return written;
   }
   for (const std::string& id : gone) stored.erase(id);
-  for (StoredReservation& row : changed) {
+  for (Reservation& row : changed) {
     std::string id = row.id;
     stored.insert_or_assign(std::move(id), std::move(row));
   }
@@ -173,15 +170,8 @@ Result<std::vector<RunLedger>> LedgerJournal::load_active_runs() {
   return store_.load_active_runs();
 }
 
-Result<std::vector<ReservationRow>> LedgerJournal::load_reservations() {
-  auto stored = store_.load_reservations();
-  if (!stored) return stored.error();
-  std::vector<ReservationRow> rows;
-  for (const StoredReservation& r : *stored) {
-    rows.push_back({r.id, r.job, r.bytes, r.run_id, r.owner_uid, r.created_wall_ms,
-                    r.expires_wall_ms, r.source});
-  }
-  return rows;
+Result<std::vector<Reservation>> LedgerJournal::load_reservations() {
+  return store_.load_reservations();
 }
 
 }  // namespace ramguard

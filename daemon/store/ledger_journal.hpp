@@ -40,11 +40,10 @@ class LedgerJournal final : public RunObserver, public RunSource {
   Status progress(const RunLedger& ledger, const ProgressSample& sample) override;
   Status run_finished(const RunLedger& ledger,
                       const std::vector<const PhaseRecord*>& closed_phases) override;
-  Status reservations(const std::vector<ReservationRow>& rows,
-                      std::uint64_t reserved_bytes) override;
+  Status reservations(const std::vector<Reservation>& rows, std::uint64_t reserved_bytes) override;
 
   Result<std::vector<RunLedger>> load_active_runs() override;
-  Result<std::vector<ReservationRow>> load_reservations() override;
+  Result<std::vector<Reservation>> load_reservations() override;
 
   // Writes the journal to the store, oldest first; true when nothing is left unwritten. Called
   // once a second: after a failure only this retries, with one write (a probe), and only once
@@ -66,7 +65,7 @@ class LedgerJournal final : public RunObserver, public RunSource {
   Attempt attempt(PendingWrite& write, Status& status);
   bool drain();            // writes what waits, if a retry is due; true when nothing waits
   void failed_to_write();  // back to probing, at the next flush_pending()
-  Status write_reservations(const std::vector<ReservationRow>& rows);
+  Status write_reservations(const std::vector<Reservation>& rows);
   void batch_ended(bool committed);
 
   Store& store_;
@@ -77,10 +76,10 @@ class LedgerJournal final : public RunObserver, public RunSource {
   bool retry_due_ = true;                // false after a failure until flush_pending()
   std::size_t flush_limit_ = SIZE_MAX;   // 1 while probing
   // The latest reservation rows, when the store has not taken them yet.
-  std::optional<std::vector<ReservationRow>> unsaved_reservations_;
-  std::vector<ReservationRow> last_reservations_;  // put back if their batch is lost
+  std::optional<std::vector<Reservation>> unsaved_reservations_;
+  std::vector<Reservation> last_reservations_;  // put back if their batch is lost
   // What the store holds, by id, once read: reservations() writes only the difference.
-  std::optional<std::map<std::string, StoredReservation>> stored_reservations_;
+  std::optional<std::map<std::string, Reservation>> stored_reservations_;
   std::uint64_t batches_lost_seen_ = 0;  // store_.batches_lost() when the cache was checked
 };
 

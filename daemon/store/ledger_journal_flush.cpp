@@ -86,7 +86,7 @@ bool LedgerJournal::drain() {
   // Without group commit each write was durable at once.
   if (written > 0 && !store_.batch_open()) batch_ended(true);
   if (unsaved_reservations_) {
-    std::vector<ReservationRow> rows = std::move(*unsaved_reservations_);
+    std::vector<Reservation> rows = std::move(*unsaved_reservations_);
     unsaved_reservations_.reset();
     if (!write_reservations(rows) && !store_.writable()) {
       unsaved_reservations_ = std::move(rows);

@@ -138,7 +138,7 @@ class Store {
                  std::uint64_t peak_bytes, const MemoryReading& last, bool peak_exact = false);
   // Appends downsampled samples in one transaction; a sample at an already stored
   // at_unix_ms replaces it (re-sending a bucket is harmless).
-  Status append_samples(const std::string& run_id, std::span<const StoredSample> samples);
+  Status append_samples(const std::string& run_id, std::span<const ProgressSample> samples);
 
   // Retention: deletes finished runs (not active ones) that ended before the given wall time,
   // with all their records. Returns how many runs went.
@@ -152,9 +152,9 @@ class Store {
   Result<std::uint64_t> used_bytes();
 
   // ---- reservations ----
-  Status save_reservation(const StoredReservation& reservation);  // upsert by id
-  Status delete_reservation(const std::string& id);               // absent id: Ok
-  Result<std::vector<StoredReservation>> load_reservations();     // oldest first
+  Status save_reservation(const Reservation& reservation);  // upsert by id
+  Status delete_reservation(const std::string& id);         // absent id: Ok
+  Result<std::vector<Reservation>> load_reservations();     // oldest first
 
   // ---- reading back ----
   // Full ledgers of runs in state active, oldest first, for restart recovery. A run that
@@ -168,7 +168,7 @@ class Store {
   // Runs carrying every given label (key=value); most recent first. An empty map lists all.
   Result<std::vector<RunSummary>> find_runs_by_labels(
       const std::map<std::string, std::string>& labels, std::size_t limit = 1000);
-  Result<std::vector<StoredSample>> load_samples(const std::string& run_id);  // by time
+  Result<std::vector<ProgressSample>> load_samples(const std::string& run_id);  // by time
   // The largest measured peak among the job's `recent_runs` most recently ended runs (state
   // ended, peak > 0; exited and lost runs stopped early and would under-estimate). nullopt when
   // the job has none.

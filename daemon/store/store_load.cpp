@@ -239,23 +239,23 @@ Status Store::end_undecodable(const std::string& run_id) {
   return q->run();
 }
 
-Result<std::vector<StoredSample>> Store::load_samples(const std::string& run_id) {
+Result<std::vector<ProgressSample>> Store::load_samples(const std::string& run_id) {
   if (auto s = require_run(run_id, "loading samples"); !s) return s.error();
   auto q = db_->query("SELECT * FROM samples WHERE run_id = ?1 ORDER BY at_unix_ms",
                       "loading the samples of run '" + run_id + "'");
   if (!q) return q.error();
   q->bind(1, run_id);
-  std::vector<StoredSample> samples;
+  std::vector<ProgressSample> samples;
   for (;;) {
     auto row = q->step();
     if (!row) return row.error();
     if (!*row) return samples;
-    samples.push_back(StoredSample{q->int64(1), q->uint64(2), q->uint64(3), q->uint64(4),
-                                   q->uint64(5), q->uint64(6)});
+    samples.push_back(ProgressSample{q->int64(1), q->uint64(2), q->uint64(3), q->uint64(4),
+                                     q->uint64(5), q->uint64(6)});
   }
 }
 
-Result<std::vector<StoredReservation>> Store::load_reservations() {
+Result<std::vector<Reservation>> Store::load_reservations() {
   // A ledger opened read-only may be older: at schema 1 (no owner column) its rows are root's,
   // before schema 4 (no estimate source) they are given estimates without a plan.
   const char* owner = schema_version_ >= 2 ? "owner_uid" : "0";
@@ -267,16 +267,21 @@ Result<std::vector<StoredReservation>> Store::load_reservations() {
                      owner + ", " + source + " FROM reservations ORDER BY created_wall_ms, rowid",
                  "loading the reservations");
   if (!q) return q.error();
-  std::vector<StoredReservation> out;
+  std::vector<Reservation> out;
   for (;;) {
     auto row = q->step();
     if (!row) return row.error();
     if (!*row) return out;
     // An unknown kind (a newer writer) reads as given: the figure stays, only the plan is lost.
     const EstimateKind kind = parse_estimate_kind(q->text(7)).value_or(EstimateKind::kGiven);
-    out.push_back(StoredReservation{q->text(0), q->text(1), q->uint64(2), q->text(3), q->int64(4),
-                                    q->int64(5), static_cast<std::uint32_t>(q->int64(6)),
-                                    EstimateSource{kind, q->text(8), q->text(9)}});
+    out.push_back(Reservation{.id = q->text(0),
+                              .job = q->text(1),
+                              .bytes = q->uint64(2),
+                              .source = EstimateSource{kind, q->text(8), q->text(9)},
+                              .run_id = q->text(3),
+                              .owner_uid = static_cast<std::uint32_t>(q->int64(6)),
+                              .created_wall_ms = q->int64(4),
+                              .expires_wall_ms = q->int64(5)});
   }
 }
 

@@ -4,11 +4,11 @@
 
 namespace ramguard {
 
-Status Store::append_samples(const std::string& run_id, std::span<const StoredSample> samples) {
+Status Store::append_samples(const std::string& run_id, std::span<const ProgressSample> samples) {
   const std::string op =
       "appending " + std::to_string(samples.size()) + " samples to run '" + run_id + "'";
   Status s = in_transaction(*db_, op, [&]() -> Status {
-    for (const StoredSample& x : samples) {
+    for (const ProgressSample& x : samples) {
       auto q = db_->query(
           "INSERT INTO samples VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (run_id, "
           "at_unix_ms) DO UPDATE SET rss = excluded.rss, min_rss = excluded.min_rss, "
@@ -87,7 +87,7 @@ Result<std::uint64_t> Store::used_bytes() {
   return static_cast<std::uint64_t>(*pages - *free_pages) * static_cast<std::uint64_t>(*page);
 }
 
-Status Store::save_reservation(const StoredReservation& r) {
+Status Store::save_reservation(const Reservation& r) {
   const std::string op = "storing reservation '" + r.id + "'";
   auto q = db_->query(
       "INSERT INTO reservations (id, job, bytes, run_id, created_wall_ms, expires_wall_ms, "

@@ -20,6 +20,11 @@ class AdmissionTest : public ::testing::Test {
   FakeClock clock_;
   Admission admission_{16 * kGB, 1 * kGB, seconds(60), clock_};
 
+  double lease_left(const Reservation& r) const {
+    return lease_left_seconds(
+        r, std::chrono::duration_cast<std::chrono::milliseconds>(clock_.now().wall).count());
+  }
+
   Decision admit(std::uint64_t estimate, std::uint64_t baseline = 0, std::string job = "job") {
     return admission_.admit({std::move(job), estimate, EstimateSource{}, baseline});
   }
@@ -82,7 +87,7 @@ TEST_F(AdmissionTest, UnclaimedReservationExpiresAfterLease) {
   clock_.advance(seconds(59));
   EXPECT_TRUE(admission_.expire().empty());
   ASSERT_EQ(admission_.reservations().size(), 1u);
-  EXPECT_DOUBLE_EQ(admission_.reservations()[0].expires_in_seconds, 1.0);
+  EXPECT_DOUBLE_EQ(lease_left(admission_.reservations()[0]), 1.0);
   EXPECT_FALSE(admit(6 * kGB).admitted);
 
   clock_.advance(seconds(1));
@@ -90,9 +95,9 @@ TEST_F(AdmissionTest, UnclaimedReservationExpiresAfterLease) {
   EXPECT_EQ(admission_.reserved_bytes(), 0u);
   EXPECT_TRUE(admission_.reservations().empty());
   // ... and expire() reports it once.
-  const std::vector<ReservationView> gone = admission_.expire();
+  const std::vector<Reservation> gone = admission_.expire();
   ASSERT_EQ(gone.size(), 1u);
-  EXPECT_EQ(gone[0].reservation_id, d.reservation_id);
+  EXPECT_EQ(gone[0].id, d.reservation_id);
   EXPECT_EQ(gone[0].bytes, 10 * kGB);
   EXPECT_EQ(gone[0].job, "job");
   EXPECT_TRUE(admission_.expire().empty());
@@ -123,13 +128,13 @@ TEST_F(AdmissionTest, ClaimedReservationDoesNotExpireAndEndsWithItsRun) {
   EXPECT_NE(other.error().message.find("already claimed by run run-a"), std::string::npos);
 
   clock_.advance(std::chrono::hours(24));
-  const std::vector<ReservationView> gone = admission_.expire();
+  const std::vector<Reservation> gone = admission_.expire();
   ASSERT_EQ(gone.size(), 1u);
-  EXPECT_EQ(gone[0].reservation_id, b.reservation_id);
-  const std::vector<ReservationView> left = admission_.reservations();
+  EXPECT_EQ(gone[0].id, b.reservation_id);
+  const std::vector<Reservation> left = admission_.reservations();
   ASSERT_EQ(left.size(), 1u);
   EXPECT_EQ(left[0].run_id, "run-a");
-  EXPECT_EQ(left[0].expires_in_seconds, 0.0);
+  EXPECT_EQ(lease_left(left[0]), 0.0);
   EXPECT_EQ(admission_.reserved_bytes(), 5 * kGB);
 
   EXPECT_EQ(admission_.release_run("run-other"), 0u);
@@ -167,7 +172,7 @@ TEST_F(AdmissionTest, ClaimableIsTheOneClaimRule) {
   auto ok = admission_.claimable(d.reservation_id, "run-1", owner);
   ASSERT_TRUE(ok.ok()) << ok.error().message;
   EXPECT_EQ(ok->bytes, kGB);
-  EXPECT_EQ(ok->estimate_source.plan, "fedavg");
+  EXPECT_EQ(ok->source.plan, "fedavg");
   EXPECT_TRUE(admission_.claimable(d.reservation_id, "run-1", Caller{1, 0, true}).ok());
 
   auto other = admission_.claimable(d.reservation_id, "run-1", Caller{11, 2000, false});
@@ -281,17 +286,17 @@ TEST_F(AdmissionTest, RestoreRebuildsReservations) {
       admission_.restore({"rsv-dddddddddddd", "big", 20 * kGB, EstimateSource{}, "run-10"}).ok());
   EXPECT_FALSE(admit(1).admitted);
 
-  const std::vector<ReservationView> views = admission_.reservations();
+  const std::vector<Reservation> views = admission_.reservations();
   ASSERT_EQ(views.size(), 3u);
-  EXPECT_EQ(views[0].reservation_id, "rsv-aaaaaaaaaaaa");  // restore order
-  EXPECT_EQ(views[0].estimate_source.text(), "plan:fedavg");
-  EXPECT_EQ(views[0].estimate_source.plan, "fedavg");
-  EXPECT_EQ(views[1].expires_in_seconds, 60.0);  // a fresh lease from the restore
+  EXPECT_EQ(views[0].id, "rsv-aaaaaaaaaaaa");  // restore order
+  EXPECT_EQ(views[0].source.text(), "plan:fedavg");
+  EXPECT_EQ(views[0].source.plan, "fedavg");
+  EXPECT_EQ(lease_left(views[1]), 60.0);  // a fresh lease from the restore
 
   clock_.advance(seconds(60));
-  const std::vector<ReservationView> gone = admission_.expire();
+  const std::vector<Reservation> gone = admission_.expire();
   ASSERT_EQ(gone.size(), 1u);
-  EXPECT_EQ(gone[0].reservation_id, "rsv-bbbbbbbbbbbb");
+  EXPECT_EQ(gone[0].id, "rsv-bbbbbbbbbbbb");
   EXPECT_EQ(admission_.release_run("run-9"), 6 * kGB);
   EXPECT_TRUE(admission_.claim("rsv-dddddddddddd", "run-10", Caller{}).ok());
 }

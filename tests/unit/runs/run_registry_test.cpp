@@ -162,9 +162,9 @@ TEST_F(RunRegistryTest, ADeadProcessEndsItsRunExitedAndFreesItsReservation) {
 class FakeSource final : public RunSource {
  public:
   Result<std::vector<RunLedger>> load_active_runs() override { return runs; }
-  Result<std::vector<ReservationRow>> load_reservations() override { return rows; }
+  Result<std::vector<Reservation>> load_reservations() override { return rows; }
   std::vector<RunLedger> runs;
-  std::vector<ReservationRow> rows;
+  std::vector<Reservation> rows;
 };
 
 TEST_F(RunRegistryTest, RecoveryResumesLiveRunsEndsDeadOnesLostAndRestoresReservations) {
@@ -178,10 +178,10 @@ TEST_F(RunRegistryTest, RecoveryResumesLiveRunsEndsDeadOnesLostAndRestoresReserv
   source.runs = {live, dead};
   const auto now_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(clock_.now().wall).count();
-  source.rows = {{"res-live", "j", kGB, live.info.run_id, 0, now_ms, now_ms + 60000, {}},
-                 {"res-dead", "j", kGB, "r-dead", 0, now_ms, now_ms + 60000, {}},
-                 {"res-free", "j", kGB, "", 0, now_ms, now_ms + 60000, {}},
-                 {"res-old", "j", kGB, "", 0, now_ms - 120000, now_ms - 60000, {}}};
+  source.rows = {{"res-live", "j", kGB, {}, live.info.run_id, 0, now_ms, now_ms + 60000},
+                 {"res-dead", "j", kGB, {}, "r-dead", 0, now_ms, now_ms + 60000},
+                 {"res-free", "j", kGB, {}, "", 0, now_ms, now_ms + 60000},
+                 {"res-old", "j", kGB, {}, "", 0, now_ms - 120000, now_ms - 60000}};
 
   RecordingObserver observer;
   Admission fresh(16 * kGB, 0, 60s, clock_);

@@ -10,15 +10,15 @@
 namespace ramguard::testing {
 namespace {
 
-TEST(LedgerJournal, ReservationRowsFollowTheAdmissionStateIncludingRestoredOnes) {
+TEST(LedgerJournal, ReservationsFollowTheAdmissionStateIncludingRestoredOnes) {
   TempDir dir;
   {
     auto store = Store::open(dir.path());
     ASSERT_TRUE(store.ok());
     LedgerJournal journal(**store);
     ASSERT_TRUE(journal
-                    .reservations({{"res-a", "j", 1000, "", 0, 1, 2, {}},
-                                   {"res-b", "j", 2000, "r-1", 0, 1, 2, {}}},
+                    .reservations({{"res-a", "j", 1000, {}, "", 0, 1, 2},
+                                   {"res-b", "j", 2000, {}, "r-1", 0, 1, 2}},
                                   3000)
                     .ok());
   }
@@ -29,10 +29,10 @@ TEST(LedgerJournal, ReservationRowsFollowTheAdmissionStateIncludingRestoredOnes)
   auto restored = journal.load_reservations();
   ASSERT_TRUE(restored.ok());
   ASSERT_EQ(restored->size(), 2u);
-  ASSERT_TRUE(journal.reservations({{"res-b", "j", 2000, "r-1", 0, 1, 2, {}}}, 2000).ok());
+  ASSERT_TRUE(journal.reservations({{"res-b", "j", 2000, {}, "r-1", 0, 1, 2}}, 2000).ok());
   auto after = journal.load_reservations();
   ASSERT_EQ(after->size(), 1u);
-  EXPECT_EQ((*after)[0].reservation_id, "res-b");
+  EXPECT_EQ((*after)[0].id, "res-b");
   ASSERT_TRUE(journal.reservations({}, 0).ok());
   EXPECT_TRUE(journal.load_reservations()->empty());
 }
@@ -43,11 +43,11 @@ TEST(LedgerJournal, ReservationOwnersAndClaimsSurviveARestart) {
     auto store = Store::open(dir.path());
     ASSERT_TRUE(store.ok());
     LedgerJournal journal(**store);
-    ASSERT_TRUE(journal.reservations({{"res-a", "j", 1000, "", 1234, 1, 2, {}}}, 1000).ok());
+    ASSERT_TRUE(journal.reservations({{"res-a", "j", 1000, {}, "", 1234, 1, 2}}, 1000).ok());
     // A claim changes one row: it is written, the unchanged rows are not rewritten.
     ASSERT_TRUE(journal
-                    .reservations({{"res-a", "j", 1000, "r-7", 1234, 1, 2, {}},
-                                   {"res-b", "k", 2000, "", 4321, 3, 4, {}}},
+                    .reservations({{"res-a", "j", 1000, {}, "r-7", 1234, 1, 2},
+                                   {"res-b", "k", 2000, {}, "", 4321, 3, 4}},
                                   3000)
                     .ok());
   }
@@ -57,8 +57,8 @@ TEST(LedgerJournal, ReservationOwnersAndClaimsSurviveARestart) {
   auto restored = journal.load_reservations();
   ASSERT_TRUE(restored.ok());
   ASSERT_EQ(restored->size(), 2u);
-  for (const ReservationRow& r : *restored) {
-    if (r.reservation_id == "res-a") {
+  for (const Reservation& r : *restored) {
+    if (r.id == "res-a") {
       EXPECT_EQ(r.owner_uid, 1234u) << "the admitted UID owns its reservation after a restart";
       EXPECT_EQ(r.run_id, "r-7");
     } else {

@@ -94,7 +94,7 @@ TEST(Retention, SizeCapDeletesOldestFinishedRunsUntilThePagesInUseFit) {
   for (int i = 0; i < 40; ++i) {
     const std::string id = "run" + std::to_string(i);
     add_finished(*store, id, 100 + i);
-    std::vector<StoredSample> samples;
+    std::vector<ProgressSample> samples;
     for (std::int64_t t = 0; t < 4000; ++t) samples.push_back({t, 1, 2, 3, 4, 5});
     ASSERT_TRUE(store->append_samples(id, samples).ok());
   }
@@ -122,7 +122,7 @@ TEST(Retention, SizeCapDeletesOldestFinishedRunsUntilThePagesInUseFit) {
   for (int i = 40; i < 50; ++i) {
     const std::string id = "run" + std::to_string(i);
     add_finished(*store, id, 100 + i);
-    std::vector<StoredSample> samples;
+    std::vector<ProgressSample> samples;
     for (std::int64_t t = 0; t < 4000; ++t) samples.push_back({t, 1, 2, 3, 4, 5});
     ASSERT_TRUE(store->append_samples(id, samples).ok());
     auto again = apply_retention(*store, retention, at_seconds(200).wall);

@@ -55,7 +55,7 @@ TEST(StoreBadInput, UnknownRunIdIsNamedByEveryCall) {
       store->save_verdict(id, Verdict{}),
       store->update_progress(id, 1, false, {}),
       store->end_run(id, RunState::kEnded, {}, 1, {}),
-      store->append_samples(id, std::vector<StoredSample>{{1, 2, 3, 4, 5, 6}}),
+      store->append_samples(id, std::vector<ProgressSample>{{1, 2, 3, 4, 5, 6}}),
   };
   for (const Status& s : writes) {
     ASSERT_FALSE(s.ok());
@@ -202,7 +202,7 @@ TEST(StoreBadInput, FullDiskFailsCleanlyAndTheStoreRecovers) {
   ASSERT_TRUE(store && store->begin_run(testing::sample_ledger("r")).ok());
   // Cap the file at its current size: the next page it needs is "beyond the disk".
   ASSERT_TRUE(store->set_max_db_bytes(1).ok());
-  std::vector<StoredSample> batch;
+  std::vector<ProgressSample> batch;
   for (std::int64_t i = 0; i < 5000; ++i) {
     batch.push_back({i * 1000, 1'000'000'000 + static_cast<std::uint64_t>(i), 1, 2, 3, 4});
   }
@@ -230,7 +230,7 @@ TEST(StoreBadInput, SizeCapFromOptionsApplies) {
   }
   auto store = open_store(dir.path(), StoreOptions{.max_db_bytes = 4096});
   ASSERT_TRUE(store);
-  std::vector<StoredSample> batch(5000);
+  std::vector<ProgressSample> batch(5000);
   for (std::size_t i = 0; i < batch.size(); ++i) batch[i].at_unix_ms = static_cast<std::int64_t>(i);
   EXPECT_ERROR(store->append_samples("r", batch), "disk full while");
   auto loaded = store->load_run("r");

@@ -111,7 +111,7 @@ TEST(StoreDegraded, ReservationOwnersPersistAndSchemaOneRowsMigrateAsRoots) {
   }
   auto store = open_store(dir.path());
   ASSERT_TRUE(store);
-  ASSERT_TRUE(store->save_reservation({"rsv-new", "j", 7, "", 3, 4, 1000, {}}).ok());
+  ASSERT_TRUE(store->save_reservation({"rsv-new", "j", 7, {}, "", 1000, 3, 4}).ok());
   auto rows = store->load_reservations();
   ASSERT_TRUE(rows.ok()) << rows.error().message;
   ASSERT_EQ(rows->size(), 2u);

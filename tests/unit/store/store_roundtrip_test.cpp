@@ -177,35 +177,24 @@ TEST(StoreRoundTrip, SamplesOrderedByTimeAndReplacedPerBucket) {
   TempDir dir;
   auto store = open_store(dir.path());
   ASSERT_TRUE(store && store->begin_run(testing::sample_ledger("r")).ok());
-  std::vector<StoredSample> first = {{2000, 20, 19, 21, 15, 5}, {1000, 10, 9, 11, 8, 2}};
-  std::vector<StoredSample> second = {{3000, 30, 29, 31, 25, 5}, {2000, 22, 18, 23, 16, 6}};
+  std::vector<ProgressSample> first = {{2000, 20, 19, 21, 15, 5}, {1000, 10, 9, 11, 8, 2}};
+  std::vector<ProgressSample> second = {{3000, 30, 29, 31, 25, 5}, {2000, 22, 18, 23, 16, 6}};
   ASSERT_TRUE(store->append_samples("r", first).ok());
   ASSERT_TRUE(store->append_samples("r", second).ok());
   auto loaded = store->load_samples("r");
   ASSERT_TRUE(loaded.ok()) << loaded.error().message;
-  const std::vector<StoredSample> expected = {first[1], second[1], second[0]};
+  const std::vector<ProgressSample> expected = {first[1], second[1], second[0]};
   EXPECT_EQ(*loaded, expected);
 }
 
 TEST(StoreRoundTrip, ReservationsSurviveReopen) {
   TempDir dir;
   // The estimate's source, typed, comes back too: a run claiming it after a restart has its plan.
-  const StoredReservation a{"res-a",
-                            "vit",
-                            11'100'000'000,
-                            "",
-                            1'700'000'000'000,
-                            1'700'000'060'000,
-                            1000,
-                            {EstimateKind::kCalibrated, "fedavg", "run-9"}};
-  StoredReservation b{"res-b",
-                      "bert",
-                      2'000'000'000,
-                      "",
-                      1'700'000'001'000,
-                      1'700'000'061'000,
-                      0,
-                      {EstimateKind::kPlan, "fedavg", ""}};
+  const Reservation a{
+      "res-a", "vit", 11'100'000'000,    {EstimateKind::kCalibrated, "fedavg", "run-9"},
+      "",      1000,  1'700'000'000'000, 1'700'000'060'000};
+  Reservation b{"res-b", "bert", 2'000'000'000,     {EstimateKind::kPlan, "fedavg", ""},
+                "",      0,      1'700'000'001'000, 1'700'000'061'000};
   {
     auto store = open_store(dir.path());
     ASSERT_TRUE(store);
@@ -213,7 +202,7 @@ TEST(StoreRoundTrip, ReservationsSurviveReopen) {
     ASSERT_TRUE(store->save_reservation(b).ok());
     b.run_id = "run-b";  // claimed by its run
     ASSERT_TRUE(store->save_reservation(b).ok());
-    ASSERT_TRUE(store->save_reservation({"res-c", "x", 1, "", 1, 2, 0, {}}).ok());
+    ASSERT_TRUE(store->save_reservation({"res-c", "x", 1, {}, "", 0, 1, 2}).ok());
     ASSERT_TRUE(store->delete_reservation("res-c").ok());
     ASSERT_TRUE(store->delete_reservation("never-existed").ok());
   }
@@ -221,7 +210,7 @@ TEST(StoreRoundTrip, ReservationsSurviveReopen) {
   ASSERT_TRUE(store);
   auto loaded = store->load_reservations();
   ASSERT_TRUE(loaded.ok());
-  const std::vector<StoredReservation> expected = {a, b};
+  const std::vector<Reservation> expected = {a, b};
   EXPECT_EQ(*loaded, expected);
 }
 
@@ -260,7 +249,7 @@ TEST(StoreRoundTrip, PruneRemovesOldFinishedRunsWithTheirRecords) {
   auto store = open_store(dir.path());
   ASSERT_TRUE(store);
   ASSERT_TRUE(store->begin_run(full_ledger("old")).ok());
-  ASSERT_TRUE(store->append_samples("old", std::vector<StoredSample>{{1, 2, 3, 4, 5, 6}}).ok());
+  ASSERT_TRUE(store->append_samples("old", std::vector<ProgressSample>{{1, 2, 3, 4, 5, 6}}).ok());
   ASSERT_TRUE(store->end_run("old", RunState::kEnded, testing::at_seconds(10), 1, {}).ok());
   ASSERT_TRUE(store->begin_run(full_ledger("recent")).ok());
   ASSERT_TRUE(store->end_run("recent", RunState::kLost, testing::at_seconds(100), 1, {}).ok());
