@@ -514,8 +514,7 @@ Status Dispatcher::status(const v1::StatusRequest& in, const Caller& caller, v1:
       if (scope.covers(r->ledger().info.owner_uid)) add_run(r->ledger());
     }
   }
-  const std::int64_t now_wall_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(admission_.clock().now().wall).count();
+  const std::int64_t now_wall_ms = unix_ms(admission_.clock().now());
   for (const Reservation& r : admission_.reservations()) {
     if (!scope.covers(r.owner_uid)) continue;
     auto* rv = out.add_reservations();

@@ -59,11 +59,10 @@ Status LedgerJournal::verdict(const RunLedger& ledger, const Verdict& verdict) {
 }
 
 Status LedgerJournal::progress(const RunLedger& ledger, const ProgressSample& sample) {
-  const ProgressSample row = sample;
   const std::string& id = ledger.info.run_id;
   return write(id, "progress",
-               [this, id, row, active = ledger.state == RunState::kActive, peak = ledger.peak_bytes,
-                exact = ledger.peak_exact, last = ledger.last] {
+               [this, id, row = sample, active = ledger.state == RunState::kActive,
+                peak = ledger.peak_bytes, exact = ledger.peak_exact, last = ledger.last] {
                  return store_.atomically([&]() -> Status {
                    if (auto s = store_.append_samples(id, std::span(&row, 1)); !s) return s;
                    if (!active) return ok_status();
