@@ -406,7 +406,6 @@ Status Dispatcher::admit(const v1::AdmitRequest& in, const Caller& caller, v1::A
     metrics_->set_admission_caps(d.effective_budget_bytes, d.node_cap_bytes.value_or(0),
                                  d.cgroup_limit_bytes.value_or(0), d.committed_bytes,
                                  d.admitted ? "" : cap_name(d.binding_cap));
-    metrics_->set_reserved_bytes(admission_.reserved_bytes());
   }
   log::info("admission", {{"job", in.job()},
                           {"admitted", d.admitted},
@@ -425,8 +424,7 @@ Status Dispatcher::release(const v1::ReleaseRequest& in, const Caller& caller,
   auto released = admission_.release(in.reservation_id(), caller);
   if (!released) return released.error();
   out.set_released_bytes(*released);
-  reservations_changed();
-  if (metrics_ != nullptr) metrics_->set_reserved_bytes(admission_.reserved_bytes());
+  reservations_changed();  // the metrics hear it as the registry's observer
   return ok_status();
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 // What runs publish. runs/ owns these interfaces; the store (durable ledger) and the metrics
-// exporter implement them and main.cpp plugs them in, so runs never call either directly.
+// exporter implement them and app/ (the Daemon) plugs them in, so runs never call either directly.
 
 #include <cstdint>
 #include <map>

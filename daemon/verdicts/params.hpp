@@ -1,5 +1,5 @@
 #pragma once
-// Thresholds of every detector, with the embedded defaults. main.cpp maps the YAML
+// Thresholds of every detector, with the embedded defaults. runs/params_from_config maps the YAML
 // configuration onto this struct; validate_params() rejects values that make no sense.
 
 #include <cstdint>

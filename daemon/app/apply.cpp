@@ -1,0 +1,71 @@
+// One path for a configuration, at start-up and at every SIGHUP.
+#include <algorithm>
+
+#include "app/daemon.hpp"
+#include "app/daemon_config.hpp"
+#include "common/log.hpp"
+#include "config/describe.hpp"
+#include "control/settings_from_config.hpp"
+#include "runs/params_from_config.hpp"
+
+namespace ramguard {
+namespace {
+
+// What a watched PID is watched as: its process, its tree or its memory cgroup.
+Scope watch_scope(const Config& config, pid_t pid) {
+  const auto it = config.watch_scopes.find(pid);
+  return it == config.watch_scopes.end() ? Scope::kProcess : it->second;
+}
+
+}  // namespace
+
+void Daemon::apply(const Config& next) {
+  // PIDs are added, never dropped: a reload does not stop watching what it watched.
+  const std::vector<pid_t> watched = applied_ ? config_.watch : std::vector<pid_t>{};
+  config_ = next;
+  applied_ = true;
+  log::set_level(next.log_level);
+  sampler_.set_interval(next.sampling.interval);
+  admission_.set_budget(next.budget_bytes, next.margin_bytes);
+  admission_.set_lease(next.admission.lease);
+  admission_.set_user_cap(next.admission.max_reserved_per_user_bytes);
+  const RunParams params = run_params(next);
+  registry_.set_params(params);
+  watches_.set_peak_refresh_ticks(params.watch_peak_refresh_ticks);
+  dispatcher_.set_settings(control::dispatch_settings(next));
+  server_.set_limits(control::server_limits(next));
+  if (journal_) journal_->set_max_pending_writes(next.store.journal_max_writes);
+  upkeep_.set_retention(next.store.retention);
+  metrics_->set_budget(next.budget_bytes, next.margin_bytes);
+  metrics_->set_retention(next.metrics.run_retention);
+  metrics_->set_max_targets(next.metrics.max_targets);
+  metrics_->set_max_targets_per_user(next.metrics.max_targets_per_user);
+  metrics_->set_job_names(next.metrics.job_names);
+  for (pid_t pid : next.watch) {
+    if (std::find(watched.begin(), watched.end(), pid) != watched.end()) continue;
+    if (auto s = watches_.add(pid, watch_scope(next, pid)); !s) {
+      log::error("watch.failed", {{"pid", pid}, {"reason", s.error().message}});
+    }
+  }
+}
+
+void Daemon::reload() {
+  if (!flags_.config_path) {
+    log::warning("config.reload_skipped", {{"reason", "no --config file to reload"}});
+    return;
+  }
+  const std::string& file = *flags_.config_path;
+  std::vector<std::string> notes;
+  auto next = reloaded_config(config_, file, flags_, &notes);
+  if (!next) {
+    log::error("config.reload_rejected", {{"file", file},
+                                          {"reason", next.error().message},
+                                          {"effect", "keeping the running configuration"}});
+    return;
+  }
+  apply(*next);
+  for (const auto& note : notes) log::warning("config.restart_required", {{"change", note}});
+  log::info("config.reloaded", {{"file", file}, {"summary", describe_config(config_)}});
+}
+
+}  // namespace ramguard

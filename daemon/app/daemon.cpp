@@ -1,0 +1,220 @@
+#include "app/daemon.hpp"
+
+#include <signal.h>
+
+#include "app/ledger_check.hpp"
+#include "common/log.hpp"
+#include "config/describe.hpp"
+#include "config/token_file.hpp"
+#include "config/values.hpp"
+#include "control/settings_from_config.hpp"
+#include "runs/params_from_config.hpp"
+#include "store/ledger_salvage.hpp"
+#include "store/retention.hpp"
+
+namespace ramguard {
+namespace {
+
+// The ledger records runs durably and is where recovery reads what was active. Without it runs
+// are guarded in memory only. synchronous=NORMAL in WAL mode: a commit is in the kernel before
+// the mark is acknowledged, so a daemon crash (kill -9) loses nothing acknowledged; only power
+// loss could. FULL would add an fsync (4-8 ms here) to every mark.
+std::unique_ptr<Store> open_ledger(const Config& config) {
+  StoreOptions options;
+  options.sync_every_commit = false;
+  std::optional<SalvageReport> salvaged;
+  auto opened = open_or_salvage(config.state_dir, options, salvaged);
+  if (salvaged) log_salvage(*salvaged);
+  if (opened) return std::move(*opened);
+  log::error("store.unavailable",
+             {{"reason", opened.error().message}, {"effect", "runs are guarded in memory only"}});
+  return nullptr;
+}
+
+double seconds(std::chrono::nanoseconds d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Daemon>> Daemon::open(const Config& config, const CommandLine& flags,
+                                             DaemonSeams seams) {
+  log::set_level(config.log_level);
+  auto lock = StateLock::acquire(config.state_dir);
+  if (!lock) {
+    log::error("daemon.ledger_locked", {{"reason", lock.error().message}});
+    return lock.error();
+  }
+  auto metrics = MetricsExporter::start(config.metrics.listen);
+  if (!metrics) {
+    log::error("daemon.metrics_failed", {{"reason", metrics.error().message}});
+    return metrics.error();
+  }
+  std::optional<FleetSettings> fleet;
+  if (!config.admission.history.prometheus_url.empty()) {
+    auto settings = fleet_settings(config);
+    if (!settings) return settings.error();
+    fleet = *settings;
+  }
+  std::unique_ptr<Daemon> daemon(
+      new Daemon(config, flags, seams, std::move(*lock), std::move(*metrics), fleet));
+  if (auto s = daemon->listen_and_recover(); !s) return s.error();
+  return daemon;
+}
+
+Daemon::Daemon(const Config& config, const CommandLine& flags, DaemonSeams seams,
+               std::unique_ptr<StateLock> lock, std::unique_ptr<MetricsExporter> metrics,
+               std::optional<FleetSettings> fleet)
+    : config_(config),
+      flags_(flags),
+      lock_(std::move(lock)),
+      clock_(seams.clock != nullptr ? *seams.clock : system_clock_),
+      exits_(io_),
+      sampler_(io_, procfs_, clock_, config.sampling.interval),
+      admission_(config.budget_bytes, config.margin_bytes, config.admission.lease, clock_),
+      registry_(io_, clock_, sampler_, exits_, admission_, run_params(config)),
+      watches_(sampler_, exits_, clock_, run_params(config).watch_peak_refresh_ticks),
+      metrics_(std::move(metrics)),
+      run_metrics_(*metrics_),
+      store_(open_ledger(config)),
+      baselines_(procfs_, registry_),
+      machine_(procfs_, registry_),
+      desk_(admission_, baselines_, machine_, {}),
+      dispatcher_(registry_, admission_, desk_, machine_, store_.get(),
+                  control::dispatch_settings(config)),
+      server_(io_, dispatcher_, control::server_limits(config), RAMGUARD_VERSION),
+      forget_batch_listeners_{store_.get()},
+      journal_(store_ ? std::make_unique<LedgerJournal>(*store_, config.store.journal_max_writes)
+                      : nullptr),
+      asio_ticker_(io_),
+      upkeep_(clock_, seams.upkeep_ticker != nullptr ? *seams.upkeep_ticker : asio_ticker_,
+              {registry_, sampler_, *metrics_, store_.get(), journal_.get()},
+              config.store.retention),
+      signals_(io_, SIGTERM, SIGINT, SIGHUP) {
+  if (ProcEvents* events = exits_.proc_events()) sampler_.follow_forks(*events);
+  // Metrics observe runs and watched targets.
+  registry_.add_observer(&run_metrics_);
+  watches_.set_observer(&run_metrics_);
+  metrics_->set_store_available(store_ != nullptr);
+  dispatcher_.set_metrics(metrics_.get());
+  dispatcher_.set_group_commit(true);  // the server flushes before each reply
+  if (store_) {
+    store_->set_writable_listener([this](bool writable) {
+      metrics_->set_store_writable(writable);
+      // Writable again (whichever write noticed): store the reservations admitted meanwhile
+      // right after the current handler, so a restart does not forget them. Posted, because
+      // this runs inside the store's commit.
+      if (writable) asio::post(io_, [this] { registry_.sync_reservations(); });
+    });
+    // Group commit: writes no request waits for (progress, exits, recovery) are committed at
+    // the end of their turn; a rolled-back batch marks its runs' ledgers incomplete.
+    store_->set_batch_opened_listener([this] { server_.schedule_commit(); });
+    store_->set_batch_lost_listener(
+        [this](const std::vector<std::string>& runs, const Error& error) {
+          log::warning("store.batch_lost",
+                       {{"runs", std::to_string(runs.size())}, {"reason", error.message}});
+          for (const std::string& id : runs) registry_.store_lost(id);
+        });
+    dispatcher_.set_unstored_note([this] { return journal_->unstored_note(); });
+    registry_.add_observer(journal_.get());
+    // Admission reads the ledger's history, then the fleet's behind it (fleet/): asked on the
+    // loop, bounded, cached.
+    desk_.set_history(&history_.emplace(*store_));
+  }
+  if (fleet) {
+    desk_.set_history(&fleet_history_.emplace(io_, history_ ? &*history_ : nullptr, *fleet));
+    log::info("admission.fleet_history", {{"url", config.admission.history.prometheus_url},
+                                          {"lookback", format_duration(fleet->lookback)},
+                                          {"timeout", format_duration(fleet->timeout)}});
+  }
+  apply(config);
+  seed_job_history();
+}
+
+Daemon::ForgetBatchListeners::~ForgetBatchListeners() {
+  if (store == nullptr) return;
+  (void)store->commit_batch();
+  store->set_batch_opened_listener({});
+  store->set_batch_lost_listener({});
+}
+
+Daemon::~Daemon() = default;
+
+// The jobs' history from the ledger, so a restarted node exports it before its next run.
+void Daemon::seed_job_history() {
+  if (!store_) return;
+  auto facts = store_->job_facts(config_.metrics.max_targets);
+  if (!facts) {
+    log::warning("metrics.job_history", {{"reason", facts.error().message}});
+    return;
+  }
+  for (const JobFacts& f : *facts) {
+    metrics_->seed_job(f.job, f.owner_uid, f.peak_bytes, f.runs, clock_.now());
+  }
+}
+
+Status Daemon::listen_and_recover() {
+  std::optional<gid_t> socket_group;
+  if (!config_.control.socket_group.empty()) {
+    // Looked up again: the group database may have changed since the configuration was read.
+    auto gid = parse_socket_group(config_.control.socket_group);
+    if (!gid) return Error{"control.socket_group: " + gid.error().message};
+    socket_group = *gid;
+  }
+  if (auto s =
+          server_.listen_unix(config_.control.socket, config_.control.socket_mode, socket_group);
+      !s) {
+    return s;
+  }
+  if (journal_) {
+    registry_.recover(*journal_);
+    apply_retention_logged(*store_, config_.store.retention, clock_.now().wall);
+  }
+  if (config_.control.tcp.enabled) {
+    auto token = read_token_file(config_.control.tcp.token_file);
+    if (!token) return token.error();
+    if (auto s = server_.listen_tcp(config_.control.tcp.listen, *token); !s) return s;
+  }
+  return ok_status();
+}
+
+int Daemon::run() {
+  sampler_.start();
+  upkeep_.start();
+  wait_signal();
+  log::info("daemon.ready", {{"version", RAMGUARD_VERSION},
+                             {"socket", config_.control.socket},
+                             {"metrics_port", static_cast<unsigned>(metrics_->port())},
+                             {"state_dir", config_.state_dir},
+                             {"store", store_ != nullptr},
+                             {"store_writable", store_ != nullptr && store_->writable()},
+                             {"lock", lock_->path().string()},
+                             {"budget_bytes", config_.budget_bytes},
+                             {"interval_seconds", seconds(config_.sampling.interval)}});
+  io_.run();
+  log::info("daemon.stopped", {});
+  return 0;
+}
+
+void Daemon::stop() {
+  server_.stop();
+  sampler_.stop();
+  upkeep_.stop();
+  signals_.cancel();
+  io_.stop();
+}
+
+void Daemon::wait_signal() {
+  signals_.async_wait([this](const asio::error_code& ec, int signo) {
+    if (ec) return;
+    if (signo != SIGHUP) {
+      log::info("daemon.stopping", {{"signal", signo}, {"active_runs", registry_.active_runs()}});
+      stop();
+      return;
+    }
+    reload();
+    wait_signal();
+  });
+}
+
+}  // namespace ramguard

@@ -1,0 +1,59 @@
+#include "app/ledger_check.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "common/log.hpp"
+#include "store/state_lock.hpp"
+#include "store/store.hpp"
+
+namespace ramguard {
+
+void log_salvage(const SalvageReport& report) {
+  log::error("store.ledger_salvaged", {{"reason", report.reason},
+                                       {"moved_to", report.moved_to.string()},
+                                       {"runs", report.copied("runs")},
+                                       {"marks", report.copied("marks")},
+                                       {"boundaries", report.copied("boundaries")},
+                                       {"reservations", report.copied("reservations")},
+                                       {"lossless", report.lossless()}});
+  for (const auto& table : report.tables) {
+    if (table.refused == 0 && table.unreadable == 0) continue;
+    log::warning("store.salvage_lost", {{"table", table.name},
+                                        {"copied", table.copied},
+                                        {"refused", table.refused},
+                                        {"unreadable", table.unreadable}});
+  }
+  for (const auto& loss : report.losses) log::warning("store.salvage_lost", {{"detail", loss}});
+}
+
+int check_ledger_offline(const std::string& state_dir) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(state_dir, ec)) {
+    std::fprintf(stderr, "ramguardd: --check-ledger %s: not a state directory\n",
+                 state_dir.c_str());
+    return 1;
+  }
+  auto lock = StateLock::acquire(state_dir);
+  if (!lock) {
+    std::fprintf(stderr, "ramguardd: %s\n", lock.error().message.c_str());
+    return 1;
+  }
+  std::optional<SalvageReport> salvaged;
+  auto opened = open_or_salvage(state_dir, {}, salvaged);
+  if (salvaged) std::cout << salvaged->summary();
+  if (!opened) {
+    std::fprintf(stderr, "ramguardd: %s\n", opened.error().message.c_str());
+    return 1;
+  }
+  auto runs = (*opened)->run_count();
+  auto reservations = (*opened)->load_reservations();
+  std::cout << (*opened)->path().string() << ": " << (salvaged ? "salvaged" : "ok") << ", "
+            << (runs ? std::to_string(*runs) : std::string("?")) << " runs, "
+            << (reservations ? std::to_string(reservations->size()) : std::string("?"))
+            << " reservations\n";
+  return 0;
+}
+
+}  // namespace ramguard
