@@ -115,6 +115,10 @@ class TorchFedAvgAgainstTheRealDaemon(unittest.TestCase):
                 "--hosts", "2",
                 "--model", model, "--job", "torch-fedavg-test", "--checkpoint-dir", checkpoints,
                 "--release-timeout-seconds", "30",
+                # The test counts every phase: on a machine loaded by other tests a mark may
+                # take past the client's 50 ms default and be dropped by design
+                # (python_client_stall tests that bound), so it waits longer here.
+                "--mark-timeout-seconds", "2",
                 # Past the 500 ms settle window: each floor is the round's own, not the next
                 # phase's (or, after the last round, the teardown's).
                 "--pause-seconds", "0.75", *extra]

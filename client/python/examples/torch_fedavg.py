@@ -344,6 +344,10 @@ def parse_args(argv):
     parser.add_argument("--checkpoint-dir",
                         help="where checkpoints go (default: a temporary directory, removed)")
     parser.add_argument("--socket", help="ramguardd's socket (default: RAMGUARD_SOCKET, ...)")
+    parser.add_argument("--mark-timeout-seconds", type=float,
+                        default=ramguard.MARK_TIMEOUT_SECONDS,
+                        help="how long a mark waits for ramguardd before training goes on "
+                             "without it (default: the client's, %(default)s s)")
     parser.add_argument("--release-timeout-seconds", type=float, default=60.0,
                         help="how long to wait for the daemon's release verdict")
     parser.add_argument("--pause-seconds", type=float, default=0.0,
@@ -386,7 +390,8 @@ def main(argv=None):
     if args.no_guard:
         run = NoGuard()
     else:
-        client = ramguard.Client(args.socket, on_verdict=on_verdict)
+        client = ramguard.Client(args.socket, on_verdict=on_verdict,
+                                 mark_timeout_seconds=args.mark_timeout_seconds)
         # Before any host is claimed: does this Load fit the budget?
         try:
             admission = client.admit(args.job, model_bytes=model_bytes, plan="fedavg",
