@@ -23,6 +23,7 @@ WORKDIR /src
 COPY CMakeLists.txt ./
 COPY cmake cmake
 COPY proto proto
+COPY base base
 COPY daemon daemon
 COPY client client
 # Tests and benchmarks run in CI (./dev.sh test), not here. Only the two shipped programs are

@@ -2,7 +2,7 @@
 #   find_package(ramguard REQUIRED)  ->  target_link_libraries(app PRIVATE ramguard::client)
 # Component "client": libramguard (libramguard.a), the base it shares with the daemon
 # (libramguard_base.a: units, socket path, protocol constants, verdict ranking; headers under
-# include/ramguard/base/common/), the generated protocol library and header, the public headers
+# include/ramguard/base/), the generated protocol library and header, the public headers
 # and the ramguard CLI. Install it alone with
 #   cmake --install BUILD --component client --prefix PREFIX
 include(CMakePackageConfigHelpers)
@@ -18,7 +18,7 @@ if(TARGET ramguard_client AND TARGET ramguard_proto AND TARGET ramguard_base)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/client/cpp/include/ramguard
           DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT client)
   get_property(base_headers GLOBAL PROPERTY RAMGUARD_BASE_HEADERS)
-  install(FILES ${base_headers} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ramguard/base/common
+  install(FILES ${base_headers} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ramguard/base
           COMPONENT client)
   # The generated header (and its schema, for other languages) next to the client headers.
   install(FILES ${PROJECT_BINARY_DIR}/proto/ramguard.pb.h ${PROJECT_SOURCE_DIR}/proto/ramguard.proto

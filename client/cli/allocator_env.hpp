@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/result.hpp"
+#include "ramguard/base/result.hpp"
 
 namespace ramguard::cli {
 

@@ -7,7 +7,7 @@
 #include <limits>
 #include <string_view>
 
-#include "common/closest_word.hpp"
+#include "ramguard/base/closest_word.hpp"
 #include "ramguard/units.hpp"
 
 namespace ramguard::cli {

@@ -19,9 +19,9 @@
 
 #include "allocator_env.hpp"
 #include "commands.hpp"
-#include "common/protocol.hpp"
 #include "exec_summary.hpp"
 #include "output.hpp"
+#include "ramguard/base/protocol.hpp"
 
 namespace ramguard::cli {
 namespace {

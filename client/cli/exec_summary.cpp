@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <sstream>
 
-#include "common/verdict_rank.hpp"
 #include "output.hpp"
+#include "ramguard/base/verdict_rank.hpp"
 #include "ramguard/units.hpp"
 
 namespace ramguard::cli {

@@ -5,7 +5,7 @@
 #include <iomanip>
 #include <sstream>
 
-#include "common/verdict_rank.hpp"
+#include "ramguard/base/verdict_rank.hpp"
 #include "ramguard/units.hpp"
 
 namespace ramguard::cli {

@@ -103,7 +103,7 @@ __version__ = "0.2.0"
 
 logger = logging.getLogger("ramguard")
 
-# The values of daemon/common/protocol.hpp, which the daemon and the C++ client use (a test
+# The values of base/include/ramguard/base/protocol.hpp, which the daemon and the C++ client use (a test
 # checks that they match).
 PROTOCOL_VERSION = 1
 MAX_REQUEST_BYTES = 64 * 1024  # the daemon's default frame limit
@@ -193,7 +193,7 @@ def _error(code: str, message: str) -> RamguardError:
 
 
 # --------------------------------------------------------------------------------------------
-# Sizes and durations: the rule of daemon/common/units.hpp, held to the same cases
+# Sizes and durations: the rule of base/include/ramguard/base/units.hpp, held to the same cases
 # (tests/data/units_cases.tsv). Decimal units are powers of 1000 (16GB = 16e9 bytes), binary
 # units powers of 1024 (16GiB = 16 x 2**30); Kubernetes' k M G T and Ki Mi Gi Ti are aliases of
 # kB MB GB TB and KiB MiB GiB TiB; case-sensitive; anything else is refused.
@@ -550,7 +550,7 @@ def _to_wire(value: Any) -> Any:
 def default_socket_path() -> str:
     """RAMGUARD_SOCKET, else /run/ramguard/ramguard.sock when the effective UID is 0, else
     $XDG_RUNTIME_DIR/ramguard.sock, else /tmp/ramguard-<effective UID>.sock: the daemon's rule
-    (daemon/common/socket_path.hpp). The effective UID because the daemon creates its socket, and
+    (base/include/ramguard/base/socket_path.hpp). The effective UID because the daemon creates its socket, and
     the kernel checks connect(), with effective credentials."""
     explicit = os.environ.get(SOCKET_ENV)
     if explicit:

@@ -1,6 +1,6 @@
 // Runs side by side: peak RAM, RSS between rounds, RSS after completion, plus verdicts, worst
 // phase gap and estimate ratio; as text, markdown, CSV or JSON.
-#include "common/verdict_rank.hpp"
+#include "ramguard/base/verdict_rank.hpp"
 #include "report/format.hpp"
 #include "report/json_writer.hpp"
 #include "report/render.hpp"

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <ctime>
 
-#include "common/verdict_rank.hpp"
+#include "ramguard/base/verdict_rank.hpp"
 
 namespace ramguard::report {
 
@@ -81,43 +81,6 @@ std::string escape_xml(std::string_view raw) {
         // XML 1.0 forbids the other C0 controls even as references; DEL and C1 are discouraged.
         if (const std::size_t n = control_length(text, i); n != 0) {
           out.push_back('?');
-          i += n - 1;
-        } else {
-          out.push_back(ch);
-        }
-    }
-  }
-  return out;
-}
-
-std::string escape_json(std::string_view raw) {
-  const std::string text = sanitize_utf8(raw);
-  std::string out;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char ch = text[i];
-    switch (ch) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (const std::size_t n = control_length(text, i); n != 0) {
-          // \u escapes for C0, DEL and C1: the parsed string is the same, the bytes inert.
-          const auto code = static_cast<unsigned char>(n == 2 ? text[i + 1] : ch);
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", code);
-          out += buf;
           i += n - 1;
         } else {
           out.push_back(ch);

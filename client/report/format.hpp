@@ -5,9 +5,10 @@
 #include <string>
 #include <string_view>
 
-#include "common/units.hpp"
-#include "common/utf8.hpp"
 #include "ramguard.pb.h"
+#include "ramguard/base/json_escape.hpp"
+#include "ramguard/base/units.hpp"
+#include "ramguard/base/utf8.hpp"
 
 namespace ramguard::report {
 
@@ -28,8 +29,8 @@ inline std::string sanitize_utf8(std::string_view text) {
 // break the table or send escape sequences.
 std::string escape_text(std::string_view text);
 std::string escape_xml(std::string_view text);
-std::string escape_json(std::string_view text);  // without the surrounding quotes
-std::string escape_csv(std::string_view text);   // quoted when needed (RFC 4180)
+using ramguard::escape_json;  // ramguard/base/json_escape.hpp: without the surrounding quotes
+std::string escape_csv(std::string_view text);  // quoted when needed (RFC 4180)
 std::string escape_markdown(std::string_view text);
 
 // Number of code points, for column alignment.

@@ -10,7 +10,7 @@
 #include <functional>
 #include <optional>
 
-#include "common/verdict_rank.hpp"
+#include "ramguard/base/verdict_rank.hpp"
 #include "report/format.hpp"
 #include "report/render.hpp"
 #include "report/run_facts.hpp"

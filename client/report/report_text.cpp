@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "common/verdict_rank.hpp"
+#include "ramguard/base/verdict_rank.hpp"
 #include "report/format.hpp"
 #include "report/plan_table.hpp"
 #include "report/render.hpp"

@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "admission/reason.hpp"
-#include "common/units.hpp"
+#include "ramguard/base/units.hpp"
 
 namespace ramguard {
 namespace {
@@ -43,7 +43,7 @@ std::uint64_t Admission::reserved_locked(const Instant& now) const {
 }
 
 Admission::Held Admission::held_locked(Reservation r, const Instant& now) {
-  r.created_wall_ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.wall).count();
+  r.created_wall_ms = unix_ms(now);
   Held held{std::move(r)};
   held.created_monotonic = now.monotonic;
   held.order = next_order_++;
@@ -53,8 +53,7 @@ Admission::Held Admission::held_locked(Reservation r, const Instant& now) {
 // The lease's end in wall time, from the lease in force (a reload may change it).
 Reservation Admission::view_locked(const Held& r) const {
   Reservation view = r;
-  view.expires_wall_ms =
-      r.created_wall_ms + std::chrono::duration_cast<std::chrono::milliseconds>(lease_).count();
+  view.expires_wall_ms = r.created_wall_ms + whole_ms(lease_);
   return view;
 }
 

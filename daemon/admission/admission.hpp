@@ -22,10 +22,10 @@
 #include <vector>
 
 #include "common/clock.hpp"
-#include "common/result.hpp"
 #include "model/access.hpp"
 #include "model/estimate_source.hpp"
 #include "model/reservation.hpp"
+#include "ramguard/base/result.hpp"
 
 namespace ramguard {
 

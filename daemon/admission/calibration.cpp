@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "common/units.hpp"
+#include "ramguard/base/units.hpp"
 
 namespace ramguard {
 namespace {

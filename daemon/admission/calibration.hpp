@@ -7,8 +7,8 @@
 #include <string>
 
 #include "admission/estimator.hpp"
-#include "common/result.hpp"
 #include "model/estimate_source.hpp"
+#include "ramguard/base/result.hpp"
 
 namespace ramguard {
 

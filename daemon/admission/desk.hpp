@@ -15,10 +15,10 @@
 
 #include "admission/admission.hpp"
 #include "admission/sources.hpp"
-#include "common/result.hpp"
 #include "model/access.hpp"
 #include "model/plan.hpp"
 #include "model/scope.hpp"
+#include "ramguard/base/result.hpp"
 
 namespace ramguard {
 

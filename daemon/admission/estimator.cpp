@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <limits>
 
-#include "common/units.hpp"
+#include "ramguard/base/units.hpp"
 
 namespace ramguard {
 namespace {

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "common/result.hpp"
 #include "model/plan.hpp"
+#include "ramguard/base/result.hpp"
 
 namespace ramguard {
 

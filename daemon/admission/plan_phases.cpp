@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "common/closest_word.hpp"
+#include "ramguard/base/closest_word.hpp"
 
 namespace ramguard {
 

@@ -2,7 +2,7 @@
 
 #include <limits>
 
-#include "common/units.hpp"
+#include "ramguard/base/units.hpp"
 
 namespace ramguard {
 namespace {

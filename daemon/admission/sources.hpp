@@ -15,8 +15,8 @@
 
 #include "admission/admission.hpp"
 #include "admission/calibration.hpp"
-#include "common/result.hpp"
 #include "model/scope.hpp"
+#include "ramguard/base/result.hpp"
 
 namespace ramguard {
 

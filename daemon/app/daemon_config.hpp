@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "common/result.hpp"
 #include "config/command_line.hpp"
 #include "config/config.hpp"
+#include "ramguard/base/result.hpp"
 
 namespace ramguard {
 

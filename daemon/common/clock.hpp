@@ -3,6 +3,7 @@
 // the ledger and for humans. Components take a Clock so tests can drive time by hand.
 
 #include <chrono>
+#include <cstdint>
 
 namespace ramguard {
 
@@ -10,6 +11,14 @@ struct Instant {
   std::chrono::nanoseconds monotonic{0};
   std::chrono::nanoseconds wall{0};  // since the Unix epoch
 };
+
+// Whole milliseconds: how the ledger, the protocol and reservations write times and leases.
+inline std::int64_t whole_ms(std::chrono::nanoseconds d) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+}
+inline std::int64_t unix_ms(const Instant& at) {
+  return whole_ms(at.wall);
+}
 
 inline double seconds_between(const Instant& from, const Instant& to) {
   return std::chrono::duration<double>(to.monotonic - from.monotonic).count();

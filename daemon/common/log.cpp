@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <ctime>
 
-#include "common/utf8.hpp"
+#include "ramguard/base/utf8.hpp"
 
 namespace ramguard::log {
 namespace {

@@ -1,7 +1,7 @@
 #include "config/auto_budget.hpp"
 
-#include "common/units.hpp"
 #include "procfs/meminfo.hpp"
+#include "ramguard/base/units.hpp"
 
 namespace ramguard {
 

@@ -8,8 +8,8 @@
 
 #include <filesystem>
 
-#include "common/result.hpp"
 #include "config/config.hpp"
+#include "ramguard/base/result.hpp"
 
 namespace ramguard {
 

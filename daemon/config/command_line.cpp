@@ -4,9 +4,9 @@
 #include <functional>
 #include <string_view>
 
-#include "common/units.hpp"
 #include "config/limits.hpp"
 #include "config/values.hpp"
+#include "ramguard/base/units.hpp"
 
 #ifndef RAMGUARD_VERSION
 #define RAMGUARD_VERSION "unknown"

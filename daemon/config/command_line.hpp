@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "common/result.hpp"
 #include "config/config.hpp"
+#include "ramguard/base/result.hpp"
 
 namespace ramguard {
 

@@ -12,11 +12,11 @@
 #include <vector>
 
 #include "common/log.hpp"
-#include "common/protocol.hpp"
 #include "model/access.hpp"
 #include "model/endpoint.hpp"
 #include "model/plan.hpp"
 #include "model/scope.hpp"
+#include "ramguard/base/protocol.hpp"
 
 namespace ramguard {
 

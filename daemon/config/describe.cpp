@@ -2,8 +2,8 @@
 
 #include <cstdio>
 
-#include "common/units.hpp"
 #include "config/values.hpp"
+#include "ramguard/base/units.hpp"
 
 namespace ramguard {
 namespace {

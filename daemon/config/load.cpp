@@ -11,11 +11,11 @@
 #include <memory>
 #include <sstream>
 
-#include "common/units.hpp"
 #include "config/limits.hpp"
 #include "config/schema.hpp"
 #include "config/values.hpp"
 #include "config/yaml_walk.hpp"
+#include "ramguard/base/units.hpp"
 
 namespace ramguard {
 namespace {

@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <string_view>
 
-#include "common/result.hpp"
 #include "config/config.hpp"
+#include "ramguard/base/result.hpp"
 
 namespace ramguard {
 

@@ -4,8 +4,8 @@
 
 #include <cstdlib>
 
-#include "common/protocol.hpp"
-#include "common/socket_path.hpp"
+#include "ramguard/base/protocol.hpp"
+#include "ramguard/base/socket_path.hpp"
 
 namespace ramguard {
 namespace {

@@ -1,8 +1,8 @@
 // `plans:` and `phase_gaps:`: the parts of the schema with free-form names.
-#include "common/units.hpp"
 #include "config/limits.hpp"
 #include "config/schema.hpp"
 #include "config/values.hpp"
+#include "ramguard/base/units.hpp"
 
 namespace ramguard {
 namespace {

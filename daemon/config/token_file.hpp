@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "common/result.hpp"
+#include "ramguard/base/result.hpp"
 
 namespace ramguard {
 

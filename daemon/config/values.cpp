@@ -9,8 +9,8 @@
 #include <cstdio>
 #include <vector>
 
-#include "common/units.hpp"
 #include "config/limits.hpp"
+#include "ramguard/base/units.hpp"
 
 namespace ramguard {
 namespace {

@@ -10,8 +10,8 @@
 #include <string>
 #include <string_view>
 
-#include "common/result.hpp"
 #include "config/config.hpp"
+#include "ramguard/base/result.hpp"
 
 namespace ramguard {
 

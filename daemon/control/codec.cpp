@@ -2,9 +2,9 @@
 
 #include <google/protobuf/util/json_util.h>
 
-#include "common/utf8.hpp"
 #include "control/json_writer.hpp"
 #include "control/limits.hpp"
+#include "ramguard/base/utf8.hpp"
 
 namespace ramguard::control {
 namespace {

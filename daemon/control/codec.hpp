@@ -8,8 +8,8 @@
 #include <string_view>
 #include <variant>
 
-#include "common/protocol.hpp"
 #include "ramguard.pb.h"
+#include "ramguard/base/protocol.hpp"
 
 namespace ramguard::control {
 

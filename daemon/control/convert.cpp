@@ -3,13 +3,9 @@
 #include <limits>
 #include <map>
 
-#include "common/verdict_rank.hpp"
+#include "ramguard/base/verdict_rank.hpp"
 
 namespace ramguard::control {
-
-std::int64_t unix_ms(const Instant& at) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(at.wall).count();
-}
 
 void to_proto(const MemoryReading& reading, v1::Reading& out) {
   out.set_at_unix_ms(unix_ms(reading.at));

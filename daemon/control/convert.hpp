@@ -11,7 +11,6 @@
 
 namespace ramguard::control {
 
-std::int64_t unix_ms(const Instant& at);
 void to_proto(const MemoryReading& reading, v1::Reading& out);
 void to_proto(const Verdict& verdict, const std::string& run_id, v1::Verdict& out);
 // How much of a run's history a reply lists (newest first kept); the rest is summarised.

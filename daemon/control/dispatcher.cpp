@@ -4,13 +4,13 @@
 #include <utility>
 
 #include "common/log.hpp"
-#include "common/utf8.hpp"
 #include "control/codec.hpp"
 #include "control/convert.hpp"
 #include "control/queries.hpp"
 #include "control/request_ranges.hpp"
 #include "control/visibility.hpp"
 #include "metrics/exporter.hpp"
+#include "ramguard/base/utf8.hpp"
 #include "store/store.hpp"
 #include "verdicts/params.hpp"
 

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "ramguard/base/json_escape.hpp"
+
 namespace ramguard::control {
 namespace {
 
@@ -13,32 +15,16 @@ using google::protobuf::Message;
 using google::protobuf::Reflection;
 
 bool append_string(const std::string& text, std::string& out) {
-  out += '"';
   for (const char c : text) {
     const auto byte = static_cast<unsigned char>(c);
     if (byte < 0x20 || byte >= 0x7f) return false;  // protobuf's escaping rules for these vary
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '<':
-        out += "\\u003c";
-        break;
-      case '>':
-        out += "\\u003e";
-        break;
-      default:
-        out += c;
-    }
   }
+  out += '"';
+  out += escape_json(text, AngleBrackets::kEscape);
   out += '"';
   return true;
 }
 
-// protobuf's SimpleDtoa: 15 significant digits when they round-trip, else 17.
 bool append_double(double value, std::string& out) {
   if (!std::isfinite(value)) return false;
   char text[32];

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "common/protocol.hpp"
+#include "ramguard/base/protocol.hpp"
 
 namespace ramguard::control {
 

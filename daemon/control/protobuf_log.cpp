@@ -6,7 +6,7 @@
 #include <string>
 
 #include "common/log.hpp"
-#include "common/utf8.hpp"
+#include "ramguard/base/utf8.hpp"
 
 namespace ramguard::control {
 namespace {

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "common/verdict_rank.hpp"
 #include "control/convert.hpp"
+#include "ramguard/base/verdict_rank.hpp"
 #include "store/store.hpp"
 #include "verdicts/phase_gap.hpp"
 

@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "common/result.hpp"
 #include "ramguard.pb.h"
+#include "ramguard/base/result.hpp"
 #include "runs/run_registry.hpp"
 #include "store/store.hpp"
 

@@ -6,8 +6,8 @@
 
 #include <cstdint>
 
-#include "common/result.hpp"
 #include "ramguard.pb.h"
+#include "ramguard/base/result.hpp"
 
 namespace ramguard::control {
 

@@ -12,7 +12,6 @@
 #include <optional>
 #include <string>
 
-#include "common/result.hpp"
 #include "control/commit_batch.hpp"
 #include "control/connection_slots.hpp"
 #include "control/handler.hpp"
@@ -20,6 +19,7 @@
 #include "control/session.hpp"
 #include "control/socket_file.hpp"
 #include "model/endpoint.hpp"
+#include "ramguard/base/result.hpp"
 #include "sampling/pss_reader.hpp"
 
 namespace ramguard::control {

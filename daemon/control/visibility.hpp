@@ -6,9 +6,9 @@
 
 #include <cstdint>
 
-#include "common/result.hpp"
 #include "config/config.hpp"
 #include "model/ledger.hpp"
+#include "ramguard/base/result.hpp"
 #include "runs/run_registry.hpp"
 
 namespace ramguard::control {

@@ -3,11 +3,11 @@
 #include <algorithm>
 
 #include "common/log.hpp"
-#include "common/units.hpp"
 #include "config/token_file.hpp"
 #include "config/values.hpp"
 #include "fleet/http_get.hpp"
 #include "metrics/exporter.hpp"
+#include "ramguard/base/units.hpp"
 
 namespace ramguard {
 namespace {

@@ -10,8 +10,8 @@
 #include <functional>
 #include <string>
 
-#include "common/result.hpp"
 #include "config/http_url.hpp"
+#include "ramguard/base/result.hpp"
 
 namespace ramguard {
 

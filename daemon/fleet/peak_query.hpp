@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/result.hpp"
+#include "ramguard/base/result.hpp"
 
 namespace ramguard {
 

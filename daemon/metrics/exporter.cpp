@@ -10,7 +10,6 @@
 #include <sstream>
 
 #include "common/log.hpp"
-#include "common/verdict_rank.hpp"
 #include "metrics/families.hpp"
 #include "metrics/http_server.hpp"
 #include "metrics/listen_probe.hpp"
@@ -18,6 +17,7 @@
 #include "metrics/target_scrape.hpp"
 #include "metrics/target_series.hpp"
 #include "metrics/user_shares.hpp"
+#include "ramguard/base/verdict_rank.hpp"
 #include "runs/watch_list.hpp"
 
 namespace ramguard {

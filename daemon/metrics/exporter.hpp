@@ -32,11 +32,11 @@
 #include <vector>
 
 #include "common/clock.hpp"
-#include "common/result.hpp"
 #include "config/config.hpp"
 #include "model/endpoint.hpp"
 #include "model/reading.hpp"
 #include "model/verdict.hpp"
+#include "ramguard/base/result.hpp"
 
 namespace prometheus {
 class Registry;

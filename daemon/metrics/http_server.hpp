@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "common/result.hpp"
+#include "ramguard/base/result.hpp"
 
 class CivetServer;
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "common/result.hpp"
+#include "ramguard/base/result.hpp"
 
 namespace ramguard {
 

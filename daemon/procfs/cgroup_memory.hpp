@@ -17,10 +17,10 @@
 #include <string_view>
 #include <vector>
 
-#include "common/result.hpp"
 #include "model/reading.hpp"
 #include "procfs/cgroup.hpp"
 #include "procfs/unique_fd.hpp"
+#include "ramguard/base/result.hpp"
 
 namespace ramguard {
 

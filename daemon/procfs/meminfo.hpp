@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include "common/result.hpp"
 #include "procfs/unique_fd.hpp"
+#include "ramguard/base/result.hpp"
 
 namespace ramguard {
 

@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "common/result.hpp"
 #include "model/reading.hpp"
 #include "procfs/parse.hpp"
 #include "procfs/unique_fd.hpp"
+#include "ramguard/base/result.hpp"
 
 namespace ramguard {
 

@@ -16,9 +16,9 @@
 #include <map>
 #include <vector>
 
-#include "common/result.hpp"
 #include "model/reading.hpp"
 #include "procfs/proc_fs.hpp"
+#include "ramguard/base/result.hpp"
 
 namespace ramguard {
 

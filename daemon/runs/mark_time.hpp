@@ -9,7 +9,7 @@
 #include <optional>
 
 #include "common/clock.hpp"
-#include "common/result.hpp"
+#include "ramguard/base/result.hpp"
 
 namespace ramguard {
 

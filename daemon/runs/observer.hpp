@@ -9,13 +9,13 @@
 #include <vector>
 
 #include "common/clock.hpp"
-#include "common/result.hpp"
 #include "model/estimate_source.hpp"
 #include "model/ledger.hpp"
 #include "model/progress_sample.hpp"
 #include "model/reading.hpp"
 #include "model/reservation.hpp"
 #include "model/verdict.hpp"
+#include "ramguard/base/result.hpp"
 
 namespace ramguard {
 

@@ -4,9 +4,9 @@
 
 #include <string_view>
 
-#include "common/result.hpp"
 #include "config/config.hpp"
 #include "config/load.hpp"
+#include "ramguard/base/result.hpp"
 #include "runs/run_params.hpp"
 
 namespace ramguard {

@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "common/log.hpp"
-#include "common/verdict_rank.hpp"
+#include "ramguard/base/verdict_rank.hpp"
 #include "verdicts/estimate.hpp"
 #include "verdicts/exit.hpp"
 #include "verdicts/phase_gap.hpp"
@@ -366,8 +366,7 @@ void RunMachine::emit(Verdict verdict, std::vector<Verdict>* out) {
 void RunMachine::flush_progress() {
   if (!pending_max_rss_) return;
   ProgressSample sample;
-  sample.at_unix_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(ledger_.last.at.wall).count();
+  sample.at_unix_ms = unix_ms(ledger_.last.at);
   sample.rss_bytes = ledger_.last.rss_bytes;
   sample.min_rss_bytes = *pending_min_rss_;
   sample.max_rss_bytes = *pending_max_rss_;

@@ -19,8 +19,8 @@
 #include <utility>
 #include <vector>
 
-#include "common/result.hpp"
 #include "model/ledger.hpp"
+#include "ramguard/base/result.hpp"
 #include "runs/observer_set.hpp"
 #include "runs/run_params.hpp"
 #include "runs/sample_series.hpp"

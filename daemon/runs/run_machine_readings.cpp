@@ -4,7 +4,7 @@
 #include "admission/estimator.hpp"
 #include "admission/plan_phases.hpp"
 #include "common/log.hpp"
-#include "common/units.hpp"
+#include "ramguard/base/units.hpp"
 #include "runs/run_machine.hpp"
 #include "verdicts/budget.hpp"
 #include "verdicts/describe.hpp"

@@ -64,8 +64,7 @@ void RunRegistry::recover(RunSource& source) {
   }
   // Reservations: those of resumed runs and unexpired unclaimed ones come back.
   if (auto reservations = source.load_reservations()) {
-    const auto now_ms =
-        std::chrono::duration_cast<std::chrono::milliseconds>(clock_.now().wall).count();
+    const auto now_ms = unix_ms(clock_.now());
     for (const Reservation& r : *reservations) {
       const bool claimed_by_resumed =
           !r.run_id.empty() &&

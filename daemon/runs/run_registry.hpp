@@ -18,9 +18,9 @@
 
 #include "admission/admission.hpp"
 #include "common/clock.hpp"
-#include "common/result.hpp"
 #include "model/access.hpp"
 #include "model/scope.hpp"
+#include "ramguard/base/result.hpp"
 #include "runs/observer_set.hpp"
 #include "runs/run_machine.hpp"
 #include "runs/run_params.hpp"

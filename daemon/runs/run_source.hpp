@@ -3,8 +3,8 @@
 
 #include <vector>
 
-#include "common/result.hpp"
 #include "model/ledger.hpp"
+#include "ramguard/base/result.hpp"
 #include "runs/observer.hpp"
 
 namespace ramguard {

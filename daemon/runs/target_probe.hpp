@@ -4,8 +4,8 @@
 
 #include <vector>
 
-#include "common/result.hpp"
 #include "model/reading.hpp"
+#include "ramguard/base/result.hpp"
 
 namespace ramguard {
 

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "common/clock.hpp"
-#include "common/result.hpp"
+#include "ramguard/base/result.hpp"
 #include "runs/observer.hpp"
 #include "sampling/exit_watcher.hpp"
 #include "sampling/sampler.hpp"

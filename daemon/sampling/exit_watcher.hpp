@@ -21,8 +21,8 @@
 #include <memory>
 #include <string>
 
-#include "common/result.hpp"
 #include "model/reading.hpp"
+#include "ramguard/base/result.hpp"
 #include "sampling/exit_info.hpp"
 
 namespace ramguard {

@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "common/result.hpp"
+#include "ramguard/base/result.hpp"
 
 namespace ramguard {
 

@@ -18,12 +18,12 @@
 #include <vector>
 
 #include "common/clock.hpp"
-#include "common/result.hpp"
 #include "model/reading.hpp"
 #include "model/scope.hpp"
 #include "procfs/cgroup_memory.hpp"
 #include "procfs/proc_fs.hpp"
 #include "procfs/process_tree.hpp"
+#include "ramguard/base/result.hpp"
 #include "sampling/proc_events.hpp"
 
 namespace ramguard {

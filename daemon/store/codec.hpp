@@ -6,10 +6,10 @@
 #include <optional>
 #include <string_view>
 
-#include "common/result.hpp"
 #include "model/ledger.hpp"
 #include "model/reading.hpp"
 #include "model/verdict.hpp"
+#include "ramguard/base/result.hpp"
 #include "store/sqlite_db.hpp"
 
 namespace ramguard {

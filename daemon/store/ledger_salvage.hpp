@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "common/result.hpp"
+#include "ramguard/base/result.hpp"
 #include "store/store.hpp"
 
 namespace ramguard {

@@ -8,8 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "common/result.hpp"
 #include "config/config.hpp"
+#include "ramguard/base/result.hpp"
 #include "store/store.hpp"
 
 namespace ramguard {

@@ -6,7 +6,7 @@
 #include <span>
 #include <string_view>
 
-#include "common/result.hpp"
+#include "ramguard/base/result.hpp"
 #include "store/sqlite_db.hpp"
 
 namespace ramguard {

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "common/result.hpp"
+#include "ramguard/base/result.hpp"
 
 struct sqlite3;
 struct sqlite3_stmt;

@@ -10,7 +10,7 @@
 #include <memory>
 #include <optional>
 
-#include "common/result.hpp"
+#include "ramguard/base/result.hpp"
 
 namespace ramguard {
 

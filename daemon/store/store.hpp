@@ -23,9 +23,9 @@
 #include <string_view>
 #include <vector>
 
-#include "common/result.hpp"
 #include "model/ledger.hpp"
 #include "model/verdict.hpp"
+#include "ramguard/base/result.hpp"
 #include "store/records.hpp"
 #include "store/write_health.hpp"
 

@@ -1,6 +1,6 @@
 // Queries across runs: listings for `ramguard runs` and comparisons, and a job's peak on record
 // for calibrated admission estimates.
-#include "common/verdict_rank.hpp"
+#include "ramguard/base/verdict_rank.hpp"
 #include "store/codec.hpp"
 #include "store/sqlite_db.hpp"
 #include "store/store.hpp"

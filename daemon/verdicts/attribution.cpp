@@ -5,7 +5,7 @@
 #include <map>
 #include <string>
 
-#include "common/units.hpp"
+#include "ramguard/base/units.hpp"
 #include "verdicts/describe.hpp"
 
 namespace ramguard {

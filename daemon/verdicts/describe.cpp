@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <utility>
 
-#include "common/units.hpp"
+#include "ramguard/base/units.hpp"
 
 namespace ramguard {
 

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "common/units.hpp"
+#include "ramguard/base/units.hpp"
 #include "verdicts/describe.hpp"
 
 namespace ramguard {

@@ -5,7 +5,7 @@
 #include <deque>
 #include <vector>
 
-#include "common/units.hpp"
+#include "ramguard/base/units.hpp"
 #include "verdicts/describe.hpp"
 #include "verdicts/fit.hpp"
 

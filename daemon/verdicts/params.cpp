@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <string>
 
-#include "common/units.hpp"
+#include "ramguard/base/units.hpp"
 
 namespace ramguard {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <optional>
 
-#include "common/units.hpp"
+#include "ramguard/base/units.hpp"
 #include "verdicts/describe.hpp"
 
 namespace ramguard {

@@ -2,7 +2,7 @@
 
 #include <map>
 
-#include "common/units.hpp"
+#include "ramguard/base/units.hpp"
 #include "verdicts/describe.hpp"
 
 namespace ramguard {

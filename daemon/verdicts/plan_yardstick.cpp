@@ -1,6 +1,6 @@
 #include "verdicts/plan_yardstick.hpp"
 
-#include "common/units.hpp"
+#include "ramguard/base/units.hpp"
 #include "verdicts/describe.hpp"
 
 namespace ramguard {

@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "common/units.hpp"
+#include "ramguard/base/units.hpp"
 #include "verdicts/describe.hpp"
 #include "verdicts/fit.hpp"
 

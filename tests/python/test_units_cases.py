@@ -1,6 +1,6 @@
 """The Python client's units and protocol constants against what the daemon and libramguard are
 held to: the shared case table tests/data/units_cases.tsv (read by the C++ unit tests too) and
-daemon/common/protocol.hpp."""
+base/include/ramguard/base/protocol.hpp."""
 
 import os
 import re
@@ -10,7 +10,7 @@ import ramguard
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CASES = os.path.join(ROOT, "tests", "data", "units_cases.tsv")
-PROTOCOL_HPP = os.path.join(ROOT, "daemon", "common", "protocol.hpp")
+PROTOCOL_HPP = os.path.join(ROOT, "base", "include", "ramguard", "base", "protocol.hpp")
 
 
 def _unquote(field):

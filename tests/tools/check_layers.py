@@ -4,8 +4,9 @@
 The order is declared once, in daemon/CMakeLists.txt (RAMGUARD_DAEMON_MODULES, lowest first).
 A module may include only its own headers and those of modules listed before it (and control
 reaches procfs not at all, admission only through its service face: FACES below); files directly
-in daemon/ (main.cpp) may include anything. Nothing under client/ may include a daemon header
-except daemon/common's. A declared module without a directory is fine (not created yet); a
+in daemon/ (main.cpp) may include anything. Nothing under client/ may include a daemon header:
+what the clients share with the daemon is the base (base/, included as "ramguard/base/..."),
+and the base includes nothing but itself. A declared module without a directory is fine (not created yet); a
 directory under daemon/ that is not declared is an error.
 
 Usage: check_layers.py [--root DIR] [--warn-only] [--stamp FILE]
@@ -19,7 +20,7 @@ import sys
 SOURCE_SUFFIXES = (".cpp", ".hpp", ".h", ".cc")
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
 DECLARATION = re.compile(r"set\(\s*RAMGUARD_DAEMON_MODULES\s+([^)]*)\)")
-SHARED_WITH_CLIENTS = "common"
+BASE_PREFIX = "ramguard/base/"
 # Narrower than the order: the transport (control) converts requests and calls; it reaches the
 # machine and the admission decision only through admission's service face. Module -> the lower
 # modules it may use only through the listed headers (none: not at all).
@@ -122,10 +123,21 @@ def check(root):
                 if not include.startswith("daemon/") and os.path.exists(local):
                     continue  # the client's own header of the same name
                 target = daemon_module_of(root, path, include, rank)
-                if target is not None and target != SHARED_WITH_CLIENTS:
+                if target is not None:
                     problems.append(
                         f"{os.path.relpath(path, root)}:{number}: a client includes \"{include}\" "
-                        f"from daemon/{target}; clients may use only daemon/{SHARED_WITH_CLIENTS}")
+                        f"from daemon/{target}; clients share only the base ({BASE_PREFIX}...)")
+    base_dir = os.path.join(root, "base")
+    if os.path.isdir(base_dir):
+        for path in sources(base_dir):
+            if os.sep + "tests" + os.sep in path:
+                continue  # the base's tests may use the test tree's helpers
+            checked += 1
+            for number, include in includes(path):
+                if not include.startswith(BASE_PREFIX):
+                    problems.append(
+                        f"{os.path.relpath(path, root)}:{number}: the base includes \"{include}\"; "
+                        f"it is installed alone and includes only {BASE_PREFIX}...")
     return modules, checked, problems
 
 

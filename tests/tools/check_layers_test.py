@@ -29,12 +29,12 @@ class CheckLayersTest(unittest.TestCase):
               "# order\nset(RAMGUARD_DAEMON_MODULES common model procfs runs store)\n")
         write(root, "daemon/main.cpp", '#include "store/store.hpp"\n')
         write(root, "daemon/common/units.hpp", "#pragma once\n")
-        write(root, "daemon/procfs/parse.hpp", '#include "common/units.hpp"\n#include "parse.hpp"\n')
+        write(root, "daemon/procfs/parse.hpp", '#include "ramguard/base/units.hpp"\n#include "parse.hpp"\n')
         write(root, "daemon/runs/run.hpp", '#include "procfs/parse.hpp"\n#include <vector>\n')
         write(root, "daemon/store/store.hpp", '#include "runs/run.hpp"\n')
         write(root, "client/cpp/src/codec.hpp", "#pragma once\n")
         write(root, "client/cpp/src/client.cpp",
-              '#include "codec.hpp"\n#include "common/units.hpp"\n')
+              '#include "codec.hpp"\n#include "ramguard/base/units.hpp"\n')
         for path, text in files.items():
             write(root, path, text)
         return root
@@ -89,16 +89,30 @@ class CheckLayersTest(unittest.TestCase):
         self.assertEqual(result.returncode, 0)
         self.assertIn("common includes \"procfs/parse.hpp\"", result.stderr)
 
-    def test_clients_may_use_only_daemon_common(self):
+    def test_clients_may_use_only_the_base(self):
         root = self.tree({
-            "client/cli/main.cpp": '#include "runs/run.hpp"\n#include "daemon/store/store.hpp"\n',
+            "client/cli/main.cpp": '#include "runs/run.hpp"\n#include "daemon/store/store.hpp"\n'
+                                   '#include "common/units.hpp"\n',
         })
         result = run(root)
         self.assertEqual(result.returncode, 1)
+        self.assertIn('client/cli/main.cpp:3: a client includes "common/units.hpp" from '
+                      'daemon/common; clients share only the base', result.stderr)
         self.assertIn('client/cli/main.cpp:1: a client includes "runs/run.hpp" from daemon/runs',
                       result.stderr)
         self.assertIn('client/cli/main.cpp:2: a client includes "daemon/store/store.hpp"',
                       result.stderr)
+
+    def test_the_base_includes_only_itself(self):
+        root = self.tree({
+            "base/include/ramguard/base/units.hpp": '#pragma once\n#include <string>\n',
+            "base/src/units.cpp": '#include "ramguard/base/units.hpp"\n#include "common/log.hpp"\n',
+        })
+        result = run(root)
+        self.assertEqual(result.returncode, 1)
+        self.assertIn('base/src/units.cpp:2: the base includes "common/log.hpp"', result.stderr)
+        self.assertNotIn("units.cpp:1:", result.stderr)
+        self.assertNotIn("units.hpp", result.stderr)
 
     def test_undeclared_module_directory_is_an_error(self):
         root = self.tree({"daemon/extra/thing.cpp": "int x;\n"})

@@ -7,8 +7,8 @@
 #include <optional>
 #include <string>
 
-#include "common/result.hpp"
 #include "metrics/exporter.hpp"
+#include "ramguard/base/result.hpp"
 
 namespace ramguard::testkit {
 

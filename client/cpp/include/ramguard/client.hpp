@@ -34,8 +34,8 @@
 #include <string>
 #include <vector>
 
-#include "common/protocol.hpp"
 #include "ramguard.pb.h"
+#include "ramguard/base/protocol.hpp"
 #include "ramguard/error.hpp"
 #include "ramguard/socket_path.hpp"
 

@@ -4,4 +4,4 @@
 //   ramguard::default_socket_path(explicit_path)      this process's environment
 //   ramguard::resolve_socket_path(explicit_path, env) the same over given values
 
-#include "common/socket_path.hpp"
+#include "ramguard/base/socket_path.hpp"

@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "common/units.hpp"
+#include "ramguard/base/units.hpp"
 
 namespace ramguard::units {
 

@@ -1,10 +1,10 @@
-#include "common/socket_path.hpp"
+#include "ramguard/base/socket_path.hpp"
 
 #include <unistd.h>
 
 #include <cstdlib>
 
-#include "common/protocol.hpp"
+#include "ramguard/base/protocol.hpp"
 
 namespace ramguard {
 namespace {

@@ -1,4 +1,4 @@
-#include "common/verdict_rank.hpp"
+#include "ramguard/base/verdict_rank.hpp"
 
 #include <array>
 

@@ -1,4 +1,4 @@
-#include "common/utf8.hpp"
+#include "ramguard/base/utf8.hpp"
 
 #include <cstdint>
 #include <cstdio>

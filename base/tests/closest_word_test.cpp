@@ -1,5 +1,5 @@
 // "Did you mean": the nearest candidate within about a third of the word.
-#include "common/closest_word.hpp"
+#include "ramguard/base/closest_word.hpp"
 
 #include <gtest/gtest.h>
 

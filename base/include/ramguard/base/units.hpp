@@ -17,7 +17,7 @@
 #include <string_view>
 #include <utility>
 
-#include "common/result.hpp"
+#include "ramguard/base/result.hpp"
 
 namespace ramguard {
 

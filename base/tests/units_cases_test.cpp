@@ -6,7 +6,7 @@
 
 #include <set>
 
-#include "common/units.hpp"
+#include "ramguard/base/units.hpp"
 
 namespace ramguard {
 namespace {

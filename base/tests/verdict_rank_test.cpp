@@ -1,6 +1,6 @@
 // One order for "worst verdict": key by key, the latest among equals, and the SQL the ledger
 // uses gives the same rank as the C++ for every combination.
-#include "common/verdict_rank.hpp"
+#include "ramguard/base/verdict_rank.hpp"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>

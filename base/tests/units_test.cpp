@@ -1,4 +1,4 @@
-#include "common/units.hpp"
+#include "ramguard/base/units.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Client text made valid UTF-8 before it reaches a reply or a log line.
-#include "common/utf8.hpp"
+#include "ramguard/base/utf8.hpp"
 
 #include <gtest/gtest.h>
 

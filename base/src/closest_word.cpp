@@ -1,4 +1,4 @@
-#include "common/closest_word.hpp"
+#include "ramguard/base/closest_word.hpp"
 
 #include <algorithm>
 

@@ -1,5 +1,5 @@
 // One socket path rule, over the effective UID.
-#include "common/socket_path.hpp"
+#include "ramguard/base/socket_path.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
