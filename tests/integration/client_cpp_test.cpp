@@ -356,5 +356,74 @@ TEST(ClientCpp, MarksThroughAStoppedDaemonWaitAtMostTheMarkBound) {
   run.end();
 }
 
+// Guarded, libramguard behaves as the Python client does by default: the daemon killed in the
+// middle of a phase costs the training loop nothing (no exception, marks dropped), and once a
+// restarted daemon has recovered the run, the next mark first resynchronises the phases: the one
+// left meanwhile is ended, the one entered meanwhile is begun.
+TEST(ClientCpp, AGuardedRunTrainsThroughADaemonRestartAndResynchronisesItsPhases) {
+  auto d = Daemon::with_args({});
+  // The client's socket path outlives the first daemon: a link, pointed at the second later.
+  const std::filesystem::path link = make_temp_dir("cpp-guarded") / "ramguard.sock";
+  std::filesystem::create_symlink(d->socket_path(), link);
+  MemChild child;
+  std::vector<std::string> warnings;
+  ClientOptions options;
+  options.socket_path = link.string();
+  options.guarded = true;
+  options.on_warning = [&](const std::string& line) { warnings.push_back(line); };
+  ramguard::Client client(options);
+  RunOptions run_options;
+  run_options.pid = static_cast<std::uint32_t>(child.pid());
+  run_options.job = "cpp-guarded";
+  ramguard::Run run = client.start_run(run_options);
+  EXPECT_TRUE(run.phase_begin("aggregation").stored());
+  const std::filesystem::path state_dir = d->state_dir();
+  d->kill_hard();
+
+  EXPECT_NO_THROW(run.phase_end("aggregation"));
+  EXPECT_NO_THROW(run.phase_begin("save"));
+  EXPECT_FALSE(run.in_step());
+  EXPECT_EQ(run.dropped_marks(), 2u);
+  ASSERT_FALSE(warnings.empty());
+  EXPECT_NE(warnings.front().find("marks are dropped until ramguardd answers"), std::string::npos)
+      << warnings.front();
+
+  Daemon::Options restart;
+  restart.state_dir = state_dir;
+  auto d2 = Daemon::start(restart);
+  ASSERT_FALSE(d2->wait_for_log("event=recovery.resumed").empty()) << d2->log_text();
+  std::filesystem::remove(link);
+  std::filesystem::create_symlink(d2->socket_path(), link);
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));  // past the first backoff
+
+  EXPECT_NO_THROW(run.round_end());
+  EXPECT_TRUE(run.in_step());
+  EXPECT_EQ(run.dropped_marks(), 2u);
+  const std::string said = [&] {
+    std::string all;
+    for (const std::string& w : warnings) all += w + "\n";
+    return all;
+  }();
+  EXPECT_NE(said.find("ending phase aggregation"), std::string::npos) << said;
+  EXPECT_NE(said.find("beginning phase save again"), std::string::npos) << said;
+
+  v1::Request request;
+  request.mutable_status()->set_run_id(run.id());
+  const v1::RunStatus status = d2->call(request).status().runs(0);
+  EXPECT_EQ(status.state(), "active");
+  EXPECT_EQ(status.current_phase(), "save");
+  EXPECT_EQ(status.round(), 1u);
+  bool aggregation_closed = false;
+  for (const v1::PhaseStat& p : status.phases()) {
+    if (p.phase() == "aggregation") aggregation_closed = p.duration_seconds() > 0;
+  }
+  EXPECT_TRUE(aggregation_closed);
+
+  d2->kill_hard();
+  EXPECT_NO_THROW(run.end());  // not delivered, said so, nothing thrown
+  EXPECT_NE(warnings.back().find("the end was not delivered"), std::string::npos)
+      << warnings.back();
+}
+
 }  // namespace
 }  // namespace ramguard::testing

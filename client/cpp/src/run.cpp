@@ -1,11 +1,24 @@
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <thread>
 
 #include "ramguard/client.hpp"
 
 namespace ramguard {
+namespace {
+
+std::int64_t unix_us_now() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+constexpr std::chrono::milliseconds kFirstBackoff{500};
+constexpr std::chrono::milliseconds kMaxBackoff{30000};
+
+}  // namespace
 
 Run::Run(Client& client, std::string run_id, v1::RunStartReply start)
     : client_(&client), run_id_(std::move(run_id)), start_(std::move(start)) {}
@@ -34,14 +47,20 @@ v1::MarkReply Run::mark(v1::MarkRequest::Kind kind, const std::string& phase, st
   if (facts.allocator) *mark.mutable_allocator() = *facts.allocator;
   if (facts.gc) *mark.mutable_gc() = *facts.gc;
   const auto timeout = client_->options().mark_timeout;
-  if (mark_times_) {
-    // The mark's own time, and when this client stops waiting: the daemon drops it after that.
-    const auto now_us = std::chrono::duration_cast<std::chrono::microseconds>(
-                            std::chrono::system_clock::now().time_since_epoch())
-                            .count();
-    mark.set_at_unix_us(now_us);
-    mark.set_deadline_unix_us(
-        now_us + std::chrono::duration_cast<std::chrono::microseconds>(timeout).count());
+  // The mark's own time, and when this client stops waiting: the daemon drops it after that.
+  const std::int64_t now_us = unix_us_now();
+  mark.set_at_unix_us(now_us);
+  mark.set_deadline_unix_us(now_us +
+                            std::chrono::duration_cast<std::chrono::microseconds>(timeout).count());
+  if (client_->options().guarded) return guarded_mark(std::move(request), timeout);
+  return send_mark(std::move(request), timeout);
+}
+
+v1::MarkReply Run::send_mark(v1::Request request, std::chrono::milliseconds timeout) {
+  v1::MarkRequest& mark = *request.mutable_mark();
+  if (!mark_times_) {
+    mark.clear_at_unix_us();
+    mark.clear_deadline_unix_us();
   }
   v1::MarkReply reply;
   try {
@@ -56,6 +75,119 @@ v1::MarkReply Run::mark(v1::MarkRequest::Kind kind, const std::string& phase, st
   }
   deliver(reply.verdicts());
   return reply;
+}
+
+// Never throws for the daemon's sake: a mark that cannot be delivered is counted and dropped,
+// and what this process did meanwhile is what a resynchronisation restores.
+v1::MarkReply Run::guarded_mark(v1::Request request, std::chrono::milliseconds timeout) {
+  // In step as of before this mark, so the resynchronisation does not replay it.
+  const bool ready_now = !gone_ && ready();
+  note_mark(request.mark());
+  if (!ready_now) {
+    ++dropped_marks_;
+    return {};
+  }
+  try {
+    return send_mark(std::move(request), timeout);
+  } catch (const ClientError& e) {
+    lost(e);
+    ++dropped_marks_;
+    return {};
+  }
+}
+
+void Run::note_mark(const v1::MarkRequest& mark) {
+  if (mark.kind() == v1::MarkRequest::PHASE_BEGIN) {
+    open_.insert(mark.phase());
+    began_at_us_[mark.phase()] = mark.at_unix_us();
+  } else if (mark.kind() == v1::MarkRequest::PHASE_END) {
+    open_.erase(mark.phase());
+    left_at_us_[mark.phase()] = mark.at_unix_us();
+  }
+}
+
+bool Run::ready() {
+  if (!needs_sync_) return true;
+  if (std::chrono::steady_clock::now() < next_try_) return false;
+  try {
+    resync();
+  } catch (const ClientError& e) {
+    lost(e);
+    return false;
+  }
+  return !gone_;
+}
+
+// The daemon's open phases made this process's: each phase it holds that this process left is
+// ended at the time it was left; each this process is in that it does not hold is begun at the
+// time it was entered. Rounds the daemon did not hear stay unheard (it counts the next ones).
+void Run::resync() {
+  v1::Request status_request;
+  status_request.mutable_status()->set_run_id(run_id_);
+  const auto timeout = client_->options().mark_timeout;
+  const v1::StatusReply status = client_->call(status_request, timeout).status();
+  if (status.runs().empty() || status.runs(0).state() != "active") {
+    const std::string state = status.runs().empty() ? "unknown" : status.runs(0).state();
+    warn("run " + run_id_ + ": ramguardd reports it " + state + "; further marks are dropped");
+    gone_ = true;
+    return;
+  }
+  std::set<std::string> held;
+  for (const v1::PhaseStat& p : status.runs(0).phases()) {
+    if (p.duration_seconds() == 0) held.insert(p.phase());
+  }
+  const auto resend = [&](v1::MarkRequest::Kind kind, const std::string& phase,
+                          std::int64_t at_us) {
+    v1::Request request;
+    v1::MarkRequest& mark = *request.mutable_mark();
+    mark.set_run_id(run_id_);
+    mark.set_kind(kind);
+    mark.set_phase(phase);
+    if (mark_times_) mark.set_at_unix_us(at_us);  // when it happened; no deadline: it is late
+    deliver(client_->call(std::move(request), timeout).mark().verdicts());
+  };
+  for (const std::string& phase : held) {
+    if (open_.count(phase) != 0 || left_at_us_.count(phase) == 0) continue;
+    warn("run " + run_id_ + ": ending phase " + phase +
+         ", which this process left while ramguardd could not hear it");
+    resend(v1::MarkRequest::PHASE_END, phase, left_at_us_[phase]);
+  }
+  for (const std::string& phase : open_) {
+    if (held.count(phase) != 0) continue;
+    warn("run " + run_id_ + ": beginning phase " + phase +
+         " again: ramguardd did not hear its begin");
+    resend(v1::MarkRequest::PHASE_BEGIN, phase, began_at_us_[phase]);
+  }
+  needs_sync_ = false;
+  backoff_ = kFirstBackoff;
+  warn("run " + run_id_ + ": ramguardd answers again; " + std::to_string(dropped_marks_) +
+       " marks were dropped meanwhile");
+}
+
+void Run::lost(const ClientError& error) {
+  if (error.kind() == ClientError::Kind::kServer && error.code() == v1::Error::NOT_FOUND) {
+    warn("run " + run_id_ + ": " + error.what() + "; further marks are dropped");
+    gone_ = true;
+    return;
+  }
+  if (!needs_sync_) {
+    warn("run " + run_id_ + ": " + error.what() +
+         "; training continues, marks are dropped until ramguardd answers (retrying with "
+         "backoff)");
+    backoff_ = kFirstBackoff;
+  }
+  needs_sync_ = true;
+  next_try_ = std::chrono::steady_clock::now() + backoff_;
+  backoff_ = std::min(backoff_ * 2, kMaxBackoff);
+}
+
+void Run::warn(const std::string& line) const {
+  const auto& on_warning = client_->options().on_warning;
+  if (on_warning) {
+    on_warning("ramguard: " + line);
+  } else {
+    std::fprintf(stderr, "ramguard: %s\n", line.c_str());
+  }
 }
 
 std::vector<v1::Verdict> Run::deliver(
@@ -94,6 +226,24 @@ void Run::await_release(v1::RunEndReply& reply, std::chrono::milliseconds wait) 
 }
 
 v1::RunEndReply Run::end(const RunEndFacts& facts) {
+  if (client_->options().guarded) {
+    if (gone_ || !ready()) {
+      warn("run " + run_id_ + ": not ended here: ramguardd " +
+           (gone_ ? "ended it already" : "does not answer") +
+           " (it ends a run whose process exits by itself)");
+      return {};
+    }
+    try {
+      return end_strict(facts);
+    } catch (const ClientError& e) {
+      warn("run " + run_id_ + ": the end was not delivered: " + e.what());
+      return {};
+    }
+  }
+  return end_strict(facts);
+}
+
+v1::RunEndReply Run::end_strict(const RunEndFacts& facts) {
   v1::Request request;
   v1::RunEndRequest& end = *request.mutable_run_end();
   end.set_run_id(run_id_);

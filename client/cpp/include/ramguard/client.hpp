@@ -41,7 +41,7 @@
 
 namespace ramguard {
 
-// The values the daemon uses too (common/protocol.hpp).
+// The values the daemon uses too (ramguard/base/protocol.hpp).
 inline constexpr std::uint32_t kProtocolVersion = protocol::kVersion;
 inline constexpr std::size_t kMaxRequestBytes = protocol::kMaxRequestBytes;
 // Replies carrying a report with samples can exceed the daemon's 64 KiB request cap.
@@ -70,6 +70,17 @@ struct ClientOptions {
   // What the callback throws propagates out of the call that delivered the verdict.
   std::function<void(const v1::Verdict&)> on_verdict{};
   std::chrono::milliseconds release_wait{5000};
+  // Guarded, as the Python client is by default (docs/clients.md, "The client contract"): a
+  // Run's marks, round ends and end never throw for the daemon's sake (unreachable, stopped,
+  // slow, restarted or refusing). The problem goes to on_warning once per outage; marks are
+  // dropped while the client retries with a backoff (0.5 s doubling to 30 s); when the daemon
+  // answers again, the run's open phases are resynchronised from its status (a phase left
+  // meanwhile is ended at the time it was left, one entered is begun at the time it was
+  // entered). The constructor, admit, start_run and the queries still throw. Strict (false)
+  // is the default for C++: every failure throws ClientError.
+  bool guarded = false;
+  // Guarded mode's warnings and notes, one line each; unset: written to stderr.
+  std::function<void(const std::string&)> on_warning{};
 };
 
 struct AdmitOptions {
@@ -208,7 +219,23 @@ class Run {
   // RAII phase: auto g = run.phase("aggregation");
   [[nodiscard]] PhaseGuard phase(std::string name) { return PhaseGuard(*this, std::move(name)); }
 
+  // Guarded mode: whether marks reach the daemon now (false while it is away or after it
+  // reported the run ended), and how many were dropped. A dropped mark returns an empty reply.
+  bool in_step() const { return !needs_sync_ && !gone_; }
+  std::uint64_t dropped_marks() const { return dropped_marks_; }
+
  private:
+  v1::MarkReply send_mark(v1::Request request, std::chrono::milliseconds timeout);
+  v1::RunEndReply end_strict(const RunEndFacts& facts);
+  v1::MarkReply guarded_mark(v1::Request request, std::chrono::milliseconds timeout);
+  // What this process believes of its phases, kept in guarded mode to resynchronise.
+  void note_mark(const v1::MarkRequest& mark);
+  // In step with the daemon, resynchronising first when it was away; false while backing off.
+  bool ready();
+  void resync();
+  void lost(const ClientError& error);
+  void warn(const std::string& line) const;
+
   // Hands the verdicts not delivered before to on_verdict; returns them.
   std::vector<v1::Verdict> deliver(const google::protobuf::RepeatedPtrField<v1::Verdict>& verdicts);
   void await_release(v1::RunEndReply& reply, std::chrono::milliseconds wait);
@@ -218,6 +245,15 @@ class Run {
   v1::RunStartReply start_;
   std::set<std::string> delivered_;  // kind, round, time, cleared and summary of each
   bool mark_times_ = true;  // false once a daemon from before MarkRequest fields 7-8 says so
+  // Guarded mode.
+  std::set<std::string> open_;                       // phases this process is in
+  std::map<std::string, std::int64_t> began_at_us_;  // when it last entered each
+  std::map<std::string, std::int64_t> left_at_us_;   // when it last left each
+  bool needs_sync_ = false;                          // the daemon missed marks
+  bool gone_ = false;                                // the daemon ended the run
+  std::uint64_t dropped_marks_ = 0;
+  std::chrono::steady_clock::time_point next_try_{};
+  std::chrono::milliseconds backoff_{500};
 };
 
 }  // namespace ramguard
