@@ -12,7 +12,7 @@
 
 namespace ramguard::report {
 
-// Sizes and durations as the daemon prints them (common/units.hpp): "14.10 GB", "70.1 MB",
+// Sizes and durations as the daemon prints them (ramguard/base/units.hpp): "14.10 GB", "70.1 MB",
 // "13.13 GiB"; "6.75 s", "300 ms", "12.5 min".
 using ramguard::format_bytes;
 using ramguard::format_seconds;
@@ -47,7 +47,7 @@ std::string format_figure(std::string_view name, double value, bool binary);
 std::map<std::string, double> sorted_figures(const v1::Verdict& verdict);
 
 const char* severity_name(v1::Severity severity);
-// The verdict that matters most, by the order the daemon uses too (common/verdict_rank.hpp):
+// The verdict that matters most, by the order the daemon uses too (ramguard/base/verdict_rank.hpp):
 // standing before cleared, then severity, failed before passed, kind; the latest among equals.
 // Returns nullptr when there is none.
 const v1::Verdict* worst_verdict(const google::protobuf::RepeatedPtrField<v1::Verdict>& verdicts);

@@ -71,7 +71,7 @@ struct TcpConfig {
 };
 
 struct ControlConfig {
-  // Empty: resolved at startup by the rule clients share (common/socket_path.hpp):
+  // Empty: resolved at startup by the rule clients share (ramguard/base/socket_path.hpp):
   // $RAMGUARD_SOCKET, else /run/ramguard/ramguard.sock as root, else
   // $XDG_RUNTIME_DIR/ramguard.sock, else /tmp/ramguard-UID.sock.
   std::string socket;

@@ -24,7 +24,7 @@ bool usable(const std::optional<std::string>& dir) {
 }  // namespace
 
 RuntimeEnv RuntimeEnv::current() {
-  // The effective UID, as the socket rule says why (common/socket_path.hpp).
+  // The effective UID, as the socket rule says why (ramguard/base/socket_path.hpp).
   return {::geteuid(), env_var(protocol::kSocketEnv), env_var("XDG_RUNTIME_DIR"),
           env_var("XDG_STATE_HOME"), env_var("HOME")};
 }

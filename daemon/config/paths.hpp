@@ -22,7 +22,7 @@ struct RuntimeEnv {
 
 // control.socket when set, else $RAMGUARD_SOCKET, else /run/ramguard/ramguard.sock as root,
 // else $XDG_RUNTIME_DIR/ramguard.sock, else /tmp/ramguard-UID.sock: the rule of
-// common/socket_path.hpp, which the clients use too.
+// ramguard/base/socket_path.hpp, which the clients use too.
 std::string resolve_socket_path(const Config& config, const RuntimeEnv& env);
 
 // state_dir when set, else /var/lib/ramguard as root, else $XDG_STATE_HOME/ramguard, else

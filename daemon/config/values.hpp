@@ -1,7 +1,7 @@
 #pragma once
 // Parsers of the configuration's textual values that are not sizes or durations (those are in
-// common/units.hpp). Pure functions over text, shared by the YAML loader and the command line.
-// Each error message names the text and what is allowed; the caller prefixes the key or flag.
+// ramguard/base/units.hpp). Pure functions over text, shared by the YAML loader and the command
+// line. Each error message names the text and what is allowed; the caller prefixes the key or flag.
 
 #include <sys/types.h>
 

@@ -13,7 +13,7 @@
 
 namespace ramguard::control {
 
-inline constexpr std::uint32_t kProtocolVersion = protocol::kVersion;  // common/protocol.hpp
+inline constexpr std::uint32_t kProtocolVersion = protocol::kVersion;  // ramguard/base/protocol.hpp
 
 // Either a request ready to dispatch, or the error to send back.
 using Decoded = std::variant<v1::Request, v1::Error>;

@@ -149,7 +149,8 @@ void fill_compare_row(const RunLedger& ledger, const DetectorParams& params, v1:
   // sampling until it decides).
   if (ledger.state == RunState::kEnded) out.set_after_completion_bytes(ledger.last.rss_bytes);
   for (const Verdict& v : ledger.verdicts) to_proto(v, ledger.info.run_id, *out.add_verdicts());
-  // The order every worst verdict follows (common/verdict_rank.hpp); the latest among equals.
+  // The order every worst verdict follows (ramguard/base/verdict_rank.hpp); the latest among
+  // equals.
   const auto worst =
       worst_verdict(ledger.verdicts.begin(), ledger.verdicts.end(), [](const Verdict& v) {
         return VerdictFacts{v.kind, severity_name(v.severity), v.passed, v.cleared};

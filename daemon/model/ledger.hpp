@@ -188,7 +188,7 @@ struct RunLedger {
   std::uint64_t earlier_phases = 0;    // ended phases no longer held
   std::map<std::string, PhaseTotals> earlier_phase_totals;  // the same, by phase name
   std::uint64_t earlier_verdicts = 0;  // verdicts before verdicts.front(), no longer held
-  // The worst of those (common/verdict_rank.hpp), so a status still shows it.
+  // The worst of those (ramguard/base/verdict_rank.hpp), so a status still shows it.
   std::optional<Verdict> worst_earlier_verdict;
 
   std::uint64_t mark_count() const { return earlier_marks + marks.size(); }

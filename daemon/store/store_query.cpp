@@ -11,8 +11,8 @@ Result<std::vector<RunSummary>> Store::summaries(const std::string& where_sql,
                                                  const std::vector<std::string>& params,
                                                  std::size_t limit) {
   const char* op = "listing runs";
-  // Worst verdict: the order every worst verdict follows (common/verdict_rank.hpp), the latest
-  // among equals.
+  // Worst verdict: the order every worst verdict follows (ramguard/base/verdict_rank.hpp), the
+  // latest among equals.
   const std::string sql =
       "SELECT runs.*, (SELECT count(*) FROM marks m WHERE m.run_id = runs.run_id), "
       "(SELECT v.id FROM verdicts v WHERE v.run_id = runs.run_id ORDER BY " +

@@ -82,7 +82,7 @@ TEST(Verdicts, WorstIsHighestSeverityNotCleared) {
   EXPECT_EQ(verdict_label(worst_verdict(list)), "warning growth_warning");
 }
 
-// The order of common/verdict_rank.hpp, as the daemon's compare rows and run listing use it:
+// The order of ramguard/base/verdict_rank.hpp, as the daemon's compare rows and run listing use it:
 // cleared verdicts still rank (last), and the latest wins among equals.
 TEST(Verdicts, SameOrderAsTheDaemon) {
   google::protobuf::RepeatedPtrField<v1::Verdict> list;

@@ -85,7 +85,7 @@ TEST(StoreQuery, ListRunsMostRecentFirstWithWorstVerdict) {
   EXPECT_EQ(ids(*two), (std::vector<std::string>{"c", "b"}));
 }
 
-// The listing's SQL follows common/verdict_rank.hpp: at equal severity and outcome the kind
+// The listing's SQL follows ramguard/base/verdict_rank.hpp: at equal severity and outcome the kind
 // decides (the process died before over budget), not which was saved last.
 TEST(StoreQuery, WorstVerdictFollowsTheSharedOrder) {
   TempDir dir;

@@ -1,8 +1,8 @@
 #pragma once
 // Sizes and durations as people type them ("16GB", "16GiB", "500ms"), and human output, for
 // C++ coordinators and the CLI. A thin layer over the base the daemon uses for its configuration
-// (common/units.hpp, installed with libramguard), so a size means the same thing on the command
-// line, in ramguard.yaml and in the daemon's replies.
+// (ramguard/base/units.hpp, installed with libramguard), so a size means the same thing on the
+// command line, in ramguard.yaml and in the daemon's replies.
 
 #include <charconv>
 #include <chrono>
