@@ -10,6 +10,11 @@ std::string escape_json(std::string_view raw, AngleBrackets angle) {
   const std::string text = valid_utf8(raw, "?");
   std::string out;
   out.reserve(text.size());
+  append_json_escaped(text, angle, out);
+  return out;
+}
+
+void append_json_escaped(std::string_view text, AngleBrackets angle, std::string& out) {
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char ch = text[i];
     switch (ch) {
@@ -46,7 +51,6 @@ std::string escape_json(std::string_view raw, AngleBrackets angle) {
         }
     }
   }
-  return out;
 }
 
 }  // namespace ramguard

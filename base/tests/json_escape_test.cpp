@@ -27,5 +27,12 @@ TEST(JsonEscape, AngleBracketsAreEscapedOnlyWhenAsked) {
   EXPECT_EQ(escape_json("<b>", AngleBrackets::kEscape), "\\u003cb\\u003e");  // protobuf's form
 }
 
+TEST(JsonEscape, TheAppendingFormAddsToWhatIsThereAndEscapesTheSame) {
+  std::string out = "\"";
+  append_json_escaped("say \"<hi>\"\n", AngleBrackets::kEscape, out);
+  EXPECT_EQ(out, "\"say \\\"\\u003chi\\u003e\\\"\\n");
+  EXPECT_EQ(out.substr(1), escape_json("say \"<hi>\"\n", AngleBrackets::kEscape));
+}
+
 }  // namespace
 }  // namespace ramguard

@@ -20,7 +20,7 @@ bool append_string(const std::string& text, std::string& out) {
     if (byte < 0x20 || byte >= 0x7f) return false;  // protobuf's escaping rules for these vary
   }
   out += '"';
-  out += escape_json(text, AngleBrackets::kEscape);
+  append_json_escaped(text, AngleBrackets::kEscape, out);
   out += '"';
   return true;
 }

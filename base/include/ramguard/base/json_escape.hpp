@@ -14,4 +14,8 @@ enum class AngleBrackets { kKeep, kEscape };  // kEscape: "<" and ">" as \u003c 
 // characters (C0, DEL, C1) become \u00XX, so the parsed string is the same and the bytes inert.
 std::string escape_json(std::string_view text, AngleBrackets angle = AngleBrackets::kKeep);
 
+// The same escaping appended to `out`, for `text` already known to be valid UTF-8 (the reply
+// printer's hot path: no sanitising copy, no string of its own).
+void append_json_escaped(std::string_view valid_text, AngleBrackets angle, std::string& out);
+
 }  // namespace ramguard
