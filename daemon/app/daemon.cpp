@@ -18,10 +18,12 @@ namespace {
 // The ledger records runs durably and is where recovery reads what was active. Without it runs
 // are guarded in memory only. synchronous=NORMAL in WAL mode: a commit is in the kernel before
 // the mark is acknowledged, so a daemon crash (kill -9) loses nothing acknowledged; only power
-// loss could. FULL would add an fsync (4-8 ms here) to every mark.
+// loss could. FULL would add an fsync (4-8 ms here) to every mark. Checkpoints run on a thread
+// of their own, not inside a commit on the event loop.
 std::unique_ptr<Store> open_ledger(const Config& config) {
   StoreOptions options;
   options.sync_every_commit = false;
+  options.checkpoint_in_background = true;
   std::optional<SalvageReport> salvaged;
   auto opened = open_or_salvage(config.state_dir, options, salvaged);
   if (salvaged) log_salvage(*salvaged);

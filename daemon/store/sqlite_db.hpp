@@ -95,6 +95,8 @@ class SqliteDb {
   SqliteDb& operator=(const SqliteDb&) = delete;
 
   const std::filesystem::path& path() const { return path_; }
+  // The connection itself, for what this wrapper does not cover (a WAL hook).
+  sqlite3* handle() const { return db_; }
 
   // Runs one or more statements without results (DDL, pragmas). `operation` names the work
   // for error messages ("creating the schema").

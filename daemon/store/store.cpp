@@ -7,10 +7,12 @@
 
 #include <system_error>
 
+#include "common/log.hpp"
 #include "store/codec.hpp"
 #include "store/schema.hpp"
 #include "store/sqlite_db.hpp"
 #include "store/state_lock.hpp"
+#include "store/wal_checkpointer.hpp"
 
 namespace ramguard {
 namespace {
@@ -120,6 +122,16 @@ Result<std::unique_ptr<Store>> Store::open(const std::filesystem::path& state_di
   }
   if (options.max_db_bytes != 0) {
     if (auto s = store->set_max_db_bytes(options.max_db_bytes); !s) return s.error();
+  }
+  if (options.checkpoint_in_background && !read_only) {
+    auto checkpointer = WalCheckpointer::start(store->db_->handle(), file);
+    if (checkpointer) {
+      store->checkpointer_ = std::move(*checkpointer);
+    } else {
+      log::warning("store.checkpoint_thread_unavailable",
+                   {{"reason", checkpointer.error().message},
+                    {"effect", "commits checkpoint the write-ahead log themselves"}});
+    }
   }
   return store;
 }

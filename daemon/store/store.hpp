@@ -32,6 +32,7 @@
 namespace ramguard {
 
 class SqliteDb;
+class WalCheckpointer;
 
 struct StoreOptions {
   // Cap on the database file (rounded down to whole pages; never below its current size);
@@ -44,6 +45,10 @@ struct StoreOptions {
   // WAL is written but fsync'ed only at checkpoints (survives a daemon crash or kill -9, may lose
   // the last commits on power loss; tens of us). See the mark cost printed by store_test.
   bool sync_every_commit = true;
+  // Checkpoint the write-ahead log on a thread of its own (store/wal_checkpointer.hpp) instead
+  // of inside the commit that crosses SQLite's threshold: the daemon's event loop never waits
+  // for one. Off for short-lived tools, which gain nothing from a thread.
+  bool checkpoint_in_background = false;
 };
 
 // Jobs whose peak on record is kept in memory between admissions.
@@ -205,6 +210,8 @@ class Store {
                                              std::optional<std::int64_t> only_id);
 
   std::unique_ptr<SqliteDb> db_;
+  // Declared after db_, so it stops before the connection whose log it checkpoints closes.
+  std::unique_ptr<WalCheckpointer> checkpointer_;
   std::int64_t schema_version_;
   // job_peak_on_record's answers for the default window, asked at every admission: they
   // change only when a run ends or runs are pruned, which clear this.

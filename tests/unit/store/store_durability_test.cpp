@@ -22,9 +22,9 @@ using testing::TempDir;
 
 // The child: opens the store itself (nothing shared with the parent but the directory), appends
 // marks and reports each seq on the pipe only after append_mark returned Ok.
-[[noreturn]] void mark_writer(const std::filesystem::path& dir, bool sync_every_commit,
+[[noreturn]] void mark_writer(const std::filesystem::path& dir, const StoreOptions& options,
                               int out_fd) {
-  auto store = Store::open(dir, StoreOptions{.sync_every_commit = sync_every_commit});
+  auto store = Store::open(dir, options);
   if (!store) ::_exit(3);
   for (std::uint64_t seq = 1; seq < 1'000'000; ++seq) {
     if (!(*store)->append_mark("victim", testing::mark(seq, MarkKind::kPhaseBegin, "p", 1))) {
@@ -36,11 +36,18 @@ using testing::TempDir;
 }
 
 // Both synchronous settings survive a killed process: the WAL write happens before the ack.
-// (Only FULL also survives power loss, which a test cannot cut.)
-class HardKill : public ::testing::TestWithParam<bool> {};
+// (Only FULL also survives power loss, which a test cannot cut.) The daemon's setting, NORMAL
+// with checkpoints on their own thread, is killed after some checkpoints have run.
+enum class Durability { kSyncFull, kSyncNormal, kSyncNormalCheckpointThread };
+class HardKill : public ::testing::TestWithParam<Durability> {};
 
 TEST_P(HardKill, LosesNothingAcknowledged) {
-  const bool sync_every_commit = GetParam();
+  const bool sync_every_commit = GetParam() == Durability::kSyncFull;
+  const StoreOptions options{
+      .max_db_bytes = 0,
+      .verify_on_open = true,
+      .sync_every_commit = sync_every_commit,
+      .checkpoint_in_background = GetParam() == Durability::kSyncNormalCheckpointThread};
   TempDir dir;
   {
     auto store = open_store(dir.path());
@@ -52,11 +59,12 @@ TEST_P(HardKill, LosesNothingAcknowledged) {
   ASSERT_GE(child, 0);
   if (child == 0) {
     ::close(fds[0]);
-    mark_writer(dir.path(), sync_every_commit, fds[1]);
+    mark_writer(dir.path(), options, fds[1]);
   }
   ::close(fds[1]);
 
-  const std::size_t kKillAfter = sync_every_commit ? 150 : 2000;
+  // 4,000 commits of a mark are several thousand frames of log: checkpoints have run.
+  const std::size_t kKillAfter = sync_every_commit ? 150 : 4000;
   std::vector<std::uint64_t> acknowledged;
   bool killed = false;
   std::uint64_t seq = 0;
@@ -86,13 +94,25 @@ TEST_P(HardKill, LosesNothingAcknowledged) {
   EXPECT_LE(stored.size(), acknowledged.size() + 1);
   EXPECT_EQ(*stored.rbegin(), stored.size()) << "stored seqs are not 1..N without gaps";
   std::printf("[ durability ] %s: %zu marks acknowledged before SIGKILL, %zu stored after reopen\n",
-              sync_every_commit ? "synchronous=FULL" : "synchronous=NORMAL", acknowledged.size(),
-              stored.size());
+              sync_every_commit                  ? "synchronous=FULL"
+              : options.checkpoint_in_background ? "synchronous=NORMAL, checkpoint thread"
+                                                 : "synchronous=NORMAL",
+              acknowledged.size(), stored.size());
 }
 
-INSTANTIATE_TEST_SUITE_P(StoreDurability, HardKill, ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool>& p) {
-                           return p.param ? "SyncFull" : "SyncNormal";
+INSTANTIATE_TEST_SUITE_P(StoreDurability, HardKill,
+                         ::testing::Values(Durability::kSyncFull, Durability::kSyncNormal,
+                                           Durability::kSyncNormalCheckpointThread),
+                         [](const ::testing::TestParamInfo<Durability>& p) {
+                           switch (p.param) {
+                             case Durability::kSyncFull:
+                               return "SyncFull";
+                             case Durability::kSyncNormal:
+                               return "SyncNormal";
+                             case Durability::kSyncNormalCheckpointThread:
+                               break;
+                           }
+                           return "SyncNormalCheckpointThread";
                          });
 
 double percentile(std::vector<double> v, double p) {
