@@ -1,14 +1,60 @@
 #include "metrics/http_server.hpp"
 
 #include <CivetServer.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <exception>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "metrics/exposition.hpp"
 
 namespace ramguard {
+namespace {
+
+// Where a connection reaches the listener of `spec` ("127.0.0.1:9464", "[::1]:0", "9464",
+// "0.0.0.0:9464"): its own address, or loopback for a wildcard.
+std::string loopback_for(const std::string& spec) {
+  if (spec.starts_with('[')) {
+    const std::string host = spec.substr(1, spec.find(']') - 1);
+    return host == "::" ? "::1" : host;
+  }
+  const auto colon = spec.rfind(':');
+  if (colon == std::string::npos) return "127.0.0.1";
+  const std::string host = spec.substr(0, colon);
+  return host.empty() || host == "0.0.0.0" ? "127.0.0.1" : host;
+}
+
+// One connection to the listener, closed at once: enough to end civetweb's poll.
+void knock(const std::string& host, std::uint16_t port) {
+  sockaddr_storage address{};
+  socklen_t length = 0;
+  auto* v4 = reinterpret_cast<sockaddr_in*>(&address);
+  auto* v6 = reinterpret_cast<sockaddr_in6*>(&address);
+  if (::inet_pton(AF_INET, host.c_str(), &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(port);
+    length = sizeof *v4;
+  } else if (::inet_pton(AF_INET6, host.c_str(), &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(port);
+    length = sizeof *v6;
+  } else {
+    return;
+  }
+  const int fd = ::socket(address.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return;
+  (void)::connect(fd, reinterpret_cast<const sockaddr*>(&address), length);
+  ::close(fd);
+}
+
+}  // namespace
 
 class MetricsHttpServer::Handler : public CivetHandler {
  public:
@@ -56,12 +102,26 @@ Result<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::start(
     return Error{e.what()};
   }
   server->server_->addHandler("/metrics", server->handler_.get());
+  server->wake_host_ = loopback_for(civetweb_spec);
   return server;
 }
 
 MetricsHttpServer::~MetricsHttpServer() {
-  // Stop the threads before the handler they call goes away.
-  if (server_) server_->close();
+  if (!server_) return;
+  // Stop the threads before the handler they call goes away. civetweb's master thread looks at
+  // its stop flag between polls of the listener, which wait up to 2 s: every daemon's exit (and
+  // every test that starts one) waited for that. Connections during close() end the poll.
+  const std::uint16_t listening = port();
+  std::atomic<bool> closed{false};
+  std::thread knocker([&] {
+    while (!closed.load()) {
+      knock(wake_host_, listening);
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  });
+  server_->close();
+  closed = true;
+  knocker.join();
 }
 
 std::uint16_t MetricsHttpServer::port() const {

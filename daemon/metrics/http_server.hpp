@@ -38,6 +38,7 @@ class MetricsHttpServer {
   MetricsHttpServer() = default;
   std::unique_ptr<Handler> handler_;
   std::unique_ptr<CivetServer> server_;
+  std::string wake_host_;  // where a connection reaches the listener (see the destructor)
 };
 
 }  // namespace ramguard
