@@ -58,6 +58,9 @@ WalCheckpointer::~WalCheckpointer() {
   }
   wake_.notify_one();
   thread_.join();
+  log::info("store.checkpoints", {{"file", file_.string()},
+                                  {"on_thread", checkpoints_.load()},
+                                  {"by_writer", writer_checkpoints_.load()}});
   sqlite3_wal_autocheckpoint(writer_, kSqliteAutocheckpointFrames);
   sqlite3_close(own_);
 }
@@ -77,7 +80,12 @@ int WalCheckpointer::on_commit(void* self, sqlite3* db, const char* /*schema*/, 
     // The thread fell behind a writer that never pauses, so the log never gets a moment to be
     // fully copied and started again. Between two of its own transactions the writer copies
     // what is left (the frames since the thread's last round) and its next write starts the log
-    // from its beginning. Busy: the thread is in a round; the next commit tries again.
+    // from its beginning. The thread starts no round past the bound; one under way makes this
+    // busy, and the next commit tries again, or, at twice the bound, waits for it to end.
+    if (frames >= 2 * checkpointer->options_.restart_frames) {
+      std::unique_lock lock(checkpointer->mutex_);
+      checkpointer->round_ended_.wait(lock, [checkpointer] { return !checkpointer->in_round_; });
+    }
     if (sqlite3_wal_checkpoint_v2(db, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr) ==
         SQLITE_OK) {
       checkpointer->writer_checkpoints_.fetch_add(1);
@@ -100,9 +108,12 @@ void WalCheckpointer::run() {
     wake_.wait(lock, [this] { return stopping_ || due(); });
     if (stopping_) return;
     const int seen_frames = frames_;
+    in_round_ = true;
     lock.unlock();
     const int log_frames = checkpoint();
     lock.lock();
+    in_round_ = false;
+    round_ended_.notify_all();
     const bool ok = log_frames >= 0;
     // Done up to what it saw: the next round waits for a commit that makes the log longer.
     done_frames_ = std::max(seen_frames, log_frames);

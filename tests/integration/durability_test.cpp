@@ -157,10 +157,11 @@ TEST(Durability, AcknowledgedMarksAndVerdictsSurviveKill9AndTheRunResumes) {
   std::filesystem::remove_all(state_dir);
 }
 
-// Coordinators mark concurrently (their marks share ledger transactions) until the daemon is
-// killed mid-stream: every mark whose reply said stored is in the ledger, in seq order.
+// 64 coordinators mark concurrently (their marks share ledger transactions, and the log is
+// checkpointed on its own thread meanwhile) until the daemon is killed mid-stream: every mark
+// whose reply said stored is in the ledger, in seq order.
 TEST(Durability, ConcurrentAcknowledgedMarksSurviveKill9) {
-  constexpr int kCoordinators = 8;
+  constexpr int kCoordinators = 64;
   const auto state_dir = make_temp_dir("durability-concurrent");
   auto daemon = start_on(state_dir);
   std::vector<std::unique_ptr<MemChild>> children;
@@ -169,6 +170,8 @@ TEST(Durability, ConcurrentAcknowledgedMarksSurviveKill9) {
     children.push_back(std::make_unique<MemChild>());
     runs.push_back(start_run(*daemon, children.back()->pid(), "busy-" + std::to_string(i)));
   }
+  const auto db_file = state_dir / Store::kFileName;
+  const auto db_bytes_before = std::filesystem::file_size(db_file);
   std::vector<std::size_t> acknowledged(kCoordinators, 0);
   std::atomic<bool> failed_reply{false};
   std::vector<std::thread> threads;
@@ -199,6 +202,9 @@ TEST(Durability, ConcurrentAcknowledgedMarksSurviveKill9) {
   daemon->kill_hard();
   for (auto& t : threads) t.join();
   EXPECT_FALSE(failed_reply) << "a mark was answered stored=false before the kill";
+  // Only a checkpoint writes the database file while the daemon runs: some ran mid-stream.
+  EXPECT_GT(std::filesystem::file_size(db_file), db_bytes_before)
+      << "no checkpoint ran while the coordinators marked";
 
   auto store = Store::open(state_dir);
   ASSERT_TRUE(store) << store.error().message;

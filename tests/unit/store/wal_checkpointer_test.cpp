@@ -98,9 +98,8 @@ TEST(WalCheckpointer, KeepsTheLogBoundedWhileTheWriterCommitsAsFastAsItCan) {
         size_of(wal_of(file)));
   }
   // Without checkpoints the log would hold every commit (16 MB and more); the file keeps its
-  // largest length, which the restart bound keeps near 200 frames (3x leaves room for commits
-  // that find the thread in a round on a loaded machine).
-  EXPECT_LT(size_of(wal_of(file)), 3u * kRestartFrames * (4096u + 24u));
+  // largest length, which never passes twice the restart bound (and one commit's frames).
+  EXPECT_LE(size_of(wal_of(file)), (2u * kRestartFrames + 8u) * (4096u + 24u) + 32u);
   EXPECT_GT(size_of(file), static_cast<std::uintmax_t>(kRows / 2) * 3000u)
       << "the rows never reached the database file";
 
