@@ -26,6 +26,7 @@ void Daemon::apply(const Config& next) {
   applied_ = true;
   log::set_level(next.log_level);
   sampler_.set_interval(next.sampling.interval);
+  sampler_.set_slow_read(next.sampling.slow_read);
   admission_.set_budget(next.budget_bytes, next.margin_bytes);
   admission_.set_lease(next.admission.lease);
   admission_.set_user_cap(next.admission.max_reserved_per_user_bytes);

@@ -96,7 +96,8 @@ void read_sampling(Reader r, const YAML::Node& n, const std::string& p, Sampling
        {"max_buckets", r.count(c.max_buckets, 1, limits::kMaxBuckets)},
        {"peak_refresh", r.duration(c.peak_refresh, limits::kMinInterval, limits::kMaxWindow)},
        {"watch_peak_refresh",
-        r.duration(c.watch_peak_refresh, limits::kMinInterval, limits::kMaxWindow)}});
+        r.duration(c.watch_peak_refresh, limits::kMinInterval, limits::kMaxWindow)},
+       {"slow_read", r.duration(c.slow_read, nanoseconds(0), limits::kMaxInterval)}});
 }
 
 void read_control(Reader r, const YAML::Node& n, const std::string& p, ControlConfig& c) {

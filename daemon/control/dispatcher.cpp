@@ -587,8 +587,8 @@ std::optional<RequestHandler::PssJob> Dispatcher::take_pss_job() {
   return std::exchange(pss_job_, std::nullopt);
 }
 
-void Dispatcher::pss_measured(const PssJob& job, std::uint64_t pss_bytes) {
-  registry_.set_boundary_pss(job.run_id, job.round, pss_bytes);
+void Dispatcher::pss_measured(const PssJob& job, std::uint64_t pss_bytes, double read_seconds) {
+  registry_.set_boundary_pss(job.run_id, job.round, pss_bytes, read_seconds);
 }
 
 }  // namespace ramguard::control

@@ -55,7 +55,7 @@ class Dispatcher final : public RequestHandler {
   bool flush_writes() override;
   void writes_lost(v1::Reply& reply) override;
   std::optional<PssJob> take_pss_job() override;
-  void pss_measured(const PssJob& job, std::uint64_t pss_bytes) override;
+  void pss_measured(const PssJob& job, std::uint64_t pss_bytes, double read_seconds) override;
 
  private:
   Status hello(const v1::HelloRequest& in, const Peer& peer, v1::HelloReply& out);

@@ -40,7 +40,9 @@ class RequestHandler {
     std::vector<TargetId> processes;
   };
   virtual std::optional<PssJob> take_pss_job() { return std::nullopt; }
-  virtual void pss_measured(const PssJob& /*job*/, std::uint64_t /*pss_bytes*/) {}
+  // READ_SECONDS: the worker's time for the sum, kept in the run's read timing.
+  virtual void pss_measured(const PssJob& /*job*/, std::uint64_t /*pss_bytes*/,
+                            double /*read_seconds*/) {}
 };
 
 }  // namespace ramguard::control

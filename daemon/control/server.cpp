@@ -310,7 +310,7 @@ asio::awaitable<void> ControlServer::measure_pss(RequestHandler::PssJob job) {
   auto stopped = stopped_;  // the frame's own copy: the server may be gone when the sum is back
   const PssSum sum = co_await pss_.sum(job.processes);
   if (*stopped) co_return;
-  handler_.pss_measured(job, sum.pss_bytes);
+  handler_.pss_measured(job, sum.pss_bytes, sum.seconds);
 }
 
 }  // namespace ramguard::control

@@ -263,6 +263,11 @@ void MetricsExporter::remove_readings(TargetState& state) {
   targets_->remove_metric(state, TargetFamily::kSwapBytes);
   targets_->remove_metric(state, TargetFamily::kCountedBytes);
   targets_->remove_metric(state, TargetFamily::kLastReadingTimestampSeconds);
+  targets_->remove_metric(state, TargetFamily::kReadSeconds);
+  if (state.pss_read_seconds != 0) {
+    targets_->remove_metric(state, TargetFamily::kPssReadSeconds);
+    state.pss_read_seconds = 0;
+  }
 }
 
 void MetricsExporter::set_degraded(TargetState& state, const std::string& reason) {
@@ -287,11 +292,26 @@ void MetricsExporter::observe_peak(const TargetRef& target, std::uint64_t peak_b
 }
 
 void MetricsExporter::observe_sample(const TargetRef& target, const MemoryReading& reading,
-                                     std::uint64_t peak_bytes, bool exact) {
+                                     std::uint64_t peak_bytes, bool exact,
+                                     const ReadTiming& timing) {
   std::lock_guard lock(mutex_);
   TargetState& t = state_of(target);
   set_reading(t, reading);
   set_peak(t, peak_bytes, exact);
+  set_timing(t, timing);
+}
+
+void MetricsExporter::set_timing(TargetState& t, const ReadTiming& timing) {
+  if (t.exited) return;
+  TargetSeries::hot(t, HotSeries::kReadSeconds) = timing.last_seconds;
+  // A counter never goes back, even in "other", which folded targets share.
+  double& slow = TargetSeries::hot(t, HotSeries::kSlowReads);
+  slow = std::max(slow, static_cast<double>(timing.slow_reads));
+  // A new PSS sum comes once a round: only then the (allocating) series lookup.
+  if (timing.last_pss_seconds != t.pss_read_seconds) {
+    t.pss_read_seconds = timing.last_pss_seconds;
+    targets_->metric(t, TargetFamily::kPssReadSeconds) = timing.last_pss_seconds;
+  }
 }
 
 void MetricsExporter::set_reading(TargetState& t, const MemoryReading& reading) {

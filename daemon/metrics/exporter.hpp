@@ -91,9 +91,10 @@ class MetricsExporter {
   // A peak candidate: the exported peak is the largest seen since the target was first watched.
   // `exact` when it comes from the kernel high-water mark rather than from samples.
   void observe_peak(const TargetRef& target, std::uint64_t peak_bytes, bool exact);
-  // Both at once: what every periodic sample brings.
+  // Both at once and what the reading cost the daemon: what every periodic sample brings. The
+  // slow-read counter takes the target's running count (never lower than it was).
   void observe_sample(const TargetRef& target, const MemoryReading& reading,
-                      std::uint64_t peak_bytes, bool exact);
+                      std::uint64_t peak_bytes, bool exact, const ReadTiming& timing);
   // Whether the process can be read. readable=false with reason "exited": the process is gone
   // (up 0, exited 1, reading gauges removed). Otherwise a non-empty reason (a short fixed token
   // such as "hwm_reset_denied", "unreadable") sets degraded{reason} 1 until a call with another
@@ -170,6 +171,7 @@ class MetricsExporter {
   void remove_readings(TargetState& state);
   void set_reading(TargetState& state, const MemoryReading& reading);
   void set_peak(TargetState& state, std::uint64_t peak_bytes, bool exact);
+  void set_timing(TargetState& state, const ReadTiming& timing);
   void set_degraded(TargetState& state, const std::string& reason);
 
   mutable std::mutex mutex_;  // guards targets_ and the lazily created global series

@@ -3,8 +3,9 @@
 namespace ramguard {
 
 void RunMetrics::target_reading(const TargetRef& target, const MemoryReading& reading,
-                                std::uint64_t peak_bytes, bool peak_exact) {
-  exporter_.observe_sample(target, reading, peak_bytes, peak_exact);
+                                std::uint64_t peak_bytes, bool peak_exact,
+                                const ReadTiming& timing) {
+  exporter_.observe_sample(target, reading, peak_bytes, peak_exact, timing);
 }
 
 void RunMetrics::target_state(const TargetRef& target, bool readable, std::string_view reason) {

@@ -12,7 +12,7 @@ class RunMetrics final : public RunObserver {
   explicit RunMetrics(MetricsExporter& exporter) : exporter_(exporter) {}
 
   void target_reading(const TargetRef& target, const MemoryReading& reading,
-                      std::uint64_t peak_bytes, bool peak_exact) override;
+                      std::uint64_t peak_bytes, bool peak_exact, const ReadTiming& timing) override;
   void target_state(const TargetRef& target, bool readable, std::string_view reason) override;
   void target_retired(const TargetRef& target, Instant now) override;
   Status marked(const RunLedger& ledger, const MarkRecord& mark, const PhaseRecord* phase,

@@ -34,6 +34,18 @@ constexpr std::array<TargetFamilyInfo, kTargetFamilyCount> kFamilies = {{
      false},
     {"ramguard_target_last_reading_timestamp_seconds",
      "Wall-clock time of the last reading of the watched process", false},
+    {"ramguard_target_read_seconds",
+     "Time the last reading of the watched process took the daemon's event loop (statm, status "
+     "at marks; a tree's members and walk included), on the steady clock",
+     false},
+    {"ramguard_target_slow_reads_total",
+     "Readings of the watched process slower than sampling.slow_read (10ms by default): each "
+     "delayed every other target's sample and every client's reply queued behind it",
+     true},
+    {"ramguard_target_pss_read_seconds",
+     "Time the last PSS sum of a tree run (smaps_rollup of every member, at round ends) took its "
+     "worker thread, off the event loop; never counted as a slow read",
+     false},
     {"ramguard_phase_peak_bytes",
      "Peak of the memory that counts (anon + shmem + swap) in the last completed phase", false},
     {"ramguard_phase_duration_seconds", "Duration of the last completed phase", false},

@@ -23,6 +23,9 @@ enum class TargetFamily : std::uint8_t {
   kExited,
   kDegraded,  // + reason
   kLastReadingTimestampSeconds,
+  kReadSeconds,
+  kSlowReadsTotal,
+  kPssReadSeconds,  // tree scope, after its first round end
   // Per run: phases, round boundaries, gaps between marks.
   kPhasePeakBytes,        // + phase
   kPhaseDurationSeconds,  // + phase

@@ -24,6 +24,8 @@ constexpr std::array<HotSeriesInfo, kHotSeriesCount> kHot = {{
     {TargetFamily::kExited, nullptr, nullptr, false, ""},
     {TargetFamily::kDegraded, "reason", "unreadable", false, ",reason=\"unreadable\""},
     {TargetFamily::kDegraded, "reason", "hwm_reset_denied", false, ",reason=\"hwm_reset_denied\""},
+    {TargetFamily::kReadSeconds, nullptr, nullptr, false, ""},
+    {TargetFamily::kSlowReadsTotal, nullptr, nullptr, false, ""},
 }};
 
 std::optional<std::size_t> hot_slot(TargetFamily family, const Labels& extra) {

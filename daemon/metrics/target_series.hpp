@@ -1,7 +1,7 @@
 #pragma once
 // The per-target series of the exporter, kept as plain values inside each target's state and
 // written straight into the text exposition at each scrape: one hash lookup and a few stores
-// on the periodic path, one pass over the values per scrape. The twelve series every watched
+// on the periodic path, one pass over the values per scrape. The fifteen series every watched
 // process has live inline in its state (no allocation, one or two cache lines per reading);
 // the rest (phases, verdicts, gaps, ...) in a small vector with their rendered labels. A target
 // is a run (labels ramguard_job and run_id), a watched PID (run_id "pid-<PID>") or a job's
@@ -56,9 +56,11 @@ enum class HotSeries : std::uint8_t {
   kExited,
   kDegradedUnreadable,  // degraded{reason="unreadable"}
   kDegradedHwmResetDenied,
+  kReadSeconds,
+  kSlowReads,
 };
-inline constexpr std::size_t kHotSeriesCount =
-    static_cast<std::size_t>(HotSeries::kDegradedHwmResetDenied) + 1;
+inline constexpr std::size_t kHotSeriesCount = static_cast<std::size_t>(HotSeries::kSlowReads) + 1;
+static_assert(kHotSeriesCount <= 16, "TargetState::hot_present has a bit per inline series");
 
 // Each inline series: its family and its own label, if any. "kind" sorts before ramguard_job,
 // "reason" between ramguard_job and run_id: labels stay in name order, as parsers expect.
@@ -81,8 +83,9 @@ struct TargetState {
   std::uint16_t hot_present = 0;       // bit per HotSeries
   std::uint64_t last_shmem_bytes = 0;  // from the last mark reading
   double peak_bytes = -1;
-  bool state_series = false;   // up, exited, degraded and verdict_active exist
-  bool kernel_series = false;  // memory_bytes{kind="kernel"} exists (a cgroup's readings)
+  double pss_read_seconds = 0;  // as exported (the series is not inline: set only when it changes)
+  bool state_series = false;    // up, exited, degraded and verdict_active exist
+  bool kernel_series = false;   // memory_bytes{kind="kernel"} exists (a cgroup's readings)
   bool readable = true;
   bool exited = false;
   bool finished = false;  // the run ended: its warnings no longer hold

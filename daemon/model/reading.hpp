@@ -30,6 +30,18 @@ struct TargetRef {
 
 enum class ReadingSource { kPeriodic, kMark };
 
+// What reading a target costs the daemon (its own health, not the target's memory), kept per
+// target by the sampler and exported beside its readings.
+struct ReadTiming {
+  double last_seconds = 0;  // the last reading on the event loop (a tree's walk included)
+  // Readings on the loop longer than sampling.slow_read: each one held up every other
+  // target's sample and every client's reply queued behind it.
+  std::uint64_t slow_reads = 0;
+  // The last PSS sum (tree scope, round ends) on its worker thread; 0: none yet. It walks page
+  // tables (tens of ms by design) and delays no one on the loop, so it is never "slow".
+  double last_pss_seconds = 0;
+};
+
 // One process of a `tree` run at a mark: who holds how much of the memory that counts.
 struct ProcessShare {
   pid_t pid = 0;

@@ -23,8 +23,10 @@ namespace ramguard {
 class TargetObserver {
  public:
   virtual ~TargetObserver() = default;
+  // `timing`: what reading the target costs the daemon, this reading included.
   virtual void target_reading(const TargetRef& /*target*/, const MemoryReading& /*reading*/,
-                              std::uint64_t /*peak_bytes*/, bool /*peak_exact*/) {}
+                              std::uint64_t /*peak_bytes*/, bool /*peak_exact*/,
+                              const ReadTiming& /*timing*/) {}
   // readable=false: the target could not be read (reason says why: exited, unreadable).
   virtual void target_state(const TargetRef& /*target*/, bool /*readable*/,
                             std::string_view /*reason*/) {}

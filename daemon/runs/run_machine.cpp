@@ -45,7 +45,7 @@ Result<std::unique_ptr<RunMachine>> RunMachine::start(RunInfo info, bool end_on_
   ledger.marks.push_back(start_mark);
   run->write("begin run", [&](RunObserver& o) { return o.run_started(ledger); });
   observers.notify([&](RunObserver& o) {
-    o.target_reading(target_ref(ledger), *baseline, ledger.peak_bytes, false);
+    o.target_reading(target_ref(ledger), *baseline, ledger.peak_bytes, false, probe.read_timing());
     o.target_state(target_ref(ledger), true, run->exact_peaks_ ? "" : "hwm_reset_denied");
   });
   return run;

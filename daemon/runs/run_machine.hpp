@@ -141,7 +141,7 @@ class RunMachine {
  private:
   RunMachine(const RunParams& params, ObserverSet& observers);
 
-  void observe(const MemoryReading& reading);
+  void observe(const MemoryReading& reading, const ReadTiming& timing);
   void fold_hwm(const MemoryReading& complete);
   void refresh_peak(TargetProbe& probe);
   Status validate_mark(const MarkInput& input) const;

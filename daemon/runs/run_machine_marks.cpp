@@ -52,7 +52,7 @@ Result<MemoryReading> RunMachine::take_reading(TargetProbe& probe, bool reset) {
   auto reading = probe.read(/*complete=*/true);
   if (!reading) return reading;
   fold_hwm(*reading);
-  observe(*reading);
+  observe(*reading, probe.read_timing());
   if (reset && exact_peaks_) {
     if (auto s = probe.reset_hwm(); !s) {
       exact_peaks_ = false;
@@ -271,7 +271,7 @@ void RunMachine::settle_boundary(std::size_t index, Instant now, TargetProbe* pr
   if (probe != nullptr) {
     if (auto reading = probe->read(/*complete=*/false)) {
       samples_.add(*reading);
-      observe(*reading);
+      observe(*reading, probe->read_timing());
       now = reading->at;
     }
   }

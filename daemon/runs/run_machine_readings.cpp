@@ -15,7 +15,7 @@ namespace ramguard {
 
 void RunMachine::reading(const MemoryReading& reading, TargetProbe& probe) {
   samples_.add(reading);
-  observe(reading);
+  observe(reading, probe.read_timing());
   ++ticks_;
   if (active()) {
     if (params_.peak_refresh_ticks != 0 && ticks_ % params_.peak_refresh_ticks == 0) {
@@ -56,7 +56,7 @@ void RunMachine::unreadable(std::string_view reason) {
 }
 
 // Every reading, periodic or at a mark, passes here.
-void RunMachine::observe(const MemoryReading& reading) {
+void RunMachine::observe(const MemoryReading& reading, const ReadTiming& timing) {
   ledger_.last = reading;
   if (active()) {
     for (std::size_t i : open_phases_) {
@@ -68,7 +68,7 @@ void RunMachine::observe(const MemoryReading& reading) {
   pending_min_rss_ = std::min(pending_min_rss_.value_or(reading.rss_bytes), reading.rss_bytes);
   pending_max_rss_ = std::max(pending_max_rss_.value_or(reading.rss_bytes), reading.rss_bytes);
   observers_.notify([&](RunObserver& o) {
-    o.target_reading(target_ref(ledger_), reading, ledger_.peak_bytes, ledger_.peak_exact);
+    o.target_reading(target_ref(ledger_), reading, ledger_.peak_bytes, ledger_.peak_exact, timing);
   });
 }
 
@@ -77,7 +77,7 @@ void RunMachine::refresh_peak(TargetProbe& probe) {
   auto complete = probe.read(/*complete=*/true);
   if (!complete) return;
   fold_hwm(*complete);
-  observe(*complete);
+  observe(*complete, probe.read_timing());
 }
 
 void RunMachine::check_budget() {

@@ -9,7 +9,7 @@ namespace ramguard {
 
 Status RunRegistry::connect(Entry& entry, const TargetId& target) {
   const std::string run_id = entry.machine->run_id();
-  auto key = sampler_.add(target, reading_sink(run_id));
+  auto key = sampler_.add(target, reading_sink(run_id), run_id);
   if (!key) return key.error();
   entry.key = *key;
   const RunInfo& info = entry.machine->ledger().info;

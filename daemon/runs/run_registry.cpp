@@ -16,14 +16,23 @@ namespace ramguard {
 // The machine's window on its process, through the sampler.
 class RunRegistry::Probe final : public TargetProbe {
  public:
-  Probe(Sampler& sampler, TargetKey key) : sampler_(sampler), key_(key) {}
-  Result<MemoryReading> read(bool complete) override { return sampler_.read_now(key_, complete); }
+  // TIMING: the sampler's, when the caller has it at hand (a periodic reading's sink).
+  Probe(Sampler& sampler, TargetKey key, std::optional<ReadTiming> timing = std::nullopt)
+      : sampler_(sampler), key_(key), timing_(timing) {}
+  Result<MemoryReading> read(bool complete) override {
+    timing_.reset();
+    return sampler_.read_now(key_, complete);
+  }
   Status reset_hwm() override { return sampler_.reset_hwm(key_); }
   std::vector<ProcessShare> tree_shares() override { return sampler_.tree_shares(key_); }
+  ReadTiming read_timing() const override {
+    return timing_ ? *timing_ : sampler_.read_timing(key_);
+  }
 
  private:
   Sampler& sampler_;
   TargetKey key_;
+  std::optional<ReadTiming> timing_;
 };
 
 RunRegistry::RunRegistry(asio::io_context& io, const Clock& clock, Sampler& sampler,
@@ -90,8 +99,11 @@ std::vector<TargetId> RunRegistry::tree_processes(const std::string& run_id) {
 }
 
 void RunRegistry::set_boundary_pss(const std::string& run_id, std::uint32_t round,
-                                   std::uint64_t pss_bytes) {
-  if (Entry* entry = find_entry(run_id)) entry->machine->set_boundary_pss(round, pss_bytes);
+                                   std::uint64_t pss_bytes, double read_seconds) {
+  Entry* entry = find_entry(run_id);
+  if (entry == nullptr) return;
+  entry->machine->set_boundary_pss(round, pss_bytes);
+  if (entry->key != 0) sampler_.note_pss_read(entry->key, read_seconds);
 }
 
 RunRegistry::Entry* RunRegistry::find_entry(const std::string& run_id) {
@@ -142,8 +154,9 @@ void RunRegistry::apply_cgroup_budget(RunMachine& machine) {
 }
 
 ReadingSink RunRegistry::reading_sink(const std::string& run_id) {
-  return [this, run_id, alive = alive_](const TargetId&, const Result<MemoryReading>& r) {
-    if (*alive) on_reading(run_id, r);
+  return [this, run_id, alive = alive_](const TargetId&, const Result<MemoryReading>& r,
+                                        const ReadTiming& timing) {
+    if (*alive) on_reading(run_id, r, timing);
   };
 }
 
@@ -187,7 +200,7 @@ Result<const RunLedger*> RunRegistry::start(const StartRunInput& input, const Ca
   const pid_t pid = input.pid != 0 ? input.pid : caller.pid;
   if (pid <= 0) return Error{"run start needs a pid (the caller's PID is unknown on TCP)"};
   const std::string run_id = new_run_id();
-  auto key = sampler_.add(pid, reading_sink(run_id));
+  auto key = sampler_.add(pid, reading_sink(run_id), run_id);
   if (!key) return Error{key.error().message, ErrorKind::kNotFound};
   const auto target = sampler_.target(*key);
   const std::uint32_t owner = sampler_.owner_uid(*key).value_or(0);
@@ -325,7 +338,8 @@ Result<EndOutcome> RunRegistry::end(const std::string& run_id, const Caller& cal
   return out;
 }
 
-void RunRegistry::on_reading(const std::string& run_id, const Result<MemoryReading>& reading) {
+void RunRegistry::on_reading(const std::string& run_id, const Result<MemoryReading>& reading,
+                             const ReadTiming& timing) {
   Entry* entry = find_entry(run_id);
   if (entry == nullptr || entry->key == 0) return;
   if (!reading) {
@@ -338,7 +352,7 @@ void RunRegistry::on_reading(const std::string& run_id, const Result<MemoryReadi
     }
     return;
   }
-  Probe probe(sampler_, entry->key);
+  Probe probe(sampler_, entry->key, timing);
   entry->machine->reading(*reading, probe);
   check_oom_kills(*entry);
   after_change(*entry);

@@ -78,7 +78,9 @@ class RunRegistry {
   // A tree-scope run's processes, the root first; empty for other scopes or unknown runs.
   std::vector<TargetId> tree_processes(const std::string& run_id);
   // The tree's PSS, read off the loop after its round-end mark, kept with that boundary.
-  void set_boundary_pss(const std::string& run_id, std::uint32_t round, std::uint64_t pss_bytes);
+  // READ_SECONDS: how long the sum took its worker thread (the run's read timing keeps it).
+  void set_boundary_pss(const std::string& run_id, std::uint32_t round, std::uint64_t pss_bytes,
+                        double read_seconds);
   std::vector<const RunMachine*> runs() const;  // oldest first
   std::size_t active_runs() const;
 
@@ -105,7 +107,8 @@ class RunRegistry {
                                     const Caller& caller);
   // `budget: auto`: the run is judged against its cgroup's limit when that is below the budget.
   void apply_cgroup_budget(RunMachine& machine);
-  void on_reading(const std::string& run_id, const Result<MemoryReading>& reading);
+  void on_reading(const std::string& run_id, const Result<MemoryReading>& reading,
+                  const ReadTiming& timing);
   // The wiring every run gets, started or recovered: its readings and its exit come back to
   // the registry by run id, and never after the registry is gone.
   ReadingSink reading_sink(const std::string& run_id);

@@ -14,6 +14,8 @@ class TargetProbe {
   virtual ~TargetProbe() = default;
   virtual Result<MemoryReading> read(bool complete) = 0;
   virtual Status reset_hwm() = 0;
+  // What the daemon's reads of the process cost, the last read() included; scripted: none.
+  virtual ReadTiming read_timing() const { return {}; }
   // Tree scope: each process's counted memory at the last complete read; empty otherwise.
   virtual std::vector<ProcessShare> tree_shares() { return {}; }
 };

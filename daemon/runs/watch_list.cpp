@@ -34,9 +34,10 @@ std::optional<std::uint64_t> WatchList::peak_bytes(pid_t pid) const {
 
 Status WatchList::add(pid_t pid, Scope scope) {
   if (targets_.count(pid) != 0) return Error{"PID " + std::to_string(pid) + " is already watched"};
-  auto key = sampler_.add(
-      pid, [this, pid, alive = alive_](const TargetId&, const Result<MemoryReading>& r) {
-        if (*alive) on_reading(pid, r);
+  auto key =
+      sampler_.add(pid, [this, pid, alive = alive_](const TargetId&, const Result<MemoryReading>& r,
+                                                    const ReadTiming& timing) {
+        if (*alive) on_reading(pid, r, timing);
       });
   if (!key) return key.error();
   if (auto scoped = set_scope(*key, pid, scope); !scoped) {
@@ -59,7 +60,7 @@ Status WatchList::add(pid_t pid, Scope scope) {
   if (auto first = sampler_.read_now(*key, true)) {
     target.peak_bytes = std::max(first->hwm_bytes, first->rss_bytes);
     observer.target_reading(TargetRef{target.job, target.job}, *first, target.peak_bytes,
-                            target.exact);
+                            target.exact, sampler_.read_timing(*key));
     observer.target_state(TargetRef{target.job, target.job}, true,
                           target.exact ? "" : "hwm_reset_denied");
     log::info("watch.start", {{"pid", pid},
@@ -81,7 +82,8 @@ Status WatchList::add(pid_t pid, Scope scope) {
   return ok_status();
 }
 
-void WatchList::on_reading(pid_t pid, const Result<MemoryReading>& reading) {
+void WatchList::on_reading(pid_t pid, const Result<MemoryReading>& reading,
+                           const ReadTiming& timing) {
   auto it = targets_.find(pid);
   if (it == targets_.end()) return;
   TargetObserver& observer = observer_ != nullptr ? *observer_ : null_observer_;
@@ -94,14 +96,17 @@ void WatchList::on_reading(pid_t pid, const Result<MemoryReading>& reading) {
   }
   target.peak_bytes = std::max(target.peak_bytes, reading->rss_bytes);
   bool exact_now = false;
-  if (target.exact && peak_refresh_ticks_ != 0 && ++target.ticks % peak_refresh_ticks_ == 0) {
+  const bool refresh =
+      target.exact && peak_refresh_ticks_ != 0 && ++target.ticks % peak_refresh_ticks_ == 0;
+  if (refresh) {
     if (auto complete = sampler_.read_now(target.key, true)) {
       target.peak_bytes = std::max(target.peak_bytes, complete->hwm_bytes);
       exact_now = true;
     }
   }
   observer.target_reading(TargetRef{target.job, target.job}, *reading, target.peak_bytes,
-                          target.exact && exact_now);
+                          target.exact && exact_now,
+                          refresh ? sampler_.read_timing(target.key) : timing);
   target.rss_bytes = reading->rss_bytes;
   if (log::level() <= log::Level::kDebug) {  // no formatting cost at info
     log::debug("watch.reading", {{"pid", pid},

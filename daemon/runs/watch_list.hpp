@@ -48,7 +48,7 @@ class WatchList {
     ExitWatcher::WatchId exit_watch = 0;
   };
   Status set_scope(TargetKey key, pid_t pid, Scope scope);
-  void on_reading(pid_t pid, const Result<MemoryReading>& reading);
+  void on_reading(pid_t pid, const Result<MemoryReading>& reading, const ReadTiming& timing);
   void maybe_log_summary(std::chrono::nanoseconds now);
   void on_exit(pid_t pid, const ExitInfo& info);
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/log.hpp"
+
 namespace ramguard {
 namespace {
 constexpr std::chrono::nanoseconds kMinInterval = std::chrono::milliseconds(1);
@@ -101,13 +103,33 @@ void Sampler::tick() {
   for (const auto& [key, target] : targets_) tick_targets_.push_back(target);
   for (const std::shared_ptr<Target>& target : tick_targets_) {
     if (target->removed) continue;
-    const Result<MemoryReading> reading = read_target(*target, clock_.now(), false);
-    if (target->sink) target->sink(target->handle.id(), reading);
+    const Result<MemoryReading> reading = timed_read(*target, false);
+    if (target->sink) target->sink(target->handle.id(), reading, target->timing);
   }
   tick_targets_.clear();  // removed targets close their files now, not at the next tick
   ++ticks_;
   last_sample_duration_seconds_ =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+}
+
+Result<MemoryReading> Sampler::timed_read(Target& target, bool complete) {
+  const Instant at = clock_.now();
+  Result<MemoryReading> reading = read_target(target, at, complete);
+  const std::chrono::nanoseconds took = clock_.monotonic() - at.monotonic;
+  ReadTiming& timing = target.timing;
+  timing.last_seconds = std::chrono::duration<double>(took).count();
+  if (took > slow_read_ && timing.slow_reads++ == 0) {
+    // Once per target: the counter in /metrics tells how often after that.
+    const char* scope = target.cgroup ? "cgroup" : target.tree ? "tree" : "process";
+    log::warning("sampling.slow_read",
+                 {{"target", target.name.empty() ? "pid-" + std::to_string(target.handle.pid())
+                                                 : target.name},
+                  {"pid", target.handle.pid()},
+                  {"scope", scope},
+                  {"read_seconds", timing.last_seconds},
+                  {"threshold_seconds", std::chrono::duration<double>(slow_read_).count()}});
+  }
+  return reading;
 }
 
 Result<MemoryReading> Sampler::read_target(Target& target, const Instant& at, bool complete) {
@@ -126,12 +148,14 @@ Result<MemoryReading> Sampler::read_target(Target& target, const Instant& at, bo
   return tree;
 }
 
-Result<TargetKey> Sampler::add(pid_t pid, ReadingSink sink) {
+Result<TargetKey> Sampler::add(pid_t pid, ReadingSink sink, std::string name) {
   auto handle = procfs_.open(pid);
   if (!handle) return handle.error();
   const TargetKey key = next_key_++;
-  targets_.emplace(key, std::make_shared<Target>(Target{std::move(*handle), std::move(sink),
-                                                        std::nullopt, std::nullopt}));
+  auto target = std::make_shared<Target>(
+      Target{std::move(*handle), std::move(sink), std::nullopt, std::nullopt});
+  target->name = std::move(name);
+  targets_.emplace(key, std::move(target));
   return key;
 }
 
@@ -197,8 +221,8 @@ std::optional<std::filesystem::path> Sampler::cgroup_dir(TargetKey key) const {
   return it->second->cgroup->dir();
 }
 
-Result<TargetKey> Sampler::add(const TargetId& id, ReadingSink sink) {
-  auto key = add(id.pid, std::move(sink));
+Result<TargetKey> Sampler::add(const TargetId& id, ReadingSink sink, std::string name) {
+  auto key = add(id.pid, std::move(sink), std::move(name));
   if (!key) return key;
   if (!(*target(*key) == id)) {
     remove(*key);
@@ -223,7 +247,17 @@ Error Sampler::unknown(TargetKey key) const {
 Result<MemoryReading> Sampler::read_now(TargetKey key, bool complete) {
   auto it = targets_.find(key);
   if (it == targets_.end()) return unknown(key);
-  return read_target(*it->second, clock_.now(), complete);
+  return timed_read(*it->second, complete);
+}
+
+ReadTiming Sampler::read_timing(TargetKey key) const {
+  auto it = targets_.find(key);
+  return it == targets_.end() ? ReadTiming{} : it->second->timing;
+}
+
+void Sampler::note_pss_read(TargetKey key, double seconds) {
+  auto it = targets_.find(key);
+  if (it != targets_.end()) it->second->timing.last_pss_seconds = seconds;
 }
 
 Status Sampler::reset_hwm(TargetKey key) {

@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "common/clock.hpp"
@@ -30,8 +31,10 @@ namespace ramguard {
 
 using TargetKey = std::uint64_t;
 // Called on every tick per target: a reading, or an error (exited, unreadable) meaning the
-// target is degraded. The target stays until remove(); the sink decides what an error means.
-using ReadingSink = std::function<void(const TargetId&, const Result<MemoryReading>&)>;
+// target is degraded, and the target's read timing with this reading in it. The target stays
+// until remove(); the sink decides what an error means.
+using ReadingSink =
+    std::function<void(const TargetId&, const Result<MemoryReading>&, const ReadTiming&)>;
 
 class Sampler {
  public:
@@ -45,10 +48,11 @@ class Sampler {
   void start();
   void stop();
 
-  // Opens PID (identity fixed now) and samples it from the next tick on.
-  Result<TargetKey> add(pid_t pid, ReadingSink sink);
+  // Opens PID (identity fixed now) and samples it from the next tick on. NAME is what the
+  // sampler's log lines call the target (a run id); empty: "pid-<PID>".
+  Result<TargetKey> add(pid_t pid, ReadingSink sink, std::string name = {});
   // As add(pid), but fails when the PID no longer names this process.
-  Result<TargetKey> add(const TargetId& id, ReadingSink sink);
+  Result<TargetKey> add(const TargetId& id, ReadingSink sink, std::string name = {});
   void remove(TargetKey key);  // unknown keys are ignored; safe from inside a sink
   // What the target's readings measure from now on; the one way runs, recovered runs and
   // watched PIDs attach a scope. kProcess: the PID alone (the default). kTree: the process and
@@ -78,6 +82,14 @@ class Sampler {
   Result<MemoryReading> read_now(TargetKey key, bool complete);
   Status reset_hwm(TargetKey key);
   Result<bool> is_same_process(TargetKey key) const;
+  // Every reading (periodic, read_now) is timed on the steady clock; one longer than
+  // slow_read() counts as slow, and the target's first slow reading logs a warning.
+  ReadTiming read_timing(TargetKey key) const;  // zero for an unknown key
+  // A PSS sum of the target read off the loop (sampling/pss_reader.hpp) took SECONDS.
+  void note_pss_read(TargetKey key, double seconds);
+  // sampling.slow_read; takes effect from the next reading.
+  void set_slow_read(std::chrono::nanoseconds threshold) { slow_read_ = threshold; }
+  std::chrono::nanoseconds slow_read() const { return slow_read_; }
   std::optional<TargetId> target(TargetKey key) const;
   std::optional<std::uint32_t> owner_uid(TargetKey key) const;
 
@@ -98,7 +110,11 @@ class Sampler {
     bool removed = false;                // remove() ran during a tick: not read again
     std::uint32_t readings_since_walk = 0;
     bool walk_due = true;  // a member exited, or events were lost, since the last walk
+    std::string name{};    // in log lines; empty: "pid-<PID>"
+    ReadTiming timing{};
   };
+  // read_target on the clock, its duration counted in the target's timing.
+  Result<MemoryReading> timed_read(Target& target, bool complete);
   Result<MemoryReading> read_target(Target& target, const Instant& at, bool complete);
   void refresh_tree(Target& target, bool complete);
   void on_fork(const ProcFork& fork);
@@ -126,6 +142,8 @@ class Sampler {
   std::size_t trees_ = 0;  // targets with the tree scope: forks are followed while any
   std::uint64_t tree_walks_ = 0;
   double last_sample_duration_seconds_ = 0;
+  // 10 ms, as config.sampling.slow_read: a statm read is ~3 us, a 32-worker tree's ~60 us.
+  std::chrono::nanoseconds slow_read_ = std::chrono::milliseconds(10);
 };
 
 }  // namespace ramguard

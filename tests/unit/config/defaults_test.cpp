@@ -34,6 +34,7 @@ TEST(ConfigDefaults, MatchDesignNumbers) {
   EXPECT_EQ(c.sampling.max_buckets, 1440u);
   EXPECT_EQ(c.sampling.peak_refresh, 10s);
   EXPECT_EQ(c.sampling.watch_peak_refresh, 60s);
+  EXPECT_EQ(c.sampling.slow_read, 10ms);
   EXPECT_EQ(c.store.retention.max_age_days, 90u);
   EXPECT_EQ(c.store.retention.max_runs, 10'000u);
   EXPECT_EQ(c.store.retention.max_bytes, 1ull << 30);
@@ -91,6 +92,7 @@ TEST(ConfigDefaults, ExampleFileParsesToTheDefaults) {
                           "max_buckets:",
                           "peak_refresh:",
                           "watch_peak_refresh:",
+                          "slow_read:",
                           "metrics:",
                           "run_retention:",
                           "socket:",
@@ -148,7 +150,7 @@ budget: 16GiB
 margin: 500MB
 state_dir: /srv/ramguard
 sampling: { interval: 500ms, full_resolution_window: 5m, bucket: 30s, max_buckets: 100,
-            watch_peak_refresh: 5s }
+            watch_peak_refresh: 5s, slow_read: 50ms }
 metrics: { listen: "[::1]:0", run_retention: 1h }
 control:
   socket: /tmp/rg.sock
@@ -189,6 +191,7 @@ log: { level: warning }
   EXPECT_EQ(c.sampling.bucket, 30s);
   EXPECT_EQ(c.sampling.max_buckets, 100u);
   EXPECT_EQ(c.sampling.watch_peak_refresh, 5s);
+  EXPECT_EQ(c.sampling.slow_read, 50ms);
   EXPECT_EQ(c.metrics.listen, (Endpoint{"::1", 0}));
   EXPECT_EQ(c.metrics.run_retention, 1h);
   EXPECT_EQ(c.control.socket, "/tmp/rg.sock");

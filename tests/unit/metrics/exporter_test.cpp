@@ -73,6 +73,12 @@ TEST(MetricsExporter, ScrapeShowsObservedValuesUnderConventionalNames) {
     EXPECT_EQ(sample(s, "ramguard_target_last_reading_timestamp_seconds", of(job)), 1.7e9);
   }
   EXPECT_EQ(sample(s, "ramguard_target_degraded", of(pid, {{"reason", "hwm_reset_denied"}})), 1);
+  EXPECT_EQ(sample(s, "ramguard_target_read_seconds", of(vit)), 0.0125);
+  EXPECT_EQ(sample(s, "ramguard_target_slow_reads_total", of(vit)), 2);
+  EXPECT_EQ(sample(s, "ramguard_target_pss_read_seconds", of(vit)), 0.06);
+  EXPECT_EQ(sample(s, "ramguard_target_read_seconds", of(pid)), 0.000003);
+  EXPECT_EQ(sample(s, "ramguard_target_slow_reads_total", of(pid)), 0);
+  EXPECT_FALSE(sample(s, "ramguard_target_pss_read_seconds", of(pid)));  // no PSS sum yet
   EXPECT_EQ(sample(s, "ramguard_phase_peak_bytes", of(vit, {{"phase", "aggregation"}})), 9.6e9);
   EXPECT_EQ(sample(s, "ramguard_phase_duration_seconds", of(vit, {{"phase", "aggregation"}})),
             6.75);
@@ -298,6 +304,46 @@ TEST(MetricsExporter, AnExitedTargetIsDownAtOnceAndItsReadingsVanish) {
   EXPECT_EQ(sample(s, "ramguard_verdicts_total",
                    of(kJ, {{"kind", "over_budget"}, {"severity", "critical"}})),
             1);
+}
+
+// What reading a target costs: the last reading's time, the slow readings counted (a counter:
+// never lower, even where folded targets share "other"), the last PSS sum's time once there is
+// one. The gauges go with the process; the count stays as long as its verdicts do.
+TEST(MetricsExporter, ReadTimesAreGaugesAndSlowReadsACounterThatNeverGoesBack) {
+  auto exporter = start_exporter();
+  ASSERT_NE(exporter, nullptr);
+  MemoryReading r;
+  r.rss_bytes = 1000;
+  exporter->observe_sample(kJ, r, 1000, true, ReadTiming{0.02, 3, 0});
+  std::string body = scrape(*exporter);
+  auto s = testkit::parse_samples(body);
+  EXPECT_EQ(sample(s, "ramguard_target_read_seconds", of(kJ)), 0.02);
+  EXPECT_EQ(sample(s, "ramguard_target_slow_reads_total", of(kJ)), 3);
+  EXPECT_FALSE(sample(s, "ramguard_target_pss_read_seconds", of(kJ)));
+  EXPECT_NE(body.find("# TYPE ramguard_target_slow_reads_total counter\n"), std::string::npos);
+  EXPECT_NE(body.find("# TYPE ramguard_target_read_seconds gauge\n"), std::string::npos);
+  // The help says what slow means.
+  EXPECT_NE(body.find("# HELP ramguard_target_slow_reads_total Readings of the watched process "
+                      "slower than sampling.slow_read (10ms by default)"),
+            std::string::npos)
+      << body;
+
+  exporter->observe_sample(kJ, r, 1000, true, ReadTiming{0.000004, 1, 0.08});
+  s = testkit::parse_samples(scrape(*exporter));
+  EXPECT_EQ(sample(s, "ramguard_target_read_seconds", of(kJ)), 0.000004);
+  EXPECT_EQ(sample(s, "ramguard_target_slow_reads_total", of(kJ)), 3);  // not back to 1
+  EXPECT_EQ(sample(s, "ramguard_target_pss_read_seconds", of(kJ)), 0.08);
+  exporter->observe_sample(kJ, r, 1000, true, ReadTiming{0.000005, 4, 0.08});
+  s = testkit::parse_samples(scrape(*exporter));
+  EXPECT_EQ(sample(s, "ramguard_target_slow_reads_total", of(kJ)), 4);
+  EXPECT_EQ(sample(s, "ramguard_target_pss_read_seconds", of(kJ)), 0.08);
+
+  exporter->set_target_up(kJ, false, "exited");
+  exporter->observe_sample(kJ, r, 1000, true, ReadTiming{0.5, 9, 0.1});  // late: ignored
+  s = testkit::parse_samples(scrape(*exporter));
+  EXPECT_FALSE(sample(s, "ramguard_target_read_seconds", of(kJ)));
+  EXPECT_FALSE(sample(s, "ramguard_target_pss_read_seconds", of(kJ)));
+  EXPECT_EQ(sample(s, "ramguard_target_slow_reads_total", of(kJ)), 4);
 }
 
 TEST(MetricsExporter, AnUnreadableTargetIsDownUntilItCanBeReadAgain) {

@@ -59,8 +59,9 @@ TEST(Exposition, HelpTextEscapesBackslashAndNewline) {
 }
 
 // A thousand watched processes and a run with a hostile job name: promtool accepts the
-// scrape, every process has its thirteen series (twelve, and the counted bytes every verdict
-// judges), and each line's labels are in name order.
+// scrape, every process has its fifteen series (thirteen of its memory and state, and what
+// reading it costs: the last reading's time and the slow readings), and each line's labels
+// are in name order.
 TEST(Exposition, AThousandTargetsScrapeCleanly) {
   auto started = MetricsExporter::start(Endpoint{"127.0.0.1", 0});
   ASSERT_TRUE(started.ok()) << started.error().message;
@@ -76,7 +77,7 @@ TEST(Exposition, AThousandTargetsScrapeCleanly) {
   for (const std::string& job : jobs) {
     const TargetRef target{job, job};
     exporter.set_target_up(target, true, "");
-    exporter.observe_sample(target, reading, 4 << 20, true);
+    exporter.observe_sample(target, reading, 4 << 20, true, ReadTiming{0.000002, 0, 0});
   }
   const std::string hostile = "job \"with\" \\ quotes\nand a newline";
   exporter.observe_boundary(TargetRef{hostile, "run-1"}, 3, 100, 90, 80);
@@ -97,10 +98,12 @@ TEST(Exposition, AThousandTargetsScrapeCleanly) {
     unreadable["reason"] = "unreadable";
     EXPECT_EQ(testkit::sample(samples, "ramguard_target_degraded", unreadable), 0);
     EXPECT_EQ(testkit::sample(samples, "ramguard_target_peak_bytes", own), 4 << 20);
+    EXPECT_EQ(testkit::sample(samples, "ramguard_target_read_seconds", own), 0.000002);
+    EXPECT_EQ(testkit::sample(samples, "ramguard_target_slow_reads_total", own), 0);
   }
   std::size_t lines = 0;
   for (const auto& [key, value] : samples) lines += key.find("pid-1") != std::string::npos;
-  EXPECT_EQ(lines, 13u * 1000);
+  EXPECT_EQ(lines, 15u * 1000);
   EXPECT_NE(response->body.find("ramguard_job=\"job \\\"with\\\" \\\\ quotes\\nand a newline\""),
             std::string::npos);
 

@@ -13,8 +13,9 @@ using namespace std::chrono_literals;
 using ramguard::testing::TestChild;
 
 struct SeriesLog final : TargetObserver {
-  void target_reading(const TargetRef& target, const MemoryReading& r, std::uint64_t peak,
-                      bool) override {
+  void target_reading(const TargetRef& target, const MemoryReading& r, std::uint64_t peak, bool,
+                      const ReadTiming& timing) override {
+    last_timing = timing;
     last_job = std::string(target.job);
     last_rss = r.rss_bytes;
     last_peak = peak;
@@ -26,6 +27,7 @@ struct SeriesLog final : TargetObserver {
   }
   void target_retired(const TargetRef&, Instant) override { ++retired; }
   std::string last_job, reason;
+  ReadTiming last_timing;
   std::uint64_t last_rss = 0, last_peak = 0;
   int readings = 0, retired = 0;
   bool readable = false;
@@ -64,6 +66,32 @@ TEST(WatchListReal, FollowsAChildCatchesItsSpikeAndNoticesItsExit) {
   EXPECT_FALSE(watches.watching(child.pid()));
   EXPECT_EQ(sampler.size(), 0u);
   child.reap();
+}
+
+// The sampler's timing of each reading reaches the observer with it; at a 0 s threshold every
+// reading counts as slow, the watch's first (complete) reading included.
+TEST(WatchListReal, EachReadingCarriesItsTargetsReadTiming) {
+  TestChild child;
+  asio::io_context io;
+  SystemClock clock;
+  ProcFs procfs;
+  Sampler sampler(io, procfs, clock, 10ms);
+  sampler.set_slow_read(0ns);
+  ExitWatcher exits(io);
+  WatchList watches(sampler, exits, clock);
+  SeriesLog log;
+  watches.set_observer(&log);
+  ASSERT_TRUE(watches.add(child.pid()).ok());
+  EXPECT_EQ(log.readings, 1);
+  EXPECT_EQ(log.last_timing.slow_reads, 1u);
+  EXPECT_GT(log.last_timing.last_seconds, 0.0);
+  sampler.start();
+  ASSERT_TRUE(run_until(
+      io, [&] { return log.readings >= 4; }, 2000ms));
+  EXPECT_GE(log.last_timing.slow_reads, static_cast<std::uint64_t>(log.readings));
+  EXPECT_GT(log.last_timing.last_seconds, 0.0);
+  EXPECT_LT(log.last_timing.last_seconds, 1.0);
+  sampler.stop();
 }
 
 TEST(WatchListReal, APidThatDoesNotExistIsRefusedWithTheReason) {

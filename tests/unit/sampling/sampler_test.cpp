@@ -13,6 +13,7 @@
 #include <cstring>
 #include <vector>
 
+#include "common/log.hpp"
 #include "unit/procfs/fake_proc.hpp"
 #include "unit/procfs/test_child.hpp"
 
@@ -30,9 +31,11 @@ struct Collected {
   std::vector<MemoryReading> readings;
   std::vector<std::string> errors;
   TargetId last_id;
+  ReadTiming last_timing;
   ReadingSink sink() {
-    return [this](const TargetId& id, const Result<MemoryReading>& r) {
+    return [this](const TargetId& id, const Result<MemoryReading>& r, const ReadTiming& t) {
       last_id = id;
+      last_timing = t;
       if (r.ok()) {
         readings.push_back(*r);
       } else {
@@ -135,7 +138,7 @@ TEST(SamplerFake, SinkMayRemoveItselfAndStopHalts) {
   Sampler sampler(io, fs, clock, 5ms);
   int calls = 0;
   TargetKey self = 0;
-  auto key = sampler.add(42, [&](const TargetId&, const Result<MemoryReading>&) {
+  auto key = sampler.add(42, [&](const TargetId&, const Result<MemoryReading>&, const ReadTiming&) {
     if (++calls == 3) sampler.remove(self);
   });
   ASSERT_TRUE(key.ok());
@@ -263,9 +266,11 @@ TEST(SamplerReal, ATreeFollowsForksWithoutWalking) {
   Sampler sampler(io, fs, clock, 20ms);
   sampler.follow_forks(**events);
   std::vector<std::pair<std::uint64_t, std::uint64_t>> rss_and_walks;
-  auto key = sampler.add(root.pid(), [&](const TargetId&, const Result<MemoryReading>& r) {
-    if (r.ok()) rss_and_walks.emplace_back(r->rss_bytes, sampler.tree_walks());
-  });
+  auto key = sampler.add(root.pid(),
+                         [&](const TargetId&, const Result<MemoryReading>& r, const ReadTiming&) {
+                           if (r.ok())
+                             rss_and_walks.emplace_back(r->rss_bytes, sampler.tree_walks());
+                         });
   ASSERT_TRUE(key.ok()) << key.error().message;
   ASSERT_TRUE(sampler.attach(*key, Scope::kTree).ok());
   EXPECT_EQ(sampler.tree_walks(), 1u);  // the walk when the scope was set
@@ -292,15 +297,151 @@ TEST(SamplerReal, ATreeFollowsForksWithoutWalking) {
   // Without fork events every reading walks.
   Sampler walking(io, fs, clock, 20ms);
   std::size_t readings = 0;
-  auto other = walking.add(root.pid(), [&](const TargetId&, const Result<MemoryReading>& r) {
-    readings += r.ok() ? 1 : 0;
-  });
+  auto other = walking.add(root.pid(), [&](const TargetId&, const Result<MemoryReading>& r,
+                                           const ReadTiming&) { readings += r.ok() ? 1 : 0; });
   ASSERT_TRUE(other.ok());
   ASSERT_TRUE(walking.attach(*other, Scope::kTree).ok());
   walking.start();
   ASSERT_TRUE(run_until(
       io, [&] { return readings >= 5; }, 2000ms));
   EXPECT_GE(walking.tree_walks(), readings + 1);
+}
+
+// Every call for the time moves it by `step`: each reading then takes exactly `step`.
+class SteppingClock final : public Clock {
+ public:
+  Instant now() const override {
+    const Instant at = now_;
+    now_.monotonic += step;
+    now_.wall += step;
+    return at;
+  }
+  std::chrono::nanoseconds step{0};
+
+ private:
+  mutable Instant now_{std::chrono::seconds(1000), std::chrono::seconds(1'700'000'000)};
+};
+
+std::vector<std::string> g_logged;
+void capture(const std::string& line) {
+  g_logged.push_back(line);
+}
+std::vector<std::string> logged(const std::string& event) {
+  std::vector<std::string> out;
+  for (const std::string& line : g_logged) {
+    if (line.find("event=" + event + " ") != std::string::npos) out.push_back(line);
+  }
+  return out;
+}
+
+TEST(SamplerReadTiming, ReadingsLongerThanTheThresholdCountAndOnlyTheFirstIsLogged) {
+  FakeProcTree tree;
+  tree.add(42, FakeProcess{});
+  ProcFs fs(tree.root(), kPage);
+  SteppingClock clock;
+  asio::io_context io;
+  Sampler sampler(io, fs, clock, 1s);
+  EXPECT_EQ(sampler.slow_read(), 10ms);  // sampling.slow_read's default
+  auto key = sampler.add(42, nullptr, "run-slow");
+  ASSERT_TRUE(key.ok()) << key.error().message;
+  g_logged.clear();
+  log::set_sink(&capture);
+
+  clock.step = 3ms;
+  ASSERT_TRUE(sampler.read_now(*key, false).ok());
+  EXPECT_DOUBLE_EQ(sampler.read_timing(*key).last_seconds, 0.003);
+  EXPECT_EQ(sampler.read_timing(*key).slow_reads, 0u);
+  clock.step = 10ms;  // as long as the threshold is not longer
+  ASSERT_TRUE(sampler.read_now(*key, true).ok());
+  EXPECT_EQ(sampler.read_timing(*key).slow_reads, 0u);
+  EXPECT_TRUE(logged("sampling.slow_read").empty());
+
+  clock.step = 25ms;  // periodic and mark readings alike
+  ASSERT_TRUE(sampler.read_now(*key, false).ok());
+  ASSERT_TRUE(sampler.read_now(*key, true).ok());
+  tree.write(42, "statm", "garbage\n");  // a reading that fails took its time too
+  EXPECT_FALSE(sampler.read_now(*key, false).ok());
+  EXPECT_DOUBLE_EQ(sampler.read_timing(*key).last_seconds, 0.025);
+  EXPECT_EQ(sampler.read_timing(*key).slow_reads, 3u);
+
+  // A lower threshold (a reload) judges the next reading; a fast one leaves the count.
+  sampler.set_slow_read(1ms);
+  clock.step = 2ms;
+  EXPECT_FALSE(sampler.read_now(*key, false).ok());
+  EXPECT_EQ(sampler.read_timing(*key).slow_reads, 4u);
+  clock.step = 500us;
+  EXPECT_FALSE(sampler.read_now(*key, false).ok());
+  EXPECT_DOUBLE_EQ(sampler.read_timing(*key).last_seconds, 0.0005);
+  EXPECT_EQ(sampler.read_timing(*key).slow_reads, 4u);
+  log::set_sink(nullptr);
+
+  const auto warnings = logged("sampling.slow_read");
+  ASSERT_EQ(warnings.size(), 1u);  // the first slow reading only
+  for (const char* field : {"level=warning", "target=run-slow", "pid=42", "scope=process",
+                            "read_seconds=0.025", "threshold_seconds=0.01"}) {
+    EXPECT_NE(warnings[0].find(field), std::string::npos) << field << " in " << warnings[0];
+  }
+  EXPECT_EQ(sampler.read_timing(*key + 1).slow_reads, 0u);  // unknown: no timing
+}
+
+// The sink gets the timing with its reading; a PSS sum's time is kept but never slow.
+TEST(SamplerReadTiming, EachTicksReadingCarriesTheTimingAndPssSumsAreNeverSlow) {
+  FakeProcTree tree;
+  tree.add(42, FakeProcess{});
+  ProcFs fs(tree.root(), kPage);
+  SteppingClock clock;
+  clock.step = 20ms;
+  asio::io_context io;
+  Sampler sampler(io, fs, clock, 5ms);
+  Collected c;
+  auto key = sampler.add(42, c.sink());
+  ASSERT_TRUE(key.ok());
+  sampler.note_pss_read(*key, 0.075);  // 75 ms: the worker's, not the loop's
+  EXPECT_DOUBLE_EQ(sampler.read_timing(*key).last_pss_seconds, 0.075);
+  EXPECT_EQ(sampler.read_timing(*key).slow_reads, 0u);
+  sampler.note_pss_read(*key + 1, 1.0);  // unknown: ignored
+
+  log::set_sink(&capture);
+  sampler.start();
+  ASSERT_TRUE(run_until(
+      io, [&] { return c.total() >= 3; }, 2000ms));
+  sampler.stop();
+  log::set_sink(nullptr);
+  EXPECT_EQ(c.last_timing.slow_reads, c.total());  // every reading, as it was delivered
+  EXPECT_DOUBLE_EQ(c.last_timing.last_seconds, 0.02);
+  EXPECT_DOUBLE_EQ(c.last_timing.last_pss_seconds, 0.075);
+  EXPECT_EQ(sampler.read_timing(*key).slow_reads, c.total());
+}
+
+// On the real steady clock, a tree's reading (its walk included) takes some time: at a 0 s
+// threshold every one counts, and the warning names the scope.
+TEST(SamplerReadTiming, RealReadingsOfATreeAreTimedOnTheSteadyClock) {
+  ForkingRoot root;
+  ASSERT_GT(root.pid(), 0);
+  ASSERT_TRUE(root.fork_worker());
+  ProcFs fs;
+  SystemClock clock;
+  asio::io_context io;
+  Sampler sampler(io, fs, clock, 1s);
+  sampler.set_slow_read(0ns);
+  auto key = sampler.add(root.pid(), nullptr);
+  ASSERT_TRUE(key.ok()) << key.error().message;
+  ASSERT_TRUE(sampler.attach(*key, Scope::kTree).ok());
+  EXPECT_EQ(sampler.read_timing(*key).slow_reads, 0u);  // setting the scope is not a reading
+  g_logged.clear();
+  log::set_sink(&capture);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(sampler.read_now(*key, i == 0).ok());
+  log::set_sink(nullptr);
+  const ReadTiming timing = sampler.read_timing(*key);
+  EXPECT_EQ(timing.slow_reads, 3u);
+  EXPECT_GT(timing.last_seconds, 0.0);
+  EXPECT_LT(timing.last_seconds, 1.0);
+  const auto warnings = logged("sampling.slow_read");
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("target=pid-" + std::to_string(root.pid())), std::string::npos)
+      << warnings[0];
+  EXPECT_NE(warnings[0].find("scope=tree"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("threshold_seconds=0"), std::string::npos) << warnings[0];
 }
 
 }  // namespace
