@@ -79,7 +79,12 @@ threads_cpu() {
     printf '%s\t%s\n' "$(cat "$t/comm" 2>/dev/null)" "$(awk '{ print $1 / 1e9 }' "$t/schedstat" 2>/dev/null)"
   done | awk -F'\t' '$2 != "" { s[$1] += $2 } END { for (c in s) printf "%s=%s ", c, s[c] }'
 }
-rss_mib() { awk '/^VmRSS:/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
+# VmRSS and its split: anonymous memory is the process's own; file pages are mostly the binary
+# and its libraries, the same at idle.
+rss_mib() {
+  awk '/^VmRSS:/ { r = $2 } /^RssAnon:/ { a = $2 } /^RssFile:/ { f = $2 }
+       END { printf "%.1f MiB (anon %.1f, file %.1f)", r / 1024, a / 1024, f / 1024 }' "/proc/$1/status"
+}
 
 d0=$(cpu_seconds "$daemon_pid")
 t0=$(threads_cpu "$daemon_pid")
@@ -116,7 +121,7 @@ by_thread = {k: t1[k] - t0.get(k, 0.0) for k in t1}
 samples = n * window / 2.0  # both read every process once per 2 s
 def row(name, cpu, rss):
     print(f"{name:<26} cpu {cpu:6.2f} s  {cpu / samples * 1e6:8.1f} us/process-sample  "
-          f"{cpu / window * 100:6.2f}% of a core  RSS {rss} MiB")
+          f"{cpu / window * 100:6.2f}% of a core  RSS {rss}")
 print(f"{n} processes, {window:.0f} s window, {scrapes} scrapes each")
 row("ramguardd", d, d_rss)
 sampling = by_thread.get("ramguardd", 0.0)
