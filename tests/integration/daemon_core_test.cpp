@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "harness.hpp"
+#include "unit/metrics/scrape.hpp"
 
 namespace ramguard::testing {
 namespace {
@@ -216,13 +217,9 @@ TEST(DaemonCore, MetricsPassPromtoolWithoutWarnings) {
   EXPECT_GE(metric_value(scrape, watched_labels("ramguard_target_rss_bytes", child.pid())),
             64.0 * kMiB);
   EXPECT_GT(metric_value(scrape, "ramguard_self_rss_bytes"), 0.0);
-  const auto dir = make_temp_dir("promtool");
-  const auto file = dir / "scrape.txt";
-  std::ofstream(file) << scrape;
-  auto check = run_command({"sh", "-c", "promtool check metrics < " + file.string()});
+  const auto check = testkit::promtool_check_metrics(scrape);
   EXPECT_EQ(check.exit_code, 0) << check.output;
   EXPECT_EQ(check.output, "") << check.output;
-  std::filesystem::remove_all(dir);
 }
 
 TEST(DaemonCore, SighupWithABadFileKeepsTheRunningConfiguration) {

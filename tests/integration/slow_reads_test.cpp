@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "harness.hpp"
+#include "unit/metrics/scrape.hpp"
 
 namespace ramguard::testing {
 namespace {
@@ -24,13 +25,9 @@ std::size_t count_lines(const Daemon& d, const std::string& needle) {
 }
 
 void expect_promtool_accepts(const std::string& scrape) {
-  const auto dir = make_temp_dir("slow-reads-promtool");
-  const auto file = dir / "scrape.txt";
-  std::ofstream(file) << scrape;
-  auto check = run_command({"sh", "-c", "promtool check metrics < " + file.string()});
+  const auto check = testkit::promtool_check_metrics(scrape);
   EXPECT_EQ(check.exit_code, 0) << check.output;
   EXPECT_EQ(check.output, "") << check.output;
-  std::filesystem::remove_all(dir);
 }
 
 TEST(SlowReads, AnIdleTargetHasNoneByDefaultAndAReloadedZeroThresholdCountsEveryReading) {
