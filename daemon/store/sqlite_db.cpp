@@ -139,11 +139,11 @@ SqliteDb::~SqliteDb() {
   sqlite3_close(db_);
 }
 
-Result<std::unique_ptr<SqliteDb>> SqliteDb::open(const std::filesystem::path& file) {
+Result<std::unique_ptr<SqliteDb>> SqliteDb::open(const std::filesystem::path& file,
+                                                 const char* vfs) {
   sqlite3* handle = nullptr;
-  const int rc =
-      sqlite3_open_v2(file.c_str(), &handle,
-                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  const int rc = sqlite3_open_v2(
+      file.c_str(), &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, vfs);
   if (rc != SQLITE_OK) {
     Error e = sqlite_error(rc, handle ? sqlite3_errmsg(handle) : sqlite3_errstr(rc), file,
                            "opening the database");
@@ -235,6 +235,12 @@ Result<Query> SqliteDb::query(std::string_view sql, std::string_view operation) 
   return Query(this, it->second.get(), operation);
 }
 
+Status SqliteDb::run(std::string_view sql, std::string_view operation) {
+  auto q = query(sql, operation);
+  if (!q) return q.error();
+  return q->run();
+}
+
 Result<std::int64_t> SqliteDb::scalar_int64(std::string_view sql, std::string_view operation) {
   auto q = query(sql, operation);
   if (!q) return q.error();
@@ -247,12 +253,12 @@ Result<std::int64_t> SqliteDb::scalar_int64(std::string_view sql, std::string_vi
 Status SqliteDb::begin(std::string_view operation) {
   // IMMEDIATE takes the write lock up front, so a busy database fails here, not mid-way.
   changes_at_begin_ = sqlite3_total_changes64(db_);
-  return exec("BEGIN IMMEDIATE", operation);
+  return run("BEGIN IMMEDIATE", operation);
 }
 
 Status SqliteDb::commit(std::string_view operation) {
   const bool wrote = sqlite3_total_changes64(db_) > changes_at_begin_;
-  auto s = exec("COMMIT", operation);
+  auto s = run("COMMIT", operation);
   // An empty transaction commits even on a full disk: only one that wrote proves writability.
   if (s && wrote && health_ != nullptr) health_->succeeded();
   return s;

@@ -85,8 +85,10 @@ class Query {
 class SqliteDb {
  public:
   // Opens (creating if missing) the database file. SQLite opens lazily, so a file that is not
-  // a database is reported by the first statement, not here.
-  static Result<std::unique_ptr<SqliteDb>> open(const std::filesystem::path& file);
+  // a database is reported by the first statement, not here. `vfs`: a registered VFS's name,
+  // or null for SQLite's default.
+  static Result<std::unique_ptr<SqliteDb>> open(const std::filesystem::path& file,
+                                                const char* vfs = nullptr);
   // Opens an existing database for reading only, for a ledger whose disk refuses writes. A
   // WAL database needs its -shm file for that; without a WAL to replay, it opens immutable.
   static Result<std::unique_ptr<SqliteDb>> open_read_only(const std::filesystem::path& file);
@@ -101,6 +103,9 @@ class SqliteDb {
   // Runs one or more statements without results (DDL, pragmas). `operation` names the work
   // for error messages ("creating the schema").
   Status exec(std::string_view sql, std::string_view operation);
+  // Runs one statement without results through the statement cache: for the ones run at every
+  // write (BEGIN, COMMIT, SAVEPOINT, RELEASE), which exec() would parse and plan every time.
+  Status run(std::string_view sql, std::string_view operation);
   // A cached prepared statement for `sql`.
   Result<Query> query(std::string_view sql, std::string_view operation);
   // The first column of the first row of `sql` as an integer (pragmas such as user_version).
@@ -148,14 +153,14 @@ class SqliteDb {
 template <typename Body>
 Status in_transaction(SqliteDb& db, std::string_view operation, Body&& body) {
   if (db.in_transaction()) {
-    if (auto s = db.exec("SAVEPOINT nested", operation); !s) return s;
+    if (auto s = db.run("SAVEPOINT nested", operation); !s) return s;
     Status result = body();
     if (!result) {
       // SQLite may have rolled back the whole transaction itself (disk full, I/O error).
       if (db.in_transaction()) (void)db.exec("ROLLBACK TO nested; RELEASE nested", operation);
       return result;
     }
-    if (auto s = db.exec("RELEASE nested", operation); !s) return s;
+    if (auto s = db.run("RELEASE nested", operation); !s) return s;
     return result;
   }
   if (auto begun = db.begin(operation); !begun) return begun;

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "store/sqlite_db.hpp"
+#include "store/wal_write_vfs.hpp"
 #include "store_fixtures.hpp"
 
 namespace ramguard {
@@ -17,9 +18,10 @@ namespace {
 
 using testing::TempDir;
 
-// A WAL database with one table, configured as the store configures its connection.
+// A WAL database with one table, opened and configured as the store opens its connection
+// (through the VFS that writes a commit's log at once, while the thread reads it with SQLite's).
 std::unique_ptr<SqliteDb> open_wal_db(const std::filesystem::path& file) {
-  auto db = SqliteDb::open(file);
+  auto db = SqliteDb::open(file, coalescing_wal_vfs());
   EXPECT_TRUE(db) << db.error().message;
   if (!db) return nullptr;
   EXPECT_TRUE((*db)->exec("PRAGMA busy_timeout = 2000", "test"));
