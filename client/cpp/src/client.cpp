@@ -32,13 +32,14 @@ struct Client::State {
   std::mutex mutex;  // one request in flight per connection
   detail::LineSocket socket;
   std::uint64_t next_id = 1;
+  pid_t pid = ::getpid();  // in request ids; read once, not once per request
   using Deadline = std::chrono::steady_clock::time_point;
   // Per connection: whether its hello was exchanged, and the framing it chose.
   bool negotiated = false;
   v1::Framing framing = v1::FRAMING_JSON_LINES;
 
   std::string next_request_id() {
-    return "cpp-" + std::to_string(::getpid()) + "-" + std::to_string(next_id++);
+    return "cpp-" + std::to_string(pid) + "-" + std::to_string(next_id++);
   }
   void connect(Deadline deadline) {
     socket.connect(options.socket_path, deadline);

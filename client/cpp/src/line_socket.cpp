@@ -125,6 +125,9 @@ void LineSocket::write_bytes(std::string_view bytes, Deadline deadline) {
 }
 
 void LineSocket::receive(Deadline deadline) {
+  // A reply is hardly ever there the moment its request is sent: wait, then read (two calls
+  // into the kernel instead of recv, EAGAIN, poll, recv).
+  wait_for(POLLIN, deadline, "waiting for a reply");
   for (;;) {
     char chunk[16384];
     const ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
