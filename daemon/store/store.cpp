@@ -24,11 +24,11 @@ Status configure(SqliteDb& db, bool sync_every_commit) {
   // WAL: readers never block the writer and a commit is one append + fsync. synchronous=FULL
   // fsyncs the WAL at every commit, which is what "acknowledged only after stored" needs.
   if (auto s = db.exec("PRAGMA busy_timeout = 2000", "configuring the connection"); !s) return s;
-  // A 2 MiB page cache, SQLite's default: bounded, so the daemon's footprint does not grow
-  // with the ledger, and filled only as far as the pages in use. Dozens of coordinators marking
-  // at once touch a few pages each (their marks, phases and run rows): at 512 KiB those were
-  // read back from the log at three preads per mark.
-  if (auto s = db.exec("PRAGMA cache_size = -2048", "configuring the connection"); !s) return s;
+  // A 512 KiB page cache per connection (SQLite's default is 2 MiB): the ledger is written
+  // append-mostly and read by key, and the daemon's footprint must not grow with the ledger
+  // (at 2 MiB the soak tests' RSS grew 3 MB as the cache filled). Dozens of coordinators
+  // marking at once read some pages back from the log for it (docs/benchmarks.md).
+  if (auto s = db.exec("PRAGMA cache_size = -512", "configuring the connection"); !s) return s;
   {
     auto mode = db.query("PRAGMA journal_mode = WAL", "switching to WAL mode");
     if (!mode) return mode.error();
