@@ -2,7 +2,6 @@
 
 #include <sqlite3.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -187,7 +186,7 @@ const char* coalescing_wal_vfs() {
     g_vfs.pNext = nullptr;
     g_vfs.zName = "ramguard-wal";
     g_vfs.pAppData = base;
-    g_vfs.szOsFile = std::max(base->szOsFile, static_cast<int>(sizeof(WalFile)) + base->szOsFile);
+    g_vfs.szOsFile = static_cast<int>(sizeof(WalFile)) + base->szOsFile;  // a WAL file's size
     g_vfs.xOpen = vfs_open;
     g_vfs.xDelete = vfs_delete;
     g_vfs.xAccess = vfs_access;
