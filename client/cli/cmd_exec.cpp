@@ -210,7 +210,10 @@ int cmd_exec(const GlobalOptions& g, const ExecArgs& a, std::ostream& err) {
   outcome.signal_number = ended.signal_number;
   outcome.ru_maxrss_bytes = ended.max_rss_bytes;
   try {
-    run->end();
+    // The child's own high-water mark: a process too short for any reading still has its peak.
+    RunEndFacts facts;
+    facts.exit_max_rss_bytes = ended.max_rss_bytes;
+    run->end(facts);
   } catch (const ClientError& e) {
     // The daemon ends the run by itself when CMD exits (end_on_exit), often before this request:
     // that is the normal case, not worth a word.

@@ -23,15 +23,21 @@ std::string peak_text(const ExecOutcome& o, bool binary) {
   // ru_maxrss also counts the moment before exec (a copy of this CLI, a few MB) and rounds to
   // KiB, so only a clear excess means the daemon missed the peak.
   const std::uint64_t tolerance = std::max<std::uint64_t>(4u << 20, daemon_peak / 20);
+  // The daemon folds ru_maxrss into the run's peak; a daemon that did not (an older one) left
+  // it lower, and then wait4's figure is the better one.
   if (o.ru_maxrss_bytes > daemon_peak + tolerance) {
     return bytes_text(static_cast<double>(o.ru_maxrss_bytes), binary) +
            " (from wait4's ru_maxrss: " + o.command +
-           " ended before the daemon read its memory; the whole process's high-water mark, "
+           " ended before the daemon read its memory; the whole process's RSS high-water mark, "
            "not the daemon's exact reading)";
   }
   if (!o.run) return "unknown (the daemon's report could not be read)";
-  return bytes_text(static_cast<double>(daemon_peak), binary) +
-         (exact ? " (exact: kernel high-water mark)" : " (sampled)");
+  return "counted " + bytes_text(static_cast<double>(daemon_peak), binary) +
+         (exact ? " (exact: kernel high-water mark" : " (sampled") +
+         (o.ru_maxrss_bytes > 0 ? "; RSS high-water mark " +
+                                      bytes_text(static_cast<double>(o.ru_maxrss_bytes), binary) +
+                                      " from wait4's ru_maxrss)"
+                                : std::string(")"));
 }
 
 const v1::Verdict* find_release(const v1::RunStatus& run) {

@@ -89,7 +89,9 @@ const char* severity_label(v1::Severity severity) {
 
 std::string verdict_result(const v1::Verdict& v) {
   if (v.cleared()) return "cleared";
-  if (v.kind() == "release") return release_outcome(v.passed(), severity_label(v.severity()));
+  if (v.kind() == "release")
+    return release_outcome(v.passed(), severity_label(v.severity()),
+                           v.figures().contains("not_verified"));
   return v.passed() ? "pass" : "fail";
 }
 

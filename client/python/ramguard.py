@@ -56,11 +56,12 @@ RunEndResult.verdicts) and, as they arrive, through Client(on_verdict=callback);
 the callback is logged, never raised into the loop. Each verdict names the round it judges
 (Verdict.round), which is not always the round whose reply carries it: a round's growth verdict
 needs its settled floor, so it comes with the next mark's reply, and the last round's with the
-end's. The release verdict is decided after the end: end() (and leaving the `with` block) asks
-for it with `report` until it is there or release_wait_seconds (Client's, 5 s by default; end()
-takes its own) have passed, and hands every verdict not yet delivered to on_verdict once
-(RunEndResult.release, RunEndResult.verdicts). A release still pending then is for
-`ramguard report RUN`.
+end's. The release verdict is decided after the end: end() asks for it with `report` until it
+is there or release_wait_seconds (Client's, 5 s by default; end() takes its own) have passed,
+and hands every verdict not yet delivered to on_verdict once (RunEndResult.release,
+RunEndResult.verdicts). Leaving the `with` block does not wait: the block's locals are freed
+right after it, and that is what the release judges; the release verdict then reaches
+on_verdict from a background thread. A release still pending then is for `ramguard report RUN`.
 
 Round ends and the run's end carry allocator_stats() (glibc mallinfo2 / jemalloc mallctl, a
 few microseconds) so that memory the C allocator keeps after free() is not taken for a leak;
@@ -484,6 +485,7 @@ _INT64_FIELDS = frozenset("""
     atUnixMs rssBytes anonBytes fileBytes shmemBytes swapBytes hwmBytes budgetBytes parameterCount
     modelBytes allocatedBytes activeBytes residentBytes retainedBytes rssBeforeBytes rssAfterBytes
     collectedObjects startTimeTicks phasePeakBytes peakBytes estimateBytes baselineBytes
+    exitMaxRssBytes
     reservedBytes marginBytes headroomBytes releasedBytes floorBytes reservationBytes
     startedUnixMs endedUnixMs bytes minRssBytes maxRssBytes firstFloorBytes lastFloorBytes
     afterCompletionBytes atUnixUs deadlineUnixUs cgroupLimitBytes committedBytes count countedBytes
@@ -633,11 +635,14 @@ class Verdict(_Fields):
     @property
     def result(self) -> str:
         """pass, fail, cleared, or for a release allocator (memory the allocator keeps free,
-        not a leak): the word the CLI, the reports and the daemon's log use."""
+        not a leak) or not_verified (the process exited before a settled reading: never a
+        pass): the word the CLI, the reports and the daemon's log use."""
         if self.cleared:
             return "cleared"
         if self.passed:
             return "pass"
+        if self.kind == "release" and self.figures.get("not_verified"):
+            return "not_verified"
         return "allocator" if self.kind == "release" and self.severity == "INFO" else "fail"
 
     @property
@@ -1274,10 +1279,20 @@ class Run:
         normal = exc_type is None or (exc_type is SystemExit and
                                       getattr(exc, "code", None) in (0, None))
         try:  # the body's exception matters more than a failed end
-            self.end(failure=None if normal else _describe(exc_type, exc))
+            # No wait here: the with block's own locals are freed only after it returns, and
+            # the daemon judges the release on what happens right after the end. The release
+            # verdict still reaches on_verdict, from a background thread.
+            result = self.end(failure=None if normal else _describe(exc_type, exc),
+                              release_wait_seconds=0)
         except (RamguardError, OSError):
             if exc_type is None:
                 raise
+            return False
+        wait = self.client.release_wait_seconds
+        if (result.delivered and self.owned and result.release is None and wait > 0 and
+                self.client.on_verdict is not None):
+            threading.Thread(target=self._await_release, args=(result, wait),
+                             name=f"ramguard-release-{self.run_id}", daemon=True).start()
         return False
 
 

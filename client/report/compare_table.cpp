@@ -21,7 +21,8 @@ std::string verdicts_cell(const v1::CompareRow& row) {
     }
     if (!out.empty()) out += ", ";
     out += v.kind() + "(" +
-           (v.kind() == "release" ? release_outcome(v.passed(), severity_name(v.severity()))
+           (v.kind() == "release" ? release_outcome(v.passed(), severity_name(v.severity()),
+                                                    v.figures().contains("not_verified"))
                                   : severity_name(v.severity())) +
            ")";
   }

@@ -214,7 +214,9 @@ std::string verdict_label(const v1::Verdict* verdict) {
   std::string out = std::string(severity_name(verdict->severity())) + " " + verdict->kind();
   if (verdict->kind() == "release") {
     out += std::string(" (") +
-           release_outcome(verdict->passed(), severity_name(verdict->severity())) + ")";
+           release_outcome(verdict->passed(), severity_name(verdict->severity()),
+                           verdict->figures().contains("not_verified")) +
+           ")";
   }
   if (verdict->cleared()) out += " (cleared)";
   return out;
@@ -222,7 +224,9 @@ std::string verdict_label(const v1::Verdict* verdict) {
 
 std::string verdict_result(const v1::Verdict& v) {
   if (v.cleared()) return "cleared";
-  if (v.kind() == "release") return release_outcome(v.passed(), severity_name(v.severity()));
+  if (v.kind() == "release")
+    return release_outcome(v.passed(), severity_name(v.severity()),
+                           v.figures().contains("not_verified"));
   return v.passed() ? "pass" : "fail";
 }
 

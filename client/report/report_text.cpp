@@ -28,9 +28,9 @@ std::uint64_t counted(const v1::Reading& r) {
 // "14.10 GB (anon 13.90 GB, file 0.20 GB, shmem 0 B, swap 0 B; counted 13.90 GB)": file is
 // page cache, shown and never judged.
 std::string reading_line(const v1::Reading& r, const RenderOptions& o) {
-  std::string line = bytes(r.rss_bytes(), o) + " (anon " + bytes(r.anon_bytes(), o) + ", file " +
-                     bytes(r.file_bytes(), o);
-  if (r.complete()) line += ", shmem " + bytes(r.shmem_bytes(), o);
+  std::string line = "RSS " + bytes(r.rss_bytes(), o) + " (anon " + bytes(r.anon_bytes(), o) +
+                     ", file " + bytes(r.file_bytes(), o);
+  line += ", shmem " + bytes(r.shmem_bytes(), o);
   line += ", swap " + bytes(r.swap_bytes(), o) + "; counted " + bytes(counted(r), o) + ")";
   if (r.at_unix_ms() > 0) line += " at " + format_unix_ms(r.at_unix_ms());
   return line;
@@ -242,7 +242,7 @@ std::string report_text(const v1::ReportReply& reply, const RenderOptions& o) {
   if (run.model_bytes() > 0) out += field("Model", bytes(run.model_bytes(), o) + " per copy");
   out += "\n";
   out += field("Baseline", reading_line(run.baseline(), o));
-  out += field("Peak", bytes(run.peak_bytes(), o) +
+  out += field("Peak", "counted " + bytes(run.peak_bytes(), o) +
                            (run.peak_exact() ? " (exact: kernel high-water mark)"
                                              : " (sampled: short spikes between samples may be "
                                                "missed)"));

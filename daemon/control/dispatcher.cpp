@@ -320,7 +320,8 @@ Status Dispatcher::run_end(const v1::RunEndRequest& in, const Caller& caller,
       facts->trim = TrimFacts{t.rss_before_bytes(), t.rss_after_bytes(), t.duration_seconds()};
     }
   }
-  auto ended = registry_.end(in.run_id(), caller, in.failure(), std::move(facts));
+  auto ended =
+      registry_.end(in.run_id(), caller, in.failure(), std::move(facts), in.exit_max_rss_bytes());
   if (!ended) return ended.error();
   to_proto(ended->reading, *out.mutable_reading());
   out.set_peak_bytes(ended->peak_bytes);

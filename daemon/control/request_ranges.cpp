@@ -96,6 +96,7 @@ Status check_request_ranges(const v1::Request& request) {
     }
     case v1::Request::kRunEnd: {
       const auto& e = request.run_end();
+      if (auto s = bytes_in_range("runEnd.exitMaxRssBytes", e.exit_max_rss_bytes()); !s) return s;
       if (e.has_allocator()) {
         if (auto s = check_allocator("runEnd.allocator", e.allocator()); !s) return s;
       }

@@ -481,7 +481,8 @@ void MetricsExporter::observe_verdict(const TargetRef& target, const Verdict& ve
   // A release either passed or failed: say so, as reports do, rather than a severity.
   const std::string severity =
       verdict.kind == verdict_kind::kRelease
-          ? release_outcome(verdict.passed, severity_name(verdict.severity))
+          ? release_outcome(verdict.passed, severity_name(verdict.severity),
+                            verdict.figures.contains("not_verified"))
           : severity_name(verdict.severity);
   targets_->metric(t, TargetFamily::kVerdictsTotal, {{"kind", kind}, {"severity", severity}}) += 1;
   const auto& kinds = warning_kinds();

@@ -72,7 +72,8 @@ constexpr std::array<TargetFamilyInfo, kTargetFamilyCount> kFamilies = {{
     {"ramguard_admission_headroom_bytes",
      "Headroom left under budget minus margin at the last decision; negative when refused", false},
     {"ramguard_verdicts_total",
-     "Verdicts issued, by kind and severity (info, warning, critical; pass or fail for release)",
+     "Verdicts issued, by kind and severity (info, warning, critical; pass, fail, allocator or "
+     "not_verified for release)",
      true},
     {"ramguard_verdict_active",
      "1 while a warning verdict of this kind holds for the active run; 0 otherwise, and for every "

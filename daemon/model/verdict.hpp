@@ -40,6 +40,9 @@ struct Verdict {
   std::map<std::string, double> figures;  // base units: bytes, seconds, copies, rounds
   Instant at;
   bool cleared = false;  // an earlier warning of this kind no longer holds
+  // A standing warning restated with this round's figures (growth that goes on): stored and
+  // delivered like any verdict, not logged again.
+  bool update = false;
 };
 
 inline const char* severity_name(Severity s) {

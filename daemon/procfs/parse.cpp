@@ -250,4 +250,65 @@ Result<StatFields> parse_stat(std::string_view text) {
   return out;
 }
 
+namespace {
+
+bool parse_hex_u64(std::string_view text, std::uint64_t& out) {
+  if (text.empty() || text.size() > 16) return false;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out, 16);
+  return ec == std::errc() && end == text.data() + text.size();
+}
+
+// The next space-separated field of `line` (maps pads the path with spaces).
+std::string_view next_field(std::string_view& line) {
+  const std::size_t start = line.find_first_not_of(' ');
+  if (start == std::string_view::npos) {
+    line = {};
+    return {};
+  }
+  line.remove_prefix(start);
+  const std::size_t space = line.find(' ');
+  const std::string_view field = line.substr(0, space);
+  line.remove_prefix(space == std::string_view::npos ? line.size() : space);
+  return field;
+}
+
+bool is_shmem_path(std::string_view path) {
+  return path.starts_with("/dev/shm/") || path.starts_with("/memfd:") ||
+         path.starts_with("/SYSV") || path.starts_with("/dev/zero");
+}
+
+}  // namespace
+
+Result<std::vector<ShmemMapping>> parse_shmem_mappings(std::string_view text) {
+  std::vector<ShmemMapping> out;
+  std::size_t line_no = 0;
+  while (!text.empty()) {
+    const std::size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    ++line_no;
+    if (line.empty()) continue;
+    const std::string_view range = next_field(line);
+    const std::string_view perms = next_field(line);
+    next_field(line);  // offset
+    next_field(line);  // device
+    const std::string_view inode_text = next_field(line);
+    const std::size_t dash = range.find('-');
+    ShmemMapping m;
+    if (dash == std::string_view::npos || !parse_hex_u64(range.substr(0, dash), m.start) ||
+        !parse_hex_u64(range.substr(dash + 1), m.end) || perms.size() != 4 || inode_text.empty()) {
+      return Error{"maps line " + std::to_string(line_no) + " is malformed"};
+    }
+    const std::size_t path_at = line.find_first_not_of(' ');
+    const std::string_view path =
+        path_at == std::string_view::npos ? std::string_view() : line.substr(path_at);
+    if (perms[3] != 's' || !is_shmem_path(path)) continue;
+    auto inode = parse_decimal_u64(inode_text, "maps inode");
+    if (!inode) return Error{"maps line " + std::to_string(line_no) + ": " + inode.error().message};
+    m.inode = *inode;
+    out.push_back(m);
+  }
+  return out;
+}
+
 }  // namespace ramguard

@@ -1,8 +1,11 @@
 #include "procfs/proc_fs.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <limits>
 
 namespace ramguard {
@@ -10,6 +13,9 @@ namespace {
 
 constexpr std::size_t kStatusInitialBytes = 4096;
 constexpr std::size_t kStatmBufferBytes = 512;
+// About 40,000 mappings: past this, shared memory is not
+// deduplicated for it (its RssShmem counts as it is).
+constexpr std::size_t kMaxMapsBytes = 4 * 1024 * 1024;
 
 bool is_gone(int err) {
   return err == ESRCH || err == ENOENT;
@@ -79,6 +85,16 @@ Error ProcessHandle::read_error(const char* file, int err) const {
 }
 
 Result<MemoryReading> ProcessHandle::read_periodic(const Instant& at) {
+  // status, not statm: statm's "shared" is file and shmem together, so a periodic reading from
+  // it would count /dev/shm and memfd pages zero times where a mark counts them once.
+  auto r = read_complete(at);
+  if (!r) return r;
+  r->source = ReadingSource::kPeriodic;
+  r->hwm_bytes = 0;  // the high-water mark is folded at marks and refreshes only
+  return r;
+}
+
+Result<MemoryReading> ProcessHandle::read_statm(const Instant& at) {
   char buf[kStatmBufferBytes];
   ssize_t n;
   do {
@@ -138,6 +154,49 @@ std::string ProcessHandle::read_comm() const {
   std::string comm(buf, static_cast<std::size_t>(n));
   while (!comm.empty() && comm.back() == '\n') comm.pop_back();
   return comm.empty() ? "?" : comm;
+}
+
+Result<std::vector<SharedSegment>> ProcessHandle::read_shared_segments() const {
+  // maps is a seq_file: read it sequentially to its end (a pread may stop at a record).
+  UniqueFd fd(::openat(dir_fd_.get(), "maps", O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return read_error("maps", errno);
+  std::string text;
+  char chunk[16384];
+  for (;;) {
+    const ssize_t n = ::read(fd.get(), chunk, sizeof chunk);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return read_error("maps", errno);
+    }
+    if (n == 0) break;
+    text.append(chunk, static_cast<std::size_t>(n));
+    if (text.size() > kMaxMapsBytes) {
+      return Error{"maps of process " + std::to_string(id_.pid) + " is larger than " +
+                   std::to_string(kMaxMapsBytes) + " bytes"};
+    }
+  }
+  auto mappings = parse_shmem_mappings(text);
+  if (!mappings)
+    return Error{"process " + std::to_string(id_.pid) + ": " + mappings.error().message};
+  std::vector<SharedSegment> out;
+  std::vector<std::uint64_t> seen_inodes;
+  for (const ShmemMapping& m : *mappings) {
+    if (std::find(seen_inodes.begin(), seen_inodes.end(), m.inode) != seen_inodes.end()) continue;
+    seen_inodes.push_back(m.inode);
+    char name[64];
+    std::snprintf(name, sizeof name, "map_files/%llx-%llx",
+                  static_cast<unsigned long long>(m.start), static_cast<unsigned long long>(m.end));
+    struct stat st {};
+    if (::fstatat(dir_fd_.get(), name, &st, 0) != 0) continue;  // not permitted, or unmapped
+    SharedSegment seg{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
+                      static_cast<std::uint64_t>(st.st_blocks) * 512};
+    if (std::find_if(out.begin(), out.end(), [&](const SharedSegment& o) {
+          return o.dev == seg.dev && o.ino == seg.ino;
+        }) == out.end()) {
+      out.push_back(seg);
+    }
+  }
+  return out;
 }
 
 Result<std::uint64_t> ProcessHandle::read_pss() const {
@@ -260,7 +319,7 @@ Result<ProcessHandle> ProcFs::open(pid_t pid) const {
   if (!status) return Error{who + ": " + status.error().message};
   h.uid_ = status->real_uid;
   h.name_ = std::move(status->name);
-  if (auto first = h.read_periodic(Instant{}); !first)
+  if (auto first = h.read_statm(Instant{}); !first)
     return Error{who + ": " + first.error().message};
   return h;
 }

@@ -19,6 +19,17 @@
 
 namespace ramguard {
 
+// A shared-memory object a process maps (a /dev/shm file, memfd, SysV segment, shared
+// anonymous mapping), identified by its inode: the same object mapped by several processes is
+// one node-wide allocation of `bytes` (its allocated pages, resident or swapped).
+struct SharedSegment {
+  std::uint64_t dev = 0, ino = 0;
+  std::uint64_t bytes = 0;
+  friend bool operator<(const SharedSegment& a, const SharedSegment& b) {
+    return a.dev != b.dev ? a.dev < b.dev : a.ino < b.ino;
+  }
+};
+
 class ProcessHandle {
  public:
   ProcessHandle(ProcessHandle&&) noexcept = default;
@@ -27,9 +38,14 @@ class ProcessHandle {
   ProcessHandle& operator=(const ProcessHandle&) = delete;
   ~ProcessHandle() = default;
 
-  // Hot path: one pread of the kept-open statm, no allocation unless it fails.
-  // rss = resident, anon = resident - shared, file_bytes = shared (file + shmem); source kPeriodic.
+  // The periodic reading: one pread of the kept-open status (anon, file and shmem apart, swap),
+  // no allocation unless it fails; no high-water mark; source kPeriodic. (statm is cheaper but
+  // cannot tell shmem from file: shared memory would count 0 times between marks and once at
+  // them.)
   Result<MemoryReading> read_periodic(const Instant& at);
+  // One pread of the kept-open statm: rss, anon = resident - shared, file_bytes = shared
+  // (file + shmem together). The cheapest check that the process still has an address space.
+  Result<MemoryReading> read_statm(const Instant& at);
   // One pread of the kept-open status: the full split, swap and high-water mark; source kMark.
   Result<MemoryReading> read_complete(const Instant& at);
   // Writes "5" to clear_refs so VmHWM restarts from the current RSS. Fails (degraded, not fatal)
@@ -38,6 +54,12 @@ class ProcessHandle {
   // PSS from smaps_rollup (the kernel walks every mapping: tens of microseconds to milliseconds
   // for a large process), for marks of the tree scope only, never the periodic path.
   Result<std::uint64_t> read_pss() const;
+  // The shared-memory objects this process maps (maps, then each object's size through
+  // map_files, which needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE): one entry per object. An
+  // object whose size cannot be read is left out (the caller keeps RssShmem for it). Costs a
+  // read of maps (proportional to the mappings, not the pages): call it only for processes
+  // with shmem, where several of them may map the same object.
+  Result<std::vector<SharedSegment>> read_shared_segments() const;
   // The command name (/proc/PID/comm, at most 15 characters); "?" when it cannot be read.
   std::string read_comm() const;
   // Re-reads ROOT/PID/stat by path: false when the PID is gone or now names another process.

@@ -4,7 +4,9 @@
 #include <charconv>
 #include <deque>
 #include <set>
+#include <span>
 #include <string>
+#include <utility>
 
 namespace ramguard {
 namespace {
@@ -64,7 +66,8 @@ void ProcessTree::adopt(pid_t child) {
   if (handle) members_.emplace(child, std::move(*handle));
 }
 
-MemoryReading ProcessTree::add_descendants(MemoryReading root, const Instant& at, bool complete) {
+MemoryReading ProcessTree::add_descendants(MemoryReading root, const Instant& at, bool complete,
+                                           const ProcessHandle* root_handle) {
   gone_.clear();
   if (complete) {
     shares_.clear();
@@ -73,6 +76,11 @@ MemoryReading ProcessTree::add_descendants(MemoryReading root, const Instant& at
     while (!name.empty() && name.back() == '\n') name.pop_back();
     shares_.push_back({root_, std::move(name), root.counted_bytes(), true});
   }
+  // Processes holding shared memory, for the count-once pass below.
+  std::vector<std::pair<const ProcessHandle*, std::uint64_t>> with_shmem;
+  if (root.shmem_bytes > 0 && root_handle != nullptr) {
+    with_shmem.emplace_back(root_handle, root.shmem_bytes);
+  }
   for (auto& [pid, handle] : members_) {
     auto r = complete ? handle.read_complete(at) : handle.read_periodic(at);
     if (!r) {
@@ -80,6 +88,7 @@ MemoryReading ProcessTree::add_descendants(MemoryReading root, const Instant& at
       continue;
     }
     if (complete) shares_.push_back({pid, handle.read_comm(), r->counted_bytes(), false});
+    if (r->shmem_bytes > 0) with_shmem.emplace_back(&handle, r->shmem_bytes);
     root.rss_bytes += r->rss_bytes;
     root.anon_bytes += r->anon_bytes;
     root.file_bytes += r->file_bytes;
@@ -88,7 +97,41 @@ MemoryReading ProcessTree::add_descendants(MemoryReading root, const Instant& at
     root.hwm_bytes += r->hwm_bytes;
   }
   for (const pid_t pid : gone_) members_.erase(pid);
+  // Shared memory counts once: an object several members map is summed once (its allocated
+  // pages), not once per mapper. What cannot be identified keeps each mapper's RssShmem.
+  if (with_shmem.size() >= 2) {
+    const std::uint64_t once = shmem_counted_once(with_shmem);
+    if (once < root.shmem_bytes) {
+      const std::uint64_t duplicate = root.shmem_bytes - once;
+      root.shmem_bytes = once;
+      root.rss_bytes -= std::min(duplicate, root.rss_bytes);
+      root.hwm_bytes -= std::min(duplicate, root.hwm_bytes);
+    }
+  }
   return root;
+}
+
+std::uint64_t shmem_counted_once(
+    std::span<const std::pair<const ProcessHandle*, std::uint64_t>> mappers) {
+  std::set<SharedSegment> objects;
+  std::uint64_t unidentified = 0;
+  for (const auto& [handle, rss_shmem_bytes] : mappers) {
+    auto segments = handle->read_shared_segments();
+    if (!segments) {
+      unidentified += rss_shmem_bytes;
+      continue;
+    }
+    std::uint64_t identified = 0;
+    for (const SharedSegment& seg : *segments) {
+      identified += seg.bytes;
+      objects.insert(seg);
+    }
+    // Shmem this process maps beyond the objects named (a size not readable): its own count.
+    if (rss_shmem_bytes > identified) unidentified += rss_shmem_bytes - identified;
+  }
+  std::uint64_t total = unidentified;
+  for (const SharedSegment& seg : objects) total += seg.bytes;
+  return total;
 }
 
 std::vector<TargetId> ProcessTree::members() const {

@@ -5,15 +5,19 @@
 // connector's fork events), each kept open as a ProcessHandle, so a periodic reading is one
 // statm pread per member and a reused PID is never summed by mistake.
 //
-// What the figures mean: RSS is summed per process (shared pages, e.g. after fork, count once
-// per process that maps them). A tree's peak is the sum of its members' high-water marks, an
-// upper bound: the members may have peaked at different moments. A child that starts and
-// exits between two readings is not seen at all.
+// What the figures mean: RSS is summed per process, except shared memory: a /dev/shm file,
+// memfd or SysV segment several members map (PyTorch's shared tensors) counts once, at its
+// allocated size, in shmem, counted memory, RSS and the peak. Other shared pages (a library's,
+// copy-on-write after fork) count once per process. A tree's peak is the sum of its members'
+// high-water marks less the shared memory counted twice now, a bound: the members may have
+// peaked at different moments. A child that starts and exits between two readings is not seen.
 
 #include <sys/types.h>
 
 #include <cstddef>
 #include <map>
+#include <span>
+#include <utility>
 #include <vector>
 
 #include "model/reading.hpp"
@@ -24,6 +28,11 @@ namespace ramguard {
 
 // The PIDs listed in ROOT/PID/task/*/children (children of every thread of PID).
 std::vector<pid_t> read_children(const std::filesystem::path& proc_root, pid_t pid);
+
+// Shared memory of several processes, each given with its RssShmem, counted once: the sum
+// of the distinct objects they map, plus, per process, what its objects do not explain.
+std::uint64_t shmem_counted_once(
+    std::span<const std::pair<const ProcessHandle*, std::uint64_t>> mappers);
 
 class ProcessTree {
  public:
@@ -39,7 +48,9 @@ class ProcessTree {
   // `root` (the root's own reading) plus every descendant's, read the same way (complete:
   // status, with high-water marks; else statm). PSS is not read here: it walks page tables
   // (sampling/pss_reader.hpp reads it off the event loop).
-  MemoryReading add_descendants(MemoryReading root, const Instant& at, bool complete);
+  // root_handle: the root's own handle, for the shared memory it maps (nullptr: its RssShmem).
+  MemoryReading add_descendants(MemoryReading root, const Instant& at, bool complete,
+                                const ProcessHandle* root_handle = nullptr);
   // The descendants as last found (not the root).
   std::vector<TargetId> members() const;
   // Every descendant's high-water mark restarts (the root's is its handle's). The first

@@ -58,6 +58,8 @@ class RunObserver : public TargetObserver {
     return ok_status();
   }
   // The run ended (ended, exited or lost); phases it closed were passed to marked() before.
+  // The peak of a run that has ended was raised (ramguard exec's ru_maxrss came after the end).
+  virtual Status peak_revised(const RunLedger& /*ledger*/) { return ok_status(); }
   virtual Status run_finished(const RunLedger& /*ledger*/,
                               const std::vector<const PhaseRecord*>& /*closed_phases*/) {
     return ok_status();

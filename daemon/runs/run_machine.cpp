@@ -3,6 +3,7 @@
 #include "runs/run_machine.hpp"
 
 #include <algorithm>
+#include <array>
 
 #include "common/log.hpp"
 #include "ramguard/base/verdict_rank.hpp"
@@ -131,6 +132,18 @@ void RunMachine::append_end_mark(const MemoryReading& reading) {
   trim_history();
 }
 
+void RunMachine::fold_exit_peak(std::uint64_t max_rss_bytes) {
+  MemoryReading at_exit = ledger_.last;
+  at_exit.hwm_bytes = max_rss_bytes;
+  const std::uint64_t peak = at_exit.counted_peak_bytes();
+  if (peak <= ledger_.peak_bytes) return;
+  ledger_.peak_bytes = peak;
+  ledger_.peak_exact = true;  // the kernel's own high-water mark, as at a mark
+  log::info("run.exit_peak",
+            {{"run", run_id()}, {"max_rss_bytes", max_rss_bytes}, {"peak_bytes", peak}});
+  write("peak", [&](RunObserver& o) { return o.peak_revised(ledger_); });
+}
+
 void RunMachine::process_exited(const ExitInfo& info, Instant now) {
   exited_at_ = now;
   // A process that exits inside the window was tearing down: the readings after the round-end
@@ -213,6 +226,7 @@ std::optional<Instant> RunMachine::next_deadline() const {
     at.monotonic += grace;
     at.wall += grace;
     consider(at);
+    if (auto read_at = next_release_read()) consider(*read_at);
   }
   return next;
 }
@@ -223,7 +237,37 @@ void RunMachine::advance(Instant now, TargetProbe* probe) {
     due.monotonic += params_.settle;
     if (now.monotonic >= due.monotonic) settle_boundary(*settling_, now, probe);
   }
-  if (!release_decided_ && ledger_.ended) check_release(now);
+  if (!release_decided_ && ledger_.ended) {
+    // Memory freed right after the end is seen right after it, not at the next periodic tick.
+    bool due = false;
+    for (auto at = next_release_read(); at && at->monotonic <= now.monotonic;
+         at = next_release_read()) {
+      ++release_reads_;
+      due = true;
+    }
+    if (due && probe != nullptr && ledger_.state == RunState::kEnded) {
+      if (auto r = probe->read(/*complete=*/true)) {
+        r->source = ReadingSource::kPeriodic;
+        r->hwm_bytes = 0;
+        samples_.add(*r);
+        observe(*r, probe->read_timing());
+      }
+    }
+    check_release(now);
+  }
+}
+
+std::optional<Instant> RunMachine::next_release_read() const {
+  // After the end: read at 50 ms, then doubling up to 1.6 s (then the periodic sampler).
+  static constexpr std::array<std::chrono::milliseconds, 6> kOffsets{
+      std::chrono::milliseconds(50),  std::chrono::milliseconds(100),
+      std::chrono::milliseconds(200), std::chrono::milliseconds(400),
+      std::chrono::milliseconds(800), std::chrono::milliseconds(1600)};
+  if (!ledger_.ended || release_reads_ >= kOffsets.size()) return std::nullopt;
+  Instant at = *ledger_.ended;
+  at.monotonic += kOffsets[release_reads_];
+  at.wall += kOffsets[release_reads_];
+  return at;
 }
 
 bool RunMachine::wants_sampling() const {
@@ -346,6 +390,10 @@ void RunMachine::emit(Verdict verdict, std::vector<Verdict>* out) {
   ledger_.verdicts.push_back(verdict);
   write("verdict", [&](RunObserver& o) { return o.verdict(ledger_, verdict); });
   trim_verdicts();
+  if (verdict.update) {  // the log has the warning it restates
+    if (out != nullptr) out->push_back(std::move(verdict));
+    return;
+  }
   const log::Level level =
       verdict.severity == Severity::kInfo || verdict.cleared
           ? log::Level::kInfo

@@ -90,6 +90,9 @@ class RunMachine {
   // facts: the coordinator's allocator statistics and probes at its end (for the release).
   EndOutcome end(const std::optional<MemoryReading>& reading, Instant now,
                  const std::string& failure = {}, std::optional<EndFacts> facts = std::nullopt);
+  // ramguard exec's ru_maxrss for the process (its RSS high-water mark over its whole life),
+  // folded into the run's peak like a VmHWM at a mark; persisted when it raises the peak.
+  void fold_exit_peak(std::uint64_t max_rss_bytes);
   // The process is gone: `ended` when the run ends with it and it exited cleanly, else `exited`.
   void process_exited(const ExitInfo& info, Instant now);
   // Cgroup scope: the cgroup's peak usage and limit read as its process died (before
@@ -164,6 +167,8 @@ class RunMachine {
   // run's cgroup limit when one was set.
   const DetectorParams& detectors() const;
   void check_release(Instant now);
+  // The next of the quick readings after the run's end (release), if any is left.
+  std::optional<Instant> next_release_read() const;
   void finish(RunState state, Instant at);
   void append_end_mark(const MemoryReading& reading);
   void emit(Verdict verdict, std::vector<Verdict>* out = nullptr);
@@ -205,6 +210,7 @@ class RunMachine {
   std::optional<CgroupDeathPeak> death_peak_;
   std::optional<EndFacts> end_facts_;  // kept in memory only: a restart loses the trim probe
   bool release_decided_ = false;
+  std::size_t release_reads_ = 0;  // quick readings after the end taken so far
   std::uint32_t ticks_ = 0;
   std::optional<std::uint64_t> pending_min_rss_, pending_max_rss_;  // since the last flush
   bool store_ok_ = true;              // every durable write for this run so far succeeded

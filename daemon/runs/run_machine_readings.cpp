@@ -158,6 +158,7 @@ void RunMachine::check_release(Instant now) {
   input.after_end = after;
   input.now = now;
   input.exited = exited_at_;
+  input.settle_seconds = std::chrono::duration<double>(params_.settle).count();
   input.model_bytes = ledger_.info.model_bytes;
   input.facts = end_facts_;
   const ReleaseAssessment release = assess_release(input, detectors());

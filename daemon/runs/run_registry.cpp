@@ -312,7 +312,21 @@ Result<MarkOutcome> RunRegistry::mark(const MarkInput& input, const Caller& call
 }
 
 Result<EndOutcome> RunRegistry::end(const std::string& run_id, const Caller& caller,
-                                    const std::string& failure, std::optional<EndFacts> facts) {
+                                    const std::string& failure, std::optional<EndFacts> facts,
+                                    std::uint64_t exit_max_rss_bytes) {
+  if (Entry* entry = find_entry(run_id);
+      entry != nullptr && exit_max_rss_bytes > 0 && entry->machine->end_on_exit() &&
+      may_change(caller, entry->machine->ledger().info.owner_uid)) {
+    RunMachine& run = *entry->machine;
+    run.fold_exit_peak(exit_max_rss_bytes);
+    if (!run.active()) {  // ended with its process already: the peak was all that was missing
+      EndOutcome out;
+      out.reading = run.ledger().last;
+      out.peak_bytes = run.ledger().peak_bytes;
+      out.stored = run.store_ok();
+      return out;
+    }
+  }
   auto found = find_for_change(run_id, caller, "end");
   if (!found) return found.error();
   Entry& entry = **found;

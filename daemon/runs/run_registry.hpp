@@ -59,9 +59,12 @@ class RunRegistry {
 
   Result<const RunLedger*> start(const StartRunInput& input, const Caller& caller);
   Result<MarkOutcome> mark(const MarkInput& input, const Caller& caller);
+  // exit_max_rss_bytes: ramguard exec's ru_maxrss of the run's process, folded into the peak of
+  // a run that ends with its process, also once it has ended (then nothing else changes).
   Result<EndOutcome> end(const std::string& run_id, const Caller& caller,
                          const std::string& failure = {},
-                         std::optional<EndFacts> facts = std::nullopt);
+                         std::optional<EndFacts> facts = std::nullopt,
+                         std::uint64_t exit_max_rss_bytes = 0);
 
   // Restart recovery: resumes active runs whose process (same PID and start time) is alive,
   // ends the others `lost`, restores reservations. Call once, before serving requests.

@@ -135,13 +135,13 @@ Result<MemoryReading> Sampler::timed_read(Target& target, bool complete) {
 Result<MemoryReading> Sampler::read_target(Target& target, const Instant& at, bool complete) {
   if (target.cgroup) {
     // The process's own statm first: its exit (or zombie) must still end the run.
-    if (auto alive = target.handle.read_periodic(at); !alive) return alive.error();
+    if (auto alive = target.handle.read_statm(at); !alive) return alive.error();
     return complete ? target.cgroup->read_complete(at) : target.cgroup->read_periodic(at);
   }
   auto own = complete ? target.handle.read_complete(at) : target.handle.read_periodic(at);
   if (!own || !target.tree) return own;  // a tree's root that exited ends the run
   refresh_tree(target, complete);
-  MemoryReading tree = target.tree->add_descendants(*own, at, complete);
+  MemoryReading tree = target.tree->add_descendants(*own, at, complete, &target.handle);
   // A member found gone may have left children, re-parented away: its exit event, if it comes
   // after this reading, no longer names a member.
   if (target.tree->gone_at_last_reading() > 0) target.walk_due = true;

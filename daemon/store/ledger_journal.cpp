@@ -71,6 +71,14 @@ Status LedgerJournal::progress(const RunLedger& ledger, const ProgressSample& sa
                });
 }
 
+Status LedgerJournal::peak_revised(const RunLedger& ledger) {
+  const std::string& id = ledger.info.run_id;
+  return write(id, "peak",
+               [this, id, peak = ledger.peak_bytes, exact = ledger.peak_exact, last = ledger.last] {
+                 return store_.update_progress(id, peak, exact, last);
+               });
+}
+
 Status LedgerJournal::run_finished(const RunLedger& ledger,
                                    const std::vector<const PhaseRecord*>& closed_phases) {
   const std::string& id = ledger.info.run_id;

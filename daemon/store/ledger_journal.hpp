@@ -38,6 +38,7 @@ class LedgerJournal final : public RunObserver, public RunSource {
   Status boundary_settled(const RunLedger& ledger, const BoundaryRecord& boundary) override;
   Status verdict(const RunLedger& ledger, const Verdict& verdict) override;
   Status progress(const RunLedger& ledger, const ProgressSample& sample) override;
+  Status peak_revised(const RunLedger& ledger) override;
   Status run_finished(const RunLedger& ledger,
                       const std::vector<const PhaseRecord*>& closed_phases) override;
   Status reservations(const std::vector<Reservation>& rows, std::uint64_t reserved_bytes) override;

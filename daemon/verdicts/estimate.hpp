@@ -1,7 +1,9 @@
 #pragma once
-// Estimate accuracy: the run's measured peak against the admitted estimate. Info when the
-// peak stayed within the estimate, warning when it went above; the suggested estimate for the
-// next Load of the job is peak x calibration_factor.
+// Estimate accuracy: the run's measured peak against the admitted estimate, with the suggested
+// estimate for the next Load of the job (peak x calibration_factor). Info when the peak stayed
+// within the estimate, or went over it by at most kEstimateWarnRatio while staying under the
+// headroom fraction of the budget; a warning past either, where a Load admitted beside it on
+// the estimate could have gone over.
 
 #include <cstdint>
 #include <optional>
@@ -10,6 +12,9 @@
 #include "verdicts/params.hpp"
 
 namespace ramguard {
+
+// Peak / estimate above which an exceeded estimate is a warning (docs/verdicts.md).
+inline constexpr double kEstimateWarnRatio = 1.15;
 
 struct EstimateAssessment {
   double ratio = 0;  // peak / estimate

@@ -1,6 +1,7 @@
 #include "verdicts/growth.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <deque>
 #include <vector>
@@ -165,11 +166,28 @@ std::string window_text(std::uint32_t from, std::uint32_t to) {
   return "rounds " + std::to_string(from) + "-" + std::to_string(to);
 }
 
-// The judged growth leaves out what the allocator keeps free; the text says so.
+// The judged signal's name: the counted floor, or with allocator facts the application's
+// floor (counted less what the allocator keeps free). Every figure printed beside it is it.
+std::string floor_name(const FloorPoint& last) {
+  return last.allocator_free_bytes > 0
+             ? "application floor (counted memory less what the allocator keeps free)"
+             : "counted floor (anon + shmem + swap)";
+}
+
+// The judged growth leaves out what the allocator keeps free; the text gives the counted floor.
 std::string allocator_note(const FloorPoint& last) {
   if (last.allocator_free_bytes == 0) return "";
-  return " (not counting " + format_bytes(static_cast<double>(last.allocator_free_bytes)) +
-         " the allocator keeps free)";
+  return " (counted floor " + format_bytes(static_cast<double>(counted_of(last))) +
+         ", of which the allocator keeps " +
+         format_bytes(static_cast<double>(last.allocator_free_bytes)) + " free)";
+}
+
+// What grew since the floor before the current warning began.
+std::string since_clause(const GrowthAssessment& a, const GrowthContext& ctx) {
+  if (a.since_base_round == 0 && a.since_base_bytes == 0) return "";
+  const double total = a.total_since_bytes;
+  return ", +" + format_bytes(total) + copies_note(total, ctx.model_bytes) + " since round " +
+         std::to_string(a.since_base_round);
 }
 
 // previous: the floor before the last; window_first: the first floor of the fit window.
@@ -192,6 +210,11 @@ void describe(GrowthAssessment& a, const FloorPoint& last, const FloorPoint& pre
       {"budget_bytes", static_cast<double>(p.budget_bytes)},
       {"since_round", static_cast<double>(a.since_round)},
   };
+  if (a.since_base_round > 0 || a.since_base_bytes > 0) {
+    figures["total_since_bytes"] = a.total_since_bytes;
+    figures["since_base_round"] = a.since_base_round;
+    add_copies_figure(figures, "total_since_copies", a.total_since_bytes, ctx.model_bytes);
+  }
   // With allocator facts the judged floor leaves out the free memory the allocator keeps.
   if (last.allocator_free_bytes > 0) {
     figures["allocator_free_bytes"] = static_cast<double>(last.allocator_free_bytes);
@@ -224,27 +247,32 @@ void describe(GrowthAssessment& a, const FloorPoint& last, const FloorPoint& pre
     case GrowthState::kNone:
       return;
     case GrowthState::kLeak:
-      summary = "Leak: the counted floor (anon + shmem + swap) grows " + per_round + " over " +
+      summary = "Leak: the " + floor_name(last) + " grows " + per_round + " over " +
                 window_text(window_first.round, last.round) + " (fit R^2 " + fixed(a.fit_r2, 2) +
-                "), now " + now + projection + ".";
+                "), now " + now + " in round " + std::to_string(last.round) + since_clause(a, ctx) +
+                projection + allocator_note(last) + ".";
       a.verdicts.push_back(make_verdict(verdict_kind::kLeak, Severity::kCritical, false, last.round,
                                         "", summary, figures, last.at));
       return;
     case GrowthState::kWarning:
       if (a.reason == "budget") {
-        summary = "Slow growth: the counted floor (anon + shmem + swap) grows " + per_round +
-                  ", now " + now + projection + ", before the run ends.";
+        summary = "Slow growth: the " + floor_name(last) + " grows " + per_round + ", now " + now +
+                  projection + ", before the run ends.";
       } else if (a.since_round == last.round) {
-        summary = "Counted floor (anon + shmem + swap) rose from " +
-                  format_bytes(static_cast<double>(previous.growth_bytes)) + " to " + now +
-                  " in round " + std::to_string(last.round) + " (+" + format_bytes(a.step_bytes) +
-                  copies_clause(a.step_bytes, ctx.model_bytes) + "), above the " +
-                  format_bytes(static_cast<double>(p.growth_min_bytes)) + " per-round threshold" +
-                  projection + allocator_note(last) + ".";
+        std::string name = floor_name(last);
+        name[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(name[0])));
+        summary = name + " rose from " + format_bytes(static_cast<double>(previous.growth_bytes)) +
+                  " to " + now + " in round " + std::to_string(last.round) + " (+" +
+                  format_bytes(a.step_bytes) + copies_clause(a.step_bytes, ctx.model_bytes) +
+                  "), above the " + format_bytes(static_cast<double>(p.growth_min_bytes)) +
+                  " per-round threshold" + projection + allocator_note(last) + ".";
       } else {
-        summary = "Growth continues since round " + std::to_string(a.since_round) +
-                  ": counted floor " + format_bytes(static_cast<double>(reference.growth_bytes)) +
-                  " at round " + std::to_string(reference.round) + ", now " + now + ", " +
+        summary = "Growth continues since round " + std::to_string(a.since_round) + ": the " +
+                  floor_name(last) + " was " +
+                  format_bytes(static_cast<double>(reference.growth_bytes)) + " at round " +
+                  std::to_string(reference.round) + ", now " + now + " in round " +
+                  std::to_string(last.round) + " (this round +" + format_bytes(a.step_bytes) +
+                  copies_clause(a.step_bytes, ctx.model_bytes) + since_clause(a, ctx) + "), " +
                   per_round + projection + allocator_note(last) + ".";
       }
       a.verdicts.push_back(make_verdict(verdict_kind::kGrowthWarning, Severity::kWarning, false,
@@ -253,8 +281,8 @@ void describe(GrowthAssessment& a, const FloorPoint& last, const FloorPoint& pre
     case GrowthState::kPlateau:
       figures["plateau_bytes"] = static_cast<double>(last.rss_bytes);
       figures["plateau_growth_bytes"] = static_cast<double>(last.growth_bytes);
-      summary = "Growth stopped: counted floor (anon + shmem + swap) plateau at " + now +
-                " since round " + std::to_string(a.since_round) + ", " +
+      summary = "Growth stopped: " + floor_name(last) + " plateau at " + now + " since round " +
+                std::to_string(a.since_round) + ", " +
                 format_bytes(static_cast<double>(last.growth_bytes) -
                              static_cast<double>(reference.growth_bytes)) +
                 " above the round " + std::to_string(reference.round) + " floor; no leak.";
@@ -320,6 +348,11 @@ const GrowthAssessment& GrowthTracker::add(const FloorPoint& floor, const Growth
     next = GrowthState::kPlateau, why = "plateau";
   }
   if (next != state_) since_ = floor.round;
+  const bool now_growing = next == GrowthState::kWarning || next == GrowthState::kLeak;
+  if (now_growing && !growing) {  // the floor before the warning began: totals count from it
+    since_base_round_ = f[i - 1].round;
+    since_base_bytes_ = f[i - 1].growth_bytes;
+  }
   state_ = next;
   reason_ = std::move(why);
 
@@ -328,6 +361,13 @@ const GrowthAssessment& GrowthTracker::add(const FloorPoint& floor, const Growth
   a.since_round = since_;
   a.sawtooth = sawtooth_;
   a.step_bytes = l.step_bytes;
+  a.grew_past_threshold = l.step_bytes >= static_cast<double>(p.growth_min_bytes);
+  if (state_ == GrowthState::kWarning || state_ == GrowthState::kLeak) {
+    a.since_base_round = since_base_round_;
+    a.since_base_bytes = since_base_bytes_;
+    a.total_since_bytes =
+        static_cast<double>(floor.growth_bytes) - static_cast<double>(since_base_bytes_);
+  }
   a.slope_bytes_per_round = l.fit.slope;
   a.fit_r2 = l.fit.r2;
   a.rss_slope_bytes_per_round = l.rss_fit.slope;
@@ -348,7 +388,20 @@ const GrowthAssessment& GrowthTracker::add(const FloorPoint& floor, const Growth
 std::vector<Verdict> new_growth_verdicts(const GrowthAssessment& previous,
                                          const GrowthAssessment& current) {
   std::vector<Verdict> out;
-  if (previous.state == current.state) return out;
+  if (previous.state == current.state) {
+    // Growth that goes on is restated every round it grows past the threshold: copies per
+    // round, the total since the warning began and the projection, as an update (delivered and
+    // stored; the log has the first).
+    const bool growing =
+        current.state == GrowthState::kWarning || current.state == GrowthState::kLeak;
+    if (growing && current.round != previous.round && current.grew_past_threshold) {
+      for (Verdict v : current.verdicts) {
+        v.update = true;
+        out.push_back(std::move(v));
+      }
+    }
+    return out;
+  }
   const bool was_growing =
       previous.state == GrowthState::kWarning || previous.state == GrowthState::kLeak;
   const bool escalation =

@@ -97,9 +97,14 @@ struct GrowthAssessment {
   double fit_r2 = 0;
   double rss_slope_bytes_per_round = 0;
   double file_slope_bytes_per_round = 0;
-  double copies_per_round = -1;   // < 0: model size unknown
-  double projected_round = 0;     // round at which the budget is reached; 0: none
-  bool sawtooth = false;          // a drop of more than the band happened after growth
+  double copies_per_round = -1;      // < 0: model size unknown
+  double projected_round = 0;        // round at which the budget is reached; 0: none
+  bool sawtooth = false;             // a drop of more than the band happened after growth
+  bool grew_past_threshold = false;  // this round's step >= growth_min_bytes
+  // While growing: the floor before the warning began, and the judged growth since it.
+  std::uint32_t since_base_round = 0;
+  std::uint64_t since_base_bytes = 0;
+  double total_since_bytes = 0;
   std::vector<Verdict> verdicts;  // the verdicts describing the current state
 };
 
@@ -128,11 +133,14 @@ class GrowthTracker {
   std::string reason_;
   std::uint32_t since_ = 0;
   bool sawtooth_ = false;
+  std::uint32_t since_base_round_ = 0;
+  std::uint64_t since_base_bytes_ = 0;
   GrowthAssessment assessment_;
 };
 
-// The verdicts to emit when moving from `previous` to `current`: nothing when the state is
-// unchanged; the new warning/leak; a `cleared` verdict of the previous kind when growth
+// The verdicts to emit when moving from `previous` to `current`: with the state unchanged,
+// an update of a standing warning/leak in a round that grew past the threshold, else nothing;
+// the new warning/leak; a `cleared` verdict of the previous kind when growth
 // stopped, followed by the plateau verdict when there is one.
 std::vector<Verdict> new_growth_verdicts(const GrowthAssessment& previous,
                                          const GrowthAssessment& current);

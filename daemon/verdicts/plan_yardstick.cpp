@@ -1,5 +1,7 @@
 #include "verdicts/plan_yardstick.hpp"
 
+#include <algorithm>
+
 #include "ramguard/base/units.hpp"
 #include "verdicts/describe.hpp"
 
@@ -24,9 +26,15 @@ RunawayAssessment assess_runaway_beyond_plan(std::span<const MemoryReading> read
         (static_cast<double>(a.to_bytes) - static_cast<double>(a.from_bytes)) / a.window_seconds;
   }
   if (a.from_bytes <= limit || a.to_bytes <= limit) return a;
-  // Above, but no longer climbing fast: a level the plan did not foresee is the estimate's
-  // problem (estimate_accuracy), not runaway.
-  if (a.slope_bytes_per_second < params.runaway_bytes_per_second) return a;
+  // Above and still climbing fast, or well past the plan at any rate (two readings in a row
+  // more than past_plan_tolerance_bytes above it): a phase that overshoots its plan is said
+  // while it runs. A little above and level is the estimate's news (estimate_accuracy).
+  const double tolerance = past_plan_tolerance_bytes(yardstick, model_bytes, params);
+  const bool climbing = a.slope_bytes_per_second >= params.runaway_bytes_per_second;
+  const bool well_past =
+      static_cast<double>(a.from_bytes) > static_cast<double>(limit) + tolerance &&
+      static_cast<double>(a.to_bytes) > static_cast<double>(limit) + tolerance;
+  if (!climbing && !well_past) return a;
   a.runaway = true;
   const double over = static_cast<double>(a.to_bytes) - static_cast<double>(limit);
   std::map<std::string, double> figures{
@@ -39,6 +47,7 @@ RunawayAssessment assess_runaway_beyond_plan(std::span<const MemoryReading> read
       {"file_bytes", static_cast<double>(last.file_bytes)},
       {"over_bytes", over},
       {"slope_bytes_per_second", a.slope_bytes_per_second},
+      {"tolerance_bytes", tolerance},
   };
   add_copies_figure(figures, "copies_over", over, model_bytes);
   const std::string where = phase.empty() ? "between phases" : "during " + phase;
@@ -47,15 +56,27 @@ RunawayAssessment assess_runaway_beyond_plan(std::span<const MemoryReading> read
           ? "this phase holds"
           : "was admitted for this run";
   std::string summary =
-      "Runaway growth " + where + " in round " + std::to_string(round) +
-      ": counted memory (anon + shmem + swap) " + format_bytes(static_cast<double>(a.to_bytes)) +
-      " passed " + format_bytes(static_cast<double>(limit)) + ", what " + yardstick.source() +
-      " says " + what + ", by " + format_bytes(over) + copies_note(over, model_bytes) +
-      ", and is still climbing at " + format_bytes(a.slope_bytes_per_second) +
-      "/s (yardstick: " + yardstick.source() + ").";
+      (climbing ? "Runaway growth " : "Past the plan ") + where + " in round " +
+      std::to_string(round) + ": counted memory (anon + shmem + swap) " +
+      format_bytes(static_cast<double>(a.to_bytes)) + " passed " +
+      format_bytes(static_cast<double>(limit)) + ", what " + yardstick.source() + " says " + what +
+      ", by " + format_bytes(over) + copies_note(over, model_bytes) +
+      (climbing ? ", and is still climbing at " + format_bytes(a.slope_bytes_per_second) + "/s"
+                : ", more than " + format_bytes(tolerance) +
+                      " above it in two readings in a row, climbing at " +
+                      format_bytes(a.slope_bytes_per_second) + "/s") +
+      " (yardstick: " + yardstick.source() + ").";
   a.verdict = make_verdict(verdict_kind::kRunaway, Severity::kWarning, false, round, phase,
                            std::move(summary), std::move(figures), last.at);
   return a;
+}
+
+double past_plan_tolerance_bytes(const PhaseYardstick& yardstick, std::uint64_t model_bytes,
+                                 const DetectorParams& params) {
+  const double by_plan = 0.25 * static_cast<double>(yardstick.plan_live_bytes);
+  const double by_model = model_bytes > 0 ? 0.5 * static_cast<double>(model_bytes)
+                                          : static_cast<double>(params.growth_min_bytes);
+  return std::max(by_plan, by_model);
 }
 
 std::string forecast_opening(const PhaseYardstick& yardstick, const std::string& phase,

@@ -39,9 +39,16 @@ struct PhaseYardstick {
 };
 
 // Runaway beyond the plan: the newest two readings since the last mark are both above the
-// yardstick and still climbing at least at growth.runaway_bytes_per_second. Growth that stays
-// within it is never runaway, whatever its rate. `phase` empty: between phases (the yardstick is
+// yardstick and still climbing at least at growth.runaway_bytes_per_second, or both more than
+// past_plan_tolerance_bytes above it at any rate ("past the plan"). Growth that stays within it
+// is never runaway, whatever its rate. `phase` empty: between phases (the yardstick is
 // then the whole plan's estimate).
+// How far past the yardstick a phase may sit, at any rate, before it is said during the phase:
+// the larger of a quarter of the phase's planned live sum and half a model copy (without a
+// model size: growth_min_bytes).
+double past_plan_tolerance_bytes(const PhaseYardstick& yardstick, std::uint64_t model_bytes,
+                                 const DetectorParams& params);
+
 RunawayAssessment assess_runaway_beyond_plan(std::span<const MemoryReading> readings_since_mark,
                                              const PhaseYardstick& yardstick,
                                              const std::string& phase, std::uint32_t round,

@@ -16,6 +16,8 @@ const char* release_state_name(ReleaseState s) {
       return "passed";
     case ReleaseState::kFailed:
       return "failed";
+    case ReleaseState::kNotVerified:
+      return "not_verified";
   }
   return "pending";
 }
@@ -113,6 +115,7 @@ ReleaseAssessment assess_release(const ReleaseInput& in, const DetectorParams& p
     const double t = seconds_between(in.ended, r.at);
     if (t < 0) continue;  // before the end mark
     if (t > p.release_grace_seconds) break;
+    if (in.exited && r.at.monotonic > in.exited->monotonic) break;  // the kernel's clean-up
     seen = true;
     a.last_bytes = r.counted_bytes();
     a.last_file_bytes = r.file_bytes;
@@ -123,13 +126,38 @@ ReleaseAssessment assess_release(const ReleaseInput& in, const DetectorParams& p
                       format_bytes(static_cast<double>(a.last_bytes)));
     }
   }
+  // An exit returns the memory, but that is the kernel's clean-up, not the application's
+  // release: judged on what the process did between the end and its exit.
+  std::optional<double> held_until_exit;
   if (in.exited) {
     const double t = seconds_between(in.ended, *in.exited);
     if (t >= 0 && t <= p.release_grace_seconds) {
-      return pass(t, *in.exited, "the process exited, returning its memory,");
+      if (!seen || t <= in.settle_seconds) {
+        a.state = ReleaseState::kNotVerified;
+        a.seconds_taken = t;
+        figures["exited_after_seconds"] = t;
+        figures["settle_seconds"] = in.settle_seconds;
+        figures["not_verified"] = 1;
+        if (seen) figures["last_bytes"] = static_cast<double>(a.last_bytes);
+        std::string summary =
+            "Release not verified: the process exited " + format_seconds(t) +
+            " after the run ended, within the " + format_seconds(in.settle_seconds) +
+            " settle window, so no settled reading shows whether it released its memory" +
+            (seen ? " (its last reading: counted memory (anon + shmem + swap) " +
+                        format_bytes(static_cast<double>(a.last_bytes)) + ", limit " +
+                        format_bytes(static_cast<double>(a.limit_bytes)) + ")"
+                  : std::string()) +
+            ". An exit is the kernel's clean-up, not the application's release.";
+        a.verdict = make_verdict(verdict_kind::kRelease, Severity::kInfo, false, 0, "",
+                                 std::move(summary), std::move(figures), *in.exited);
+        return a;
+      }
+      held_until_exit = t;  // held above the limit past the settle window, then exited
     }
   }
-  if (seconds_between(in.ended, in.now) < p.release_grace_seconds) return a;  // pending
+  if (!held_until_exit && seconds_between(in.ended, in.now) < p.release_grace_seconds) {
+    return a;  // pending
+  }
 
   a.state = ReleaseState::kFailed;
   if (!seen) a.last_bytes = in.baseline.counted_bytes();  // nothing read: held is unknown, say 0
@@ -137,6 +165,11 @@ ReleaseAssessment assess_release(const ReleaseInput& in, const DetectorParams& p
   figures["last_bytes"] = static_cast<double>(a.last_bytes);
   figures["held_bytes"] = a.held_bytes;
   add_copies_figure(figures, "held_copies", a.held_bytes, in.model_bytes);
+  if (held_until_exit) {
+    a.seconds_taken = *held_until_exit;
+    figures["held_seconds"] = *held_until_exit;
+    figures["exited_after_seconds"] = *held_until_exit;
+  }
   Severity severity = Severity::kWarning;
   std::string summary;
   if (!seen) {
@@ -147,8 +180,12 @@ ReleaseAssessment assess_release(const ReleaseInput& in, const DetectorParams& p
     // The page cache beside it is named and left out of what is held.
     const std::string resident =
         format_bytes(static_cast<double>(a.last_bytes)) +
-        " of counted memory (anon + shmem + swap) still held " +
-        format_seconds(p.release_grace_seconds) + " after the run ended" +
+        " of counted memory (anon + shmem + swap) " +
+        (held_until_exit
+             ? "held for " + format_seconds(*held_until_exit) +
+                   " after the run ended, until the process exited (the exit "
+                   "returned it, not the application)"
+             : "still held " + format_seconds(p.release_grace_seconds) + " after the run ended") +
         (a.last_file_bytes > 0
              ? " (page cache " + format_bytes(static_cast<double>(a.last_file_bytes)) +
                    " beside it, not counted)"
@@ -211,8 +248,9 @@ ReleaseAssessment assess_release(const ReleaseInput& in, const DetectorParams& p
       }
     }
   }
-  a.verdict = make_verdict(verdict_kind::kRelease, severity, false, 0, "", std::move(summary),
-                           std::move(figures), seen ? last_at : in.now);
+  a.verdict =
+      make_verdict(verdict_kind::kRelease, severity, false, 0, "", std::move(summary),
+                   std::move(figures), held_until_exit ? *in.exited : (seen ? last_at : in.now));
   return a;
 }
 

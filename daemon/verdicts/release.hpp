@@ -1,9 +1,12 @@
 #pragma once
-// Release after the run: does RSS come back to the pre-run baseline? The run passes when a
-// reading taken after the end (within release_grace_seconds) is <= baseline +
-// release_slack_bytes, or the process exited (its memory went back to the system); it fails
-// when the grace period expires first, with the bytes (and model copies) still held above the
-// baseline in the last reading inside the grace period. Until then it is pending.
+// Release after the run: does counted memory come back to the pre-run baseline? The run passes
+// when a reading taken after the end (within release_grace_seconds, and before any exit) is <=
+// baseline + release_slack_bytes. An exit is the kernel's clean-up, not the application's
+// release: a process that exits inside the grace is judged on its readings before the exit.
+// Above the limit for longer than the settle window, then exited: failed, with what it held
+// and for how long. Exited within the settle window (no settled reading): not verified, an
+// info that is never a pass. Grace expired above the limit: failed, with the bytes (and model
+// copies) still held in the last reading inside the grace. Until then it is pending.
 //
 // With the coordinator's end facts (EndFacts: allocator statistics, gc and trim probes) a
 // failure is split into live objects, reference cycles and free memory the allocator keeps.
@@ -23,7 +26,7 @@
 
 namespace ramguard {
 
-enum class ReleaseState { kPending, kPassed, kFailed };
+enum class ReleaseState { kPending, kPassed, kFailed, kNotVerified };
 const char* release_state_name(ReleaseState s);
 
 struct ReleaseInput {
@@ -34,13 +37,15 @@ struct ReleaseInput {
   std::optional<Instant> exited;             // when the process exited, if it did
   std::uint64_t model_bytes = 0;
   std::optional<EndFacts> facts;  // measured by the coordinator at the run's end
+  // The boundary settle window: an exit sooner after the end leaves the release unverified.
+  double settle_seconds = 3;
 };
 
 struct ReleaseAssessment {
   ReleaseState state = ReleaseState::kPending;
-  double seconds_taken = 0;           // passed: end -> first reading within slack (or exit)
-  std::uint64_t limit_bytes = 0;      // baseline + slack
-  std::uint64_t last_bytes = 0;       // latest reading considered: its counted_bytes()
+  double seconds_taken = 0;       // passed: end -> first reading within slack; exit: end -> exit
+  std::uint64_t limit_bytes = 0;  // baseline + slack
+  std::uint64_t last_bytes = 0;   // latest reading considered: its counted_bytes()
   std::uint64_t last_file_bytes = 0;  // and its page cache, named beside it
   double held_bytes = 0;              // failed: last reading - baseline
   // Failed with end facts: the split of held_bytes (live + allocator_free = held).

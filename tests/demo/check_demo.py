@@ -141,6 +141,10 @@ def main():
                if re.search(r"verdict \[\w+\] (growth_warning|leak|runaway|over_budget|headroom|"
                             r"phase_gap|exited|lost) ", v) or " fail: " in v]
     f.check(not unclean, f"final: verdicts that should not be there: {unclean}")
+    # A healthy build ends with no warning at all: a demo that shows one teaches users to
+    # ignore them (estimate accuracy a few percent over is an info).
+    warned = [v for v in f_verdicts if re.search(r"verdict \[(warning|critical)\]", v)]
+    f.check(not warned, f"final: warnings on a healthy build: {warned}")
 
     rows = {label: next((line for line in compare.splitlines() if f"build={label}" in line), "")
             for label in ("baseline", "final")}
@@ -177,6 +181,8 @@ def main():
             "torch final: no passed release")
     f.check(re.search(r"verdict \[\w+\] (growth_warning|leak) fail", t_final) is None,
             "torch final: a growth warning or a leak")
+    t_warned = re.findall(r"verdict \[(?:warning|critical)\][^\n]*", t_final)
+    f.check(not t_warned, f"torch final: warnings on a healthy build: {t_warned}")
 
     f.check(re.search(r"ramguardd stopped with SIGTERM \(exit 0\)", out) is not None,
             "the daemon did not stop cleanly with SIGTERM")

@@ -8,6 +8,11 @@
 //   write PATH BYTES MS  write a BYTES file at PATH over MS milliseconds and close it: page
 //                        cache only (charged to the writer's memory cgroup), no RSS      -> ok
 //                        <rss_bytes>
+//   shm NAME PATH BYTES  create (or open) the shared-memory file PATH (e.g. /dev/shm/x), size
+//                        it to BYTES, map it shared and touch it (RssShmem)    -> ok <rss_bytes>
+//   worker PATH BYTES    fork a child that maps PATH shared and reads all of it (as a worker of
+//                        torch.multiprocessing reads a shared tensor), then waits; it dies with
+//                        this process                                          -> ok <child_pid>
 //   rss                  current RSS                                           -> ok <rss_bytes>
 //   sleep MS             sleep                                                 -> ok <rss_bytes>
 //   exit CODE            exit with CODE
@@ -16,10 +21,12 @@
 // the guard, not the C library's allocator.
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -54,6 +61,40 @@ bool map_anonymous(std::size_t bytes, Mapping& out) {
   std::memset(p, 0x5a, bytes);  // touch every page so it is resident
   out = {p, bytes};
   return true;
+}
+
+// Maps PATH shared; `create`: sizes it to BYTES and writes every page, else reads every page.
+bool map_shared(const std::string& path, std::size_t bytes, bool create, Mapping& out) {
+  const int fd = ::open(path.c_str(), (create ? O_RDWR | O_CREAT : O_RDONLY) | O_CLOEXEC, 0600);
+  if (fd < 0) return false;
+  if (create && ::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+    ::close(fd);
+    return false;
+  }
+  void* p = mmap(nullptr, bytes, create ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (p == MAP_FAILED) return false;
+  if (create) {
+    std::memset(p, 0x5a, bytes);
+  } else {
+    volatile unsigned char sum = 0;
+    const long page = sysconf(_SC_PAGESIZE);
+    for (std::size_t i = 0; i < bytes; i += static_cast<std::size_t>(page)) {
+      sum = static_cast<unsigned char>(sum + static_cast<const unsigned char*>(p)[i]);
+    }
+  }
+  out = {p, bytes};
+  return true;
+}
+
+// A worker: maps PATH and reads it, then waits for its parent to die.
+pid_t fork_worker(const std::string& path, std::size_t bytes) {
+  const pid_t child = ::fork();
+  if (child != 0) return child;
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  Mapping m;
+  if (!map_shared(path, bytes, false, m)) std::_Exit(2);
+  for (;;) ::pause();
 }
 
 void release(Mapping& m) {
@@ -146,6 +187,24 @@ int main() {
       std::size_t bytes = 0;
       long ms = 0;
       ok = static_cast<bool>(in >> path >> bytes >> ms) && write_file(path, bytes, ms);
+    } else if (cmd == "shm") {
+      std::size_t bytes = 0;
+      ok = static_cast<bool>(in >> name >> path >> bytes);
+      if (ok) {
+        release(g_mappings[name]);
+        ok = map_shared(path, bytes, true, g_mappings[name]);
+      }
+    } else if (cmd == "worker") {
+      std::size_t bytes = 0;
+      ok = static_cast<bool>(in >> path >> bytes);
+      if (ok) {
+        const pid_t worker = fork_worker(path, bytes);
+        ok = worker > 0;
+        if (ok) {
+          std::cout << "ok " << worker << std::endl;
+          continue;
+        }
+      }
     } else if (cmd == "sleep") {
       long ms = 0;
       ok = static_cast<bool>(in >> ms);

@@ -251,6 +251,7 @@ v1::RunEndReply Run::end_strict(const RunEndFacts& facts) {
   if (facts.allocator) *end.mutable_allocator() = *facts.allocator;
   if (facts.gc) *end.mutable_gc() = *facts.gc;
   if (facts.trim) *end.mutable_trim() = *facts.trim;
+  if (facts.exit_max_rss_bytes > 0) end.set_exit_max_rss_bytes(facts.exit_max_rss_bytes);
   v1::RunEndReply reply = client_->call(std::move(request)).run_end();
   deliver(reply.verdicts());
   const ClientOptions& options = client_->options();

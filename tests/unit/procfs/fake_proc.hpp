@@ -43,6 +43,11 @@ inline std::string statm_text(const FakeProcess& p) {
 
 inline std::string status_text(const FakeProcess& p) {
   std::ostringstream s;
+  if (p.state == 'Z') {  // a zombie: no address space, no memory lines
+    s << "Name:\t" << p.name << "\nState:\tZ (zombie)\nUid:\t" << p.uid << '\t' << p.uid << '\t'
+      << p.uid << '\t' << p.uid << "\nThreads:\t1\n";
+    return s.str();
+  }
   s << "Name:\t" << p.name << "\nUmask:\t0022\nState:\t" << p.state
     << " (sleeping)\nTgid:\t1\nPid:\t1\nPPid:\t0\nUid:\t" << p.uid << '\t' << p.uid << '\t' << p.uid
     << '\t' << p.uid << "\nGid:\t0\t0\t0\t0\nVmPeak:\t  999999 kB\nVmSize:\t  400000 kB\n"

@@ -33,7 +33,7 @@ TEST(ProcFsFake, OpensAndReadsPeriodic) {
   EXPECT_EQ(h->name(), "coordinator");
 
   const Instant at{std::chrono::seconds(5), std::chrono::seconds(6)};
-  auto r = h->read_periodic(at);
+  auto r = h->read_statm(at);
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->source, ReadingSource::kPeriodic);
   EXPECT_EQ(r->at.monotonic, at.monotonic);
@@ -45,9 +45,27 @@ TEST(ProcFsFake, OpensAndReadsPeriodic) {
   // The kept-open fd sees new contents without reopening.
   p.resident_pages = 5000;
   tree.update(42, p);
-  r = h->read_periodic(at);
+  r = h->read_statm(at);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->rss_bytes, 5000 * kPage);
+}
+
+// Shared memory counts the same between marks as at them: the periodic reading splits shmem
+// from file (status), where statm's "shared" would lump it with the page cache.
+TEST(ProcFsFake, PeriodicReadingCountsShmemLikeAMark) {
+  FakeProcTree tree;
+  tree.add(42, FakeProcess{});
+  ProcFs fs(tree.root(), kPage);
+  auto h = fs.open(42);
+  ASSERT_TRUE(h.ok()) << h.error().message;
+  auto periodic = h->read_periodic(Instant{});
+  auto mark = h->read_complete(Instant{});
+  ASSERT_TRUE(periodic.ok() && mark.ok());
+  EXPECT_EQ(periodic->source, ReadingSource::kPeriodic);
+  EXPECT_EQ(periodic->shmem_bytes, 512u * 1024);
+  EXPECT_EQ(periodic->file_bytes, 1536u * 1024);
+  EXPECT_EQ(periodic->counted_bytes(), mark->counted_bytes());
+  EXPECT_EQ(periodic->hwm_bytes, 0u);  // folded at marks only
 }
 
 TEST(ProcFsFake, ReadsComplete) {
@@ -151,7 +169,7 @@ TEST(ProcFsFake, GarbageAfterOpenIsAnErrorReading) {
   auto h = fs.open(42);
   ASSERT_TRUE(h.ok());
   tree.write(42, "statm", "99999999999999999999999999 1 0 0 0 0 0\n");
-  auto r = h->read_periodic(Instant{});
+  auto r = h->read_statm(Instant{});
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("process 42"), std::string::npos) << r.error().message;
   tree.write(42, "status", "");

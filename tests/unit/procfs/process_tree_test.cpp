@@ -20,6 +20,10 @@ testing::FakeProcess process_with_rss_pages(std::uint64_t pages) {
   p.resident_pages = pages;
   p.size_pages = pages * 2;  // 0 pages: an exited process
   p.shared_pages = 0;
+  // The periodic reading is status's: the same RSS, all anonymous.
+  p.rss_kb = p.hwm_kb = p.anon_kb = pages * 4;
+  p.file_kb = p.shmem_kb = p.swap_kb = 0;
+  if (pages == 0) p.state = 'Z';  // exited: a zombie's status has no memory lines
   return p;
 }
 

@@ -17,7 +17,7 @@ TEST(ReportText, BaselineBuildShowsPeakFloorsReleaseAndVerdicts) {
   EXPECT_THAT(text, HasSubstr("vit-h14-fedavg"));
   EXPECT_THAT(text, HasSubstr("arch=vit-h14,build=baseline"));
   EXPECT_THAT(text, HasSubstr("29.40 GB (exact: kernel high-water mark)"));
-  EXPECT_THAT(text, HasSubstr("Baseline:       0.60 GB (anon 0.50 GB, file 0.10 GB"));
+  EXPECT_THAT(text, HasSubstr("Baseline:       RSS 0.60 GB (anon 0.50 GB, file 0.10 GB"));
   EXPECT_THAT(text, HasSubstr("14.10 GB"));
   EXPECT_THAT(text, HasSubstr("15.70 GB"));
   EXPECT_THAT(text, HasSubstr("17.30 GB"));

@@ -124,6 +124,23 @@ TEST_F(RunMachinePlanTest, AboveThePlanButNoLongerClimbingIsNoRunaway) {
   EXPECT_TRUE(of(verdict_kind::kRunaway).empty());
 }
 
+// Growth past the plan is said while the phase runs whatever its rate: here 0.1 GB/s, half the
+// rate rule, to 1.5 GB past the planned 6 GB (tolerance: a quarter of the 4 GB planned).
+TEST_F(RunMachinePlanTest, GrowthWellPastThePlanAtAnyRateIsSaidDuringThePhase) {
+  auto run = start();
+  process_.set_rss(3 * kGB);
+  mark(*run, MarkKind::kPhaseBegin, "aggregation");
+  grow(*run, 6'800'000'000, 38);  // 0.1 GB/s, past the plan but within the tolerance
+  EXPECT_TRUE(of(verdict_kind::kRunaway).empty());
+  grow(*run, 7'600'000'000, 8);
+  const auto past = of(verdict_kind::kRunaway);
+  ASSERT_EQ(past.size(), 1u);
+  EXPECT_EQ(past[0].phase, "aggregation");
+  EXPECT_THAT(past[0].summary, HasSubstr("Past the plan during aggregation"));
+  EXPECT_THAT(past[0].summary, HasSubstr("more than 1.00 GB above it"));
+  EXPECT_DOUBLE_EQ(past[0].figures.at("tolerance_bytes"), 1e9);
+}
+
 TEST_F(RunMachinePlanTest, TheSamePhasesPeakInEarlierRoundsRaisesTheYardstick) {
   auto run = start();
   mark(*run, MarkKind::kPhaseBegin, "aggregation");

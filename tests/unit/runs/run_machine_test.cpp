@@ -13,6 +13,7 @@
 namespace ramguard::test {
 namespace {
 
+using std::chrono::milliseconds;
 using std::chrono::seconds;
 using ::testing::HasSubstr;
 
@@ -270,7 +271,7 @@ TEST_F(RunMachineTest, AReleaseSlackInModelCopiesAppliesThroughTheRunsModelSize)
     run->end(*run->take_reading(process_, false), clock_.now());
     process_.set_rss(3'500'000'000);  // baseline 2 GB + 1.5 GB
     tick(*run, seconds(5));
-    if (run->wants_sampling()) advance_to_deadline(*run);  // undecided: fails at the grace
+    while (run->wants_sampling()) advance_to_deadline(*run);  // undecided: fails at the grace
     ASSERT_EQ(count(observer_.verdicts, verdict_kind::kRelease), 1u);
     EXPECT_EQ(observer_.verdicts.back().passed, model_bytes != 0)
         << observer_.verdicts.back().summary;
@@ -298,12 +299,15 @@ TEST_F(RunMachineTest, ReleaseFailsAtTheEndOfTheGraceWithWhatIsStillHeld) {
   auto end = run->end(*run->take_reading(process_, false), clock_.now());
   EXPECT_TRUE(end.stored);
   EXPECT_EQ(observer_.finished_state, RunState::kEnded);
+  // Quick readings right after the end (50 ms, doubling to 1.6 s), then the grace.
   const auto deadline = run->next_deadline();
   ASSERT_TRUE(deadline.has_value());
-  EXPECT_EQ(deadline->monotonic - run->ledger().ended->monotonic, seconds(30));
+  EXPECT_EQ(deadline->monotonic - run->ledger().ended->monotonic, milliseconds(50));
   clock_.advance(seconds(29));
   run->advance(clock_.now(), &process_);
   EXPECT_EQ(count(observer_.verdicts, verdict_kind::kRelease), 0u);
+  ASSERT_TRUE(run->next_deadline().has_value());
+  EXPECT_EQ(run->next_deadline()->monotonic - run->ledger().ended->monotonic, seconds(30));
   advance_to_deadline(*run);
   ASSERT_EQ(count(observer_.verdicts, verdict_kind::kRelease), 1u);
   const Verdict& release = observer_.verdicts.back();

@@ -84,8 +84,9 @@ TEST(SamplerFake, TicksReadEveryTargetAndErrorsAreReported) {
 
   // Values change between ticks; target 43 turns to garbage and must be reported, not dropped.
   good.resident_pages = 9000;
+  good.rss_kb = 9000 * 4;  // the periodic reading is status's
   tree.update(42, good);
-  tree.write(43, "statm", "garbage\n");
+  tree.write(43, "status", "garbage\n");
   clock.advance(5s);
   const std::size_t a_before = a.readings.size();
   ASSERT_TRUE(run_until(
@@ -359,7 +360,7 @@ TEST(SamplerReadTiming, ReadingsLongerThanTheThresholdCountAndOnlyTheFirstIsLogg
   clock.step = 25ms;  // periodic and mark readings alike
   ASSERT_TRUE(sampler.read_now(*key, false).ok());
   ASSERT_TRUE(sampler.read_now(*key, true).ok());
-  tree.write(42, "statm", "garbage\n");  // a reading that fails took its time too
+  tree.write(42, "status", "garbage\n");  // a reading that fails took its time too
   EXPECT_FALSE(sampler.read_now(*key, false).ok());
   EXPECT_DOUBLE_EQ(sampler.read_timing(*key).last_seconds, 0.025);
   EXPECT_EQ(sampler.read_timing(*key).slow_reads, 3u);

@@ -129,14 +129,16 @@ TEST(Release, FinalBuildPassesWithTheTimeTaken) {
   EXPECT_EQ(a.verdict->figures.at("limit_bytes"), 1.6e9);
 }
 
-TEST(Release, ProcessExitPassesAndNoReadingsFailAtGrace) {
+TEST(Release, ProcessExitIsNotVerifiedAndNoReadingsFailAtGrace) {
   DetectorParams p;
   MemoryReading baseline;
   baseline.rss_bytes = 1'000'000'000;
   baseline.anon_bytes = baseline.rss_bytes;  // all anonymous
+  // An exit is the kernel's clean-up, not a release: without a settled reading, not verified.
   auto a = assess_release(
       {baseline, at_seconds(10), {}, at_seconds(12), at_seconds(11), 0, std::nullopt}, p);
-  EXPECT_EQ(a.state, ReleaseState::kPassed);
+  EXPECT_EQ(a.state, ReleaseState::kNotVerified);
+  EXPECT_FALSE(a.verdict->passed);
   EXPECT_DOUBLE_EQ(a.seconds_taken, 1.0);
   a = assess_release({baseline, at_seconds(10), {}, at_seconds(50), std::nullopt, 0, std::nullopt},
                      p);
@@ -214,6 +216,17 @@ TEST(Estimate, DesignFigureAndScenarioF) {
   EXPECT_FALSE(a->within);
   EXPECT_EQ(a->verdict.severity, Severity::kWarning);
   EXPECT_EQ(a->suggested_bytes, 40'700'000'000u);
+  // A few percent over with headroom left is calibration news, not a warning.
+  a = assess_estimate(1'530'000'000, true, 1'500'000'000, at_seconds(1), p);
+  ASSERT_TRUE(a);
+  EXPECT_FALSE(a->within);
+  EXPECT_EQ(a->verdict.severity, Severity::kInfo);
+  EXPECT_NE(a->verdict.summary.find("only the next estimate needs it"), std::string::npos)
+      << a->verdict.summary;
+  // Past the documented ratio it warns, with headroom or not.
+  a = assess_estimate(2'000'000'000, true, 1'500'000'000, at_seconds(1), p);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->verdict.severity, Severity::kWarning);
   EXPECT_FALSE(assess_estimate(5, true, 0, at_seconds(1), p)) << "no estimate";
   EXPECT_FALSE(assess_estimate(0, true, 5, at_seconds(1), p)) << "no peak";
 }

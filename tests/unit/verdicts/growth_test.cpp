@@ -79,7 +79,12 @@ TEST(GrowthScenarioB, SteadyLeakWithCopiesAndProjection) {
   // The leak is said once (escalation, no cleared warning in between).
   EXPECT_EQ(count_kind(r.emitted[first_leak - 1], verdict_kind::kLeak, false), 1u);
   EXPECT_EQ(count_kind(r.emitted[first_leak - 1], verdict_kind::kGrowthWarning, true), 0u);
-  for (std::size_t i = first_leak; i < r.emitted.size(); ++i) EXPECT_TRUE(r.emitted[i].empty());
+  // Each later round restates it as an update (scenario R), never as a new warning.
+  for (std::size_t i = first_leak; i < r.emitted.size(); ++i) {
+    ASSERT_EQ(r.emitted[i].size(), 1u) << "round " << i + 1;
+    EXPECT_TRUE(r.emitted[i][0].update);
+    EXPECT_EQ(r.emitted[i][0].kind, verdict_kind::kLeak);
+  }
   EXPECT_NE(r.states.back().verdicts[0].summary.find("1.00 model copies/round"), std::string::npos)
       << r.states.back().verdicts[0].summary;
 }
@@ -255,6 +260,46 @@ TEST(GrowthEdges, FloorUsesSettledMinimumAndCountsSwap) {
   EXPECT_EQ(settled_floors(ledger).size(), 1u);
 }
 
+// A leak that goes on (+1 model copy every round for 5 rounds) is restated every round it
+// grows, as an update with the copies per round, the total since the warning began and the
+// projection; a round that did not grow restates nothing.
+TEST(GrowthEdges, GrowthThatGoesOnIsUpdatedEveryRound) {
+  DetectorParams p;
+  GrowthContext ctx{static_cast<std::uint64_t>(kGB), 10};
+  GrowthTracker tracker;
+  GrowthAssessment previous;
+  std::vector<Verdict> updates;
+  const auto f = floors({4, 5, 6, 7, 8}, kGB);
+  for (std::size_t i = 0; i < f.size(); ++i) {
+    const GrowthAssessment current = tracker.add(f[i], ctx, p);
+    const auto out = new_growth_verdicts(previous, current);
+    if (i == 1) {
+      ASSERT_EQ(out.size(), 1u);
+      EXPECT_FALSE(out[0].update);  // the first warning is news
+    }
+    for (const Verdict& v : out) {
+      if (v.update) updates.push_back(v);
+    }
+    previous = current;
+  }
+  // Round 3 restates the warning, round 4 escalates it to a leak (news), round 5 restates that.
+  ASSERT_EQ(updates.size(), 2u);
+  EXPECT_EQ(updates[0].round, 3u);
+  EXPECT_EQ(updates[0].kind, verdict_kind::kGrowthWarning);
+  const Verdict& last = updates.back();
+  EXPECT_EQ(last.round, 5u);
+  EXPECT_NEAR(last.figures.at("copies_per_round"), 1.0, 1e-9);
+  EXPECT_DOUBLE_EQ(last.figures.at("total_since_bytes"), 4e9);  // since round 1's floor
+  EXPECT_GT(last.figures.at("projected_round"), 5.0);
+  EXPECT_NE(last.summary.find("since round 1"), std::string::npos) << last.summary;
+  EXPECT_NE(last.summary.find("round 5"), std::string::npos) << last.summary;
+  // A round that did not grow: no update.
+  const GrowthAssessment flat = tracker.add(
+      FloorPoint{6, f[4].rss_bytes, 0, f[4].growth_bytes, 0, 0, true, test::at_seconds(400)}, ctx,
+      p);
+  for (const Verdict& v : new_growth_verdicts(previous, flat)) EXPECT_FALSE(v.update);
+}
+
 TEST(GrowthEdges, SameStateEmitsNothingTwice) {
   DetectorParams p;
   const auto f = floors({14.1, 17.3}, kGB);
@@ -348,9 +393,9 @@ TEST(GrowthAllocatorFacts, FreeMemoryTheAllocatorKeepsIsNotTheApplicationsGrowth
   EXPECT_EQ(count_kind(live.emitted[1], verdict_kind::kGrowthWarning, false), 1u);
   EXPECT_EQ(live.states.back().state, GrowthState::kLeak);
   const Verdict& warning = live.emitted[1][0];
-  EXPECT_NE(warning.summary.find("not counting 0.10 GB the allocator keeps free"),
-            std::string::npos)
+  EXPECT_NE(warning.summary.find("of which the allocator keeps 0.10 GB free"), std::string::npos)
       << warning.summary;
+  EXPECT_NE(warning.summary.find("Application floor"), std::string::npos) << warning.summary;
   EXPECT_DOUBLE_EQ(warning.figures.at("allocator_free_bytes"), 100'000'000.0);
 }
 

@@ -184,5 +184,66 @@ TEST(ReleaseSplit, JemallocGetsItsOwnRemedyAndNoFactsKeepTheOldWords) {
   EXPECT_EQ(a.verdict->figures.count("allocator_retention"), 0u);
 }
 
+// An exit is the kernel's clean-up, not the application's release: a process that held the
+// memory past the settle window and then exited fails, with what it held and for how long.
+TEST(ReleaseOnExit, HeldPastTheSettleWindowThenExitedFails) {
+  DetectorParams p;
+  p.release_slack_bytes = 100'000'000;
+  Case c = left_resident(1.4e9);
+  c.after = flat(1.4e9, 100, 104);  // readings at 100, 102, 104; the exit at 105
+  ReleaseInput in = c.input(glibc(1'300'000'000, 50'000'000));
+  in.exited = at_seconds(105);
+  in.now = at_seconds(105);
+  in.settle_seconds = 3;
+  const auto a = assess_release(in, p);
+  ASSERT_EQ(a.state, ReleaseState::kFailed);
+  EXPECT_FALSE(a.verdict->passed);
+  EXPECT_EQ(a.verdict->severity, Severity::kWarning);
+  EXPECT_DOUBLE_EQ(a.verdict->figures.at("held_seconds"), 5.0);
+  EXPECT_DOUBLE_EQ(a.verdict->figures.at("held_bytes"), 1.0e9);
+  const std::string& s = a.verdict->summary;
+  EXPECT_TRUE(has(s, "Release failed")) << s;
+  EXPECT_TRUE(has(s, "held for 5.00 s after the run ended, until the process exited")) << s;
+  EXPECT_TRUE(has(s, "live objects")) << s;  // the same split as the grace-expiry verdict
+  EXPECT_FALSE(has(s, "passed")) << s;
+}
+
+// Exited inside the settle window: no settled reading shows a release. Never a pass.
+TEST(ReleaseOnExit, ExitWithinTheSettleWindowIsNotVerified) {
+  DetectorParams p;
+  p.release_slack_bytes = 100'000'000;
+  Case c = left_resident(1.4e9);
+  c.after = flat(1.4e9, 100, 100);
+  ReleaseInput in = c.input(std::nullopt);
+  in.exited = at_seconds(100.2);
+  in.now = at_seconds(100.2);
+  in.settle_seconds = 3;
+  const auto a = assess_release(in, p);
+  ASSERT_EQ(a.state, ReleaseState::kNotVerified);
+  EXPECT_FALSE(a.verdict->passed);
+  EXPECT_EQ(a.verdict->severity, Severity::kInfo);
+  EXPECT_EQ(a.verdict->figures.at("not_verified"), 1.0);
+  EXPECT_TRUE(has(a.verdict->summary, "Release not verified")) << a.verdict->summary;
+  EXPECT_STREQ(release_state_name(a.state), "not_verified");
+}
+
+// Freed before the exit: the reading that showed it passes, the exit changes nothing.
+TEST(ReleaseOnExit, FreedBeforeTheExitPasses) {
+  DetectorParams p;
+  p.release_slack_bytes = 100'000'000;
+  Case c = left_resident(1.4e9);
+  c.after = flat(1.4e9, 100, 100);
+  MemoryReading freed = c.after.back();
+  freed.at = at_seconds(100.05);
+  freed.rss_bytes = freed.anon_bytes = 410'000'000;
+  c.after.push_back(freed);
+  ReleaseInput in = c.input(std::nullopt);
+  in.exited = at_seconds(100.2);
+  in.now = at_seconds(100.2);
+  const auto a = assess_release(in, p);
+  ASSERT_EQ(a.state, ReleaseState::kPassed);
+  EXPECT_NEAR(a.seconds_taken, 0.05, 1e-9);
+}
+
 }  // namespace
 }  // namespace ramguard

@@ -31,10 +31,14 @@ struct VerdictFacts {
 int verdict_kind_weight(std::string_view kind);
 
 // A release verdict's outcome as metrics, reports and compare tables name it: "pass", "fail",
-// or "allocator" for a release that did not pass at info severity, where what stays resident
-// is free memory the C allocator keeps, not the application's (not alerted on).
-inline const char* release_outcome(bool passed, std::string_view severity) {
+// "not_verified" (the process exited before a settled reading showed a release: never a pass;
+// the verdict's figures carry not_verified = 1), or "allocator" for a release that did not pass
+// at info severity, where what stays resident is free memory the C allocator keeps, not the
+// application's (not alerted on).
+inline const char* release_outcome(bool passed, std::string_view severity,
+                                   bool not_verified = false) {
   if (passed) return "pass";
+  if (not_verified) return "not_verified";
   return severity == "info" ? "allocator" : "fail";
 }
 

@@ -123,6 +123,8 @@ struct RunEndFacts {
   std::optional<v1::AllocatorStats> allocator{};
   std::optional<v1::GcProbe> gc{};
   std::optional<v1::TrimProbe> trim{};
+  // ramguard exec: the process's ru_maxrss (bytes) from wait4, for its run's exact peak.
+  std::uint64_t exit_max_rss_bytes = 0;
   // How long end() waits for the release verdict (default: ClientOptions::release_wait when
   // on_verdict is set, else no wait). The verdicts fetched are appended to the end reply.
   std::optional<std::chrono::milliseconds> release_wait{};
