@@ -1182,7 +1182,8 @@ _INT64_FIELDS = frozenset("""
     earlierVerdicts effectiveBudgetBytes growthMinBytes heldBytes maxFloorBytes maxPeakBytes
     minFloorBytes nodeAvailableBytes nodeCapBytes planBytes pssBytes releaseSlackBytes
     unallocatedBytes gpuBytes pinnedBytes sharedBytes objectsSeen hostBytes unreachableBytes
-    otherBytes address nbytes residentBytesCounted unexplainedBytes
+    otherBytes address nbytes deviceBytes unmappedBytes allocatorFreeBytes unexplainedBytes
+    topHolderBytes
 """.split())
 _FLOAT_SPECIALS = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}
 # Maps whose keys are data, not field names: keep keys as they are.
