@@ -591,6 +591,13 @@ class _Census:
             tuple(t for t in (self.kinds["ndarray"],) if t is not None) + \
             self.kinds["tensor"] + self.kinds["storage"]
         self._type_cache: Dict[type, bool] = {}
+        self._tensor_types: Set[type] = set()
+        self._dtype_names: Dict[Any, str] = {}
+        tensor = self.kinds["tensor"][0] if self.kinds["tensor"] else None
+        self._storage_of: Callable[[Any], Any] = (
+            (lambda t: t.untyped_storage()) if hasattr(tensor, "untyped_storage") else
+            (lambda t: t._storage()) if hasattr(tensor, "_storage") else
+            (lambda t: t.storage()))
 
     def large_type(self, t: type) -> bool:
         hit = self._type_cache.get(t)
@@ -608,6 +615,8 @@ class _Census:
         numpy arrays (their base), bytes-likes and mmaps above min_bytes."""
         k = self.kinds
         t = type(obj)
+        if t in self._tensor_types:  # the common case first: a state dict's tensors
+            return self._tensor(obj)
         if t is bytes:
             if len(obj) < self.min_bytes:
                 return None
@@ -654,18 +663,25 @@ class _Census:
             return self._storage(("a", address, int(base.nbytes)), int(base.nbytes), address,
                                  "cpu", str(base.dtype), "array")
         if k["tensor"] and isinstance(obj, k["tensor"]):
-            try:
-                storage = obj.untyped_storage() if hasattr(obj, "untyped_storage") \
-                    else obj.storage()
-            except Exception:  # sparse, nested, meta without storage
-                return None
-            return self._torch_storage(storage, str(obj.dtype).replace("torch.", ""),
-                                       obj.device.type)
+            self._tensor_types.add(t)
+            return self._tensor(obj)
         if k["storage"] and isinstance(obj, k["storage"]):
             dtype = str(getattr(obj, "dtype", "uint8")).replace("torch.", "")
             return self._torch_storage(obj, dtype, getattr(obj, "device", None) and
                                        obj.device.type or "cpu")
         return None
+
+    def _tensor(self, obj: Any) -> Optional[_Storage]:
+        try:
+            # untyped_storage (torch 2) or _storage (1.x), both C; storage() builds a Python
+            # TypedStorage each call.
+            storage = self._storage_of(obj)
+        except Exception:  # sparse, nested, meta without storage
+            return None
+        dtype = self._dtype_names.get(obj.dtype)
+        if dtype is None:
+            dtype = self._dtype_names[obj.dtype] = str(obj.dtype).replace("torch.", "")
+        return self._torch_storage(storage, dtype, obj.device.type)
 
     def _torch_storage(self, storage: Any, dtype: str, device: str) -> Optional[_Storage]:
         try:
@@ -967,7 +983,8 @@ class _Census:
         holder = self.parent.get(id(obj))
         if isinstance(holder, (dict, list, tuple)):
             owner = self.parent.get(id(holder))
-            if owner is not None and getattr(owner, "__dict__", None) is holder:
+            if owner is not None and not isinstance(owner, _Root) and \
+                    getattr(owner, "__dict__", None) is holder:
                 return obj  # an attribute: the object's __dict__ holds all of them
             return holder
         return obj
