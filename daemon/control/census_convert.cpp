@@ -1,7 +1,10 @@
 #include "control/census_convert.hpp"
 
+#include <initializer_list>
 #include <string>
+#include <utility>
 
+#include "control/request_ranges.hpp"
 #include "ramguard/base/utf8.hpp"
 
 namespace ramguard::control {
@@ -22,6 +25,19 @@ Status check_text(const std::string& text, const std::string& what) {
   return ok_status();
 }
 
+// Byte figures as every other size of a request: at most 1 PB (also keeps their sums exact).
+Status check_bytes(std::initializer_list<std::pair<const char*, std::uint64_t>> figures,
+                   const std::string& at) {
+  for (const auto& [name, value] : figures) {
+    if (value > kMaxRequestBytesFigure) {
+      return Error{at + "." + name + " " + std::to_string(value) +
+                       " is out of range: at most 1 PB (10^15 bytes)",
+                   ErrorKind::kInvalidArgument};
+    }
+  }
+  return ok_status();
+}
+
 }  // namespace
 
 Result<CensusRecord> census_from_proto(const v1::Census& in, const char* field) {
@@ -35,6 +51,16 @@ Result<CensusRecord> census_from_proto(const v1::Census& in, const char* field) 
                  std::to_string(kCensusMaxGroups) + " are allowed"};
   }
   if (auto s = check_text(in.partial(), f + ".partial"); !s) return s.error();
+  if (auto s = check_bytes({{"hostBytes", in.host_bytes()},
+                            {"gpuBytes", in.gpu_bytes()},
+                            {"pinnedBytes", in.pinned_bytes()},
+                            {"sharedBytes", in.shared_bytes()},
+                            {"unreachableBytes", in.unreachable_bytes()},
+                            {"otherBytes", in.other_bytes()}},
+                           f);
+      !s) {
+    return s.error();
+  }
   if (!(in.duration_seconds() >= 0 && in.duration_seconds() < 1e6)) {
     return Error{f + ".durationSeconds must be between 0 and 1e6"};
   }
@@ -61,6 +87,14 @@ Result<CensusRecord> census_from_proto(const v1::Census& in, const char* field) 
     if (auto s = check_text(g.cycle(), at + ".cycle"); !s) return s.error();
     if (auto s = check_text(g.kind(), at + ".kind"); !s) return s.error();
     if (auto s = check_text(g.dtype(), at + ".dtype"); !s) return s.error();
+    if (auto s = check_bytes({{"bytes", g.bytes()},
+                              {"gpuBytes", g.gpu_bytes()},
+                              {"pinnedBytes", g.pinned_bytes()},
+                              {"sharedBytes", g.shared_bytes()}},
+                             at);
+        !s) {
+      return s.error();
+    }
     if (g.pinned_bytes() > g.bytes() || g.shared_bytes() > g.bytes()) {
       return Error{at + ": pinnedBytes and sharedBytes must not exceed bytes"};
     }
@@ -82,7 +116,8 @@ Result<CensusRecord> census_from_proto(const v1::Census& in, const char* field) 
     group.shared_bytes = g.shared_bytes();
     std::uint64_t in_ranges = 0;
     for (const v1::CensusRange& r : g.ranges()) {
-      if (r.nbytes() == 0 || r.address() + r.nbytes() < r.address()) {
+      if (r.nbytes() == 0 || r.nbytes() > kMaxRequestBytesFigure ||
+          r.address() + r.nbytes() < r.address()) {
         return Error{at + ".ranges: a range is empty or wraps around the address space"};
       }
       in_ranges += r.nbytes();

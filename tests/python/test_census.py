@@ -23,6 +23,9 @@ except ImportError as e:  # pragma: no cover
     raise SystemExit(f"test_census needs Debian's python3-torch and python3-numpy: {e}")
 
 MB = 1000 * 1000
+# Budgets that a loaded machine does not reach (a census here takes 0.1-0.5 s idle): the
+# tests that check what a complete census finds must get one; the budget test sets its own.
+BUDGET = 60.0
 
 
 def state(tensors=5, elements=250_000, value=1.0):
@@ -76,7 +79,7 @@ class CensusTest(unittest.TestCase):
                              "reshaped": base.view(1000, 1000), "as_numpy": base.numpy()}
         del base  # else this frame's local holds it first
         coordinator.other = torch.ones(500_000)       # 2 MB, its own storage
-        result = ramguard.census(min_bytes=MB)
+        result = ramguard.census(min_bytes=MB, budget_seconds=BUDGET)
         views = group(result, "coordinator.views")
         self.assertIsNotNone(views, result["groups"])
         self.assertEqual(views["bytes"], 4_000_000)
@@ -92,7 +95,7 @@ class CensusTest(unittest.TestCase):
 
     def test_a_state_dict_is_one_group_sized_in_model_copies(self):
         coordinator.state = state(tensors=8)          # 8 MB
-        result = ramguard.census(model_bytes=8 * MB)
+        result = ramguard.census(model_bytes=8 * MB, budget_seconds=BUDGET)
         g = group(result, "test_census.coordinator.state")
         self.assertIsNotNone(g, [x["holder"] for x in result["groups"]])
         self.assertEqual((g["kind"], g["storages"], g["bytes"]), ("state", 8, 8 * MB))
@@ -108,7 +111,7 @@ class CensusTest(unittest.TestCase):
     def test_a_module_and_its_submodules_are_one_group(self):
         coordinator.model = torch.nn.Sequential(torch.nn.Linear(1000, 500),
                                                 torch.nn.Linear(500, 1000))
-        result = ramguard.census()
+        result = ramguard.census(budget_seconds=BUDGET)
         g = group(result, "test_census.coordinator.model")
         self.assertIsNotNone(g, [x["holder"] for x in result["groups"]])
         self.assertEqual(g["kind"], "module")
@@ -118,7 +121,7 @@ class CensusTest(unittest.TestCase):
     def test_a_frame_local_is_named_with_its_function(self):
         def aggregate():
             updates = [state(tensors=2, value=float(i)) for i in range(3)]
-            return ramguard.census(), updates
+            return ramguard.census(budget_seconds=BUDGET), updates
         result, _ = aggregate()
         held = sorted((g["holder"], g["bytes"]) for g in result["groups"]
                       if g["holder"].startswith("aggregate() local 'updates'"))
@@ -135,7 +138,7 @@ class CensusTest(unittest.TestCase):
         original_collect = gc.collect
         gc.collect = lambda *a: self.fail("the census collected")
         try:
-            result = ramguard.census(model_bytes=5 * MB)
+            result = ramguard.census(model_bytes=5 * MB, budget_seconds=BUDGET)
         finally:
             gc.collect = original_collect
         cyclic = [g for g in result["groups"] if not g["reachable"]]
@@ -168,7 +171,7 @@ class CensusTest(unittest.TestCase):
         for mode in ("full", "roots"):
             run = ramguard.Run(ramguard.Client(socket_path="/nonexistent/rg.sock"), "r")
             run.census_roots(coordinator=coordinator)
-            run.census(mode)
+            run.census(mode, budget_seconds=BUDGET)
             self.assertTrue(run.last_census["groups"])
         del run
         coordinator.__dict__.clear()
@@ -181,12 +184,12 @@ class CensusTest(unittest.TestCase):
         coordinator.unregistered = state(tensors=4)
         run = ramguard.Run(ramguard.Client(socket_path="/nonexistent/rg.sock"), "r")
         run.census_roots(model=model, updates=updates)
-        result = run.census("roots")
+        result = run.census("roots", budget_seconds=BUDGET)
         holders = sorted(g["holder"] for g in result["groups"])
         self.assertEqual(holders, ["model", "updates[0]", "updates[1]"])
         self.assertEqual(result["host_bytes"], 4 * (1000 * 1000 + 1000) + 4 * MB)
         run.census_roots(updates=None)
-        self.assertEqual([g["holder"] for g in run.census("roots")["groups"]], ["model"])
+        self.assertEqual([g["holder"] for g in run.census("roots", budget_seconds=BUDGET)["groups"]], ["model"])
 
     def test_a_census_past_its_budget_says_it_is_partial(self):
         coordinator.junk = [{"k": [i]} for i in range(200_000)]
@@ -194,7 +197,7 @@ class CensusTest(unittest.TestCase):
         result = ramguard.census(budget_seconds=0.001)
         self.assertIn("budget", result["partial"])
         self.assertLess(result["duration_seconds"], 0.5)
-        full = ramguard.census(budget_seconds=30)
+        full = ramguard.census(budget_seconds=BUDGET)
         self.assertEqual(full["partial"], "")
 
     def test_shared_and_file_backed_tensors_are_classified(self):
@@ -204,7 +207,7 @@ class CensusTest(unittest.TestCase):
             f.flush()
             coordinator.mapped = torch.from_file(f.name, shared=True, size=500_000,
                                                  dtype=torch.float32)
-            result = ramguard.census()
+            result = ramguard.census(budget_seconds=BUDGET)
         g = group(result, "coordinator.shared")
         self.assertIsNotNone(g, [x["holder"] for x in result["groups"]])
         self.assertEqual((g["bytes"], g["shared_bytes"]), (2 * MB, 2 * MB))
@@ -218,7 +221,7 @@ class CensusTest(unittest.TestCase):
     def test_gpu_storages_are_listed_apart(self):
         # No GPU here: a meta tensor has no storage bytes, and nothing counts as host RAM.
         coordinator.meta = torch.empty(1_000_000, device="meta")
-        result = ramguard.census()
+        result = ramguard.census(budget_seconds=BUDGET)
         self.assertIsNone(group(result, "coordinator.meta"))
         self.assertEqual(result["gpu_bytes"], 0)
 
@@ -229,7 +232,7 @@ class CensusTest(unittest.TestCase):
         coordinator.array_view = coordinator.array[::2]
         coordinator.mm = mmap.mmap(-1, 2 * MB)
         try:
-            result = ramguard.census(min_bytes=MB)
+            result = ramguard.census(min_bytes=MB, budget_seconds=BUDGET)
             self.assertIsNone(group(result, "coordinator.small"))
             self.assertEqual(group(result, "coordinator.blob")["bytes"], 3 * MB)
             self.assertEqual(group(result, "coordinator.array")["bytes"], 4 * MB)
@@ -244,7 +247,7 @@ class CensusTest(unittest.TestCase):
             "arrays = [numpy.zeros(250_000) for _ in range(2)]\n"
             "view = arrays[0][:10]\n"
             "payload = bytes(3_000_000)\n"
-            "result = ramguard.census(min_bytes=1_000_000)\n"
+            "result = ramguard.census(min_bytes=1_000_000, budget_seconds=60)\n"
             "print(json.dumps({'torch': 'torch' in sys.modules, 'result': result}))\n")
         env = dict(os.environ, PYTHONPATH=os.path.dirname(ramguard.__file__)
                    if not ramguard.__file__.endswith("__init__.py")
@@ -259,6 +262,81 @@ class CensusTest(unittest.TestCase):
         self.assertEqual(holders["__main__.payload"]["bytes"], 3_000_000)
         self.assertEqual(data["result"]["host_bytes"], 7_000_000)
 
+
+
+class CensusWithTheMarks(unittest.TestCase):
+    """What a round end sends, against test_ramguard_client's fake server: a census when asked,
+    every N rounds, and at every round end while a growth warning stands; none otherwise."""
+
+    def setUp(self):
+        from test_ramguard_client import FakeServer, reply_to
+        self.warn_on_round = None
+
+        def handler(request):
+            if "runStart" in request:
+                return reply_to(request, runStart={"runId": "r-1"})
+            if "mark" in request:
+                verdicts = []
+                if request["mark"].get("round") == self.warn_on_round:
+                    verdicts = [{"kind": "growth_warning", "severity": "WARNING",
+                                 "round": self.warn_on_round, "summary": "grows"}]
+                return reply_to(request, mark={"round": request["mark"].get("round", 0),
+                                               "verdicts": verdicts})
+            if "runEnd" in request:
+                return reply_to(request, runEnd={})
+            if "report" in request:
+                return reply_to(request, report={"run": {}})
+            return reply_to(request)
+        self.server = FakeServer(handler)
+        coordinator.state = state(tensors=2)
+
+    def tearDown(self):
+        self.server.close()
+        coordinator.__dict__.clear()
+
+    def censuses(self):
+        return [(r["mark"].get("round"), "census" in r["mark"]) for r in self.server.requests
+                if "mark" in r]
+
+    def test_asked_every_n_and_while_growth_stands(self):
+        client = ramguard.Client(self.server.path, census_every_rounds=3,
+                                 mark_timeout_seconds=5, release_wait_seconds=0,
+                                 census_budget_seconds=BUDGET)
+        run = client.start_run("census-job", model_bytes=2 * MB)
+        run.round_end(census="roots")            # asked: 1
+        run.round_end()                          # 2: not due
+        run.round_end()                          # 3: every 3
+        self.warn_on_round = 4
+        run.round_end()                          # 4: warning raised in its reply
+        run.round_end()                          # 5: the warning stands
+        run.round_end(census=False)              # 6: refused explicitly
+        self.assertEqual(self.censuses(), [(1, True), (2, False), (3, True), (4, False),
+                                           (5, True), (6, False)])
+        sent = next(r["mark"]["census"] for r in self.server.requests
+                    if "mark" in r and r["mark"].get("round") == 3)
+        holders = [g["holder"] for g in sent["groups"]]
+        self.assertIn("test_census.coordinator.state", holders)
+        group = sent["groups"][holders.index("test_census.coordinator.state")]
+        self.assertEqual(group["bytes"], str(2 * MB))  # 64-bit integers travel as strings
+        self.assertEqual(run.last_census["mode"], "full")
+        run.end(census="full", release_wait_seconds=0)
+        end = next(r["runEnd"] for r in self.server.requests if "runEnd" in r)
+        self.assertIn("census", end)
+        self.assertEqual(end["census"]["mode"], "full")
+        client.close()
+
+    def test_control_characters_are_escaped_before_sending(self):
+        coordinator.__dict__["we\x1bird"] = state(tensors=1)
+        coordinator.__dict__["weird"] = coordinator.__dict__.pop("we\x1bird")
+        client = ramguard.Client(self.server.path, mark_timeout_seconds=5,
+                                 census_budget_seconds=BUDGET)
+        run = client.start_run("census-job")
+        run.round_end(census=True)
+        sent = next(r["mark"]["census"] for r in self.server.requests if "mark" in r)
+        holders = [g["holder"] for g in sent["groups"]]
+        self.assertIn("test_census.coordinator.we\\x1bird", holders)
+        self.assertTrue(all(h.isprintable() for h in holders), holders)
+        client.close()
 
 if __name__ == "__main__":
     unittest.main()
