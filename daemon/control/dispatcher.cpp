@@ -347,8 +347,9 @@ Status Dispatcher::run_end(const v1::RunEndRequest& in, const Caller& caller,
     if (!census) return census.error();
     census->at_end = true;
     if (facts && facts->allocator) census->allocator_free_bytes = facts->allocator->retained_bytes;
+    // The end matters more than its census: one that cannot be kept is logged, the run ends.
     if (auto s = registry_.add_census(in.run_id(), caller, std::move(*census), std::nullopt); !s) {
-      return s.error();
+      log::info("run.census_not_kept", {{"run", in.run_id()}, {"reason", s.error().message}});
     }
   }
   auto ended = registry_.end(in.run_id(), caller, in.failure(), std::move(facts));
