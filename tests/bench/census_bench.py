@@ -85,7 +85,7 @@ def main():
         line(f"roots mode, {name} state ({len(coordinator_state)} tensors)", median, worst,
              result, gc_seconds)
         median, worst, result = timed(lambda: ramguard.census(budget_seconds=60.0))
-        line(f"full mode, {name} state ({objects} objects)", median, worst, result, gc_seconds)
+        line(f"full mode, {name} state", median, worst, result, gc_seconds)
         del coordinator_state
 
 
