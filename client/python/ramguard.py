@@ -84,12 +84,16 @@ import itertools
 import json
 import logging
 import math
+import mmap
 import os
 import re
 import select
 import socket
+import sys
 import threading
 import time
+import types
+import weakref
 from typing import Any, Callable, Dict, List, Literal, Optional, Set, Tuple, Type, TypeVar, Union, cast
 
 __all__ = [
@@ -477,6 +481,733 @@ def _gc_probe() -> Dict[str, Any]:
 
 
 # --------------------------------------------------------------------------------------------
+# Census: which large objects are alive, who holds them, and whether anything reachable does.
+# Opt-in (Run.round_end(census=...), Run.end(census=...), Client(census_every_rounds=N), or
+# automatically while a growth warning stands) and budgeted. Never imports torch or numpy: it
+# looks at them only when the coordinator already has. It holds no reference after it returns
+# and never frees anything (no gc.collect()).
+
+CENSUS_BUDGET_SECONDS = 1.0      # full mode stops here and says it is partial
+CENSUS_MIN_BYTES = 1 << 20       # bytes, bytearray, memoryview, mmap and arrays below: ignored
+CENSUS_ROWS = 12                 # groups sent with the mark (the rest summed in other_bytes)
+CENSUS_RANGES = 256              # address ranges sent, over all groups (the daemon places them)
+_CENSUS_CYCLE_STEPS = 8          # how far up the referrers a cycle is looked for
+_CENSUS_CYCLE_GROUPS = 4         # groups whose cycle is described (a heap pass each step)
+_CENSUS_CHECK_EVERY = 4096       # objects between two looks at the clock
+
+
+class _CensusBudget(Exception):
+    pass
+
+
+def _census_kinds() -> Dict[str, Any]:
+    """The types to look for, from the modules the process already has."""
+    kinds: Dict[str, Any] = {"tensor": (), "storage": (), "ndarray": None, "module": None,
+                             "torch": sys.modules.get("torch"), "cuda_ready": False}
+    torch = kinds["torch"]
+    if torch is not None:
+        kinds["tensor"] = tuple(t for t in (getattr(torch, "Tensor", None),) if t)
+        storage_mod = getattr(torch, "storage", None)
+        kinds["storage"] = tuple(t for t in (
+            getattr(torch, "UntypedStorage", None), getattr(torch, "TypedStorage", None),
+            getattr(storage_mod, "_UntypedStorage", None),
+            getattr(storage_mod, "_TypedStorage", None)) if isinstance(t, type))
+        nn = sys.modules.get("torch.nn")
+        kinds["module"] = getattr(nn, "Module", None)
+        cuda = sys.modules.get("torch.cuda")
+        try:
+            kinds["cuda_ready"] = bool(cuda is not None and cuda.is_initialized())
+        except Exception:
+            kinds["cuda_ready"] = False
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        kinds["ndarray"] = getattr(numpy, "ndarray", None)
+    return kinds
+
+
+_BYTES_DATA_OFFSET = sys.getsizeof(b"") - 1  # where a bytes object's data starts (CPython)
+
+
+def _buffer_address(obj: Any) -> int:
+    """Where a writable buffer's data lies (0 when it cannot be told without copying)."""
+    try:
+        return ctypes.addressof((ctypes.c_char * 0).from_buffer(obj))
+    except (TypeError, ValueError, BufferError):
+        return 0
+
+
+class _Storage:
+    """One block of memory, counted once however many tensors, views and arrays share it."""
+    __slots__ = ("key", "nbytes", "address", "device", "dtype", "pinned", "shared", "kind",
+                 "objects")
+
+    def __init__(self, key: Any, nbytes: int, address: int, device: str, dtype: str,
+                 kind: str, pinned: bool = False, shared: bool = False) -> None:
+        self.key, self.nbytes, self.address, self.device = key, nbytes, address, device
+        self.dtype, self.kind, self.pinned, self.shared = dtype, kind, pinned, shared
+        self.objects = 0
+
+
+_CENSUS_OPAQUE = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
+                  types.MethodType, types.CodeType, types.FrameType)
+
+
+class _Root:
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+class _Group:
+    __slots__ = ("obj", "holder", "reachable", "cycle", "storages", "objects")
+
+    def __init__(self, obj: Any, holder: str) -> None:
+        self.obj, self.holder, self.reachable, self.cycle = obj, holder, bool(holder), ""
+        self.storages: List[_Storage] = []
+        self.objects = 0
+
+
+class _Census:
+    """One census. Everything it holds is dropped by close(), before census() returns."""
+
+    def __init__(self, roots: Dict[str, Any], mode: str, budget_seconds: float, min_bytes: int,
+                 rows: int, model_bytes: int) -> None:
+        self.roots, self.mode, self.min_bytes, self.rows = roots, mode, min_bytes, rows
+        self.model_bytes = model_bytes
+        self.started = time.perf_counter()
+        self.deadline = self.started + budget_seconds
+        self.partial = ""
+        self.kinds = _census_kinds()
+        self.storages: Dict[Any, _Storage] = {}
+        self.found: Dict[int, Tuple[Any, _Storage]] = {}   # id -> (object, its storage)
+        self.parent: Dict[int, Any] = {}       # id -> (parent object, label or None)
+        self.objects_seen = 0
+        self.ignore: Set[int] = set()
+        self.seen: Set[int] = set()
+        self._index: Dict[int, Dict[int, Any]] = {}  # container id -> {id(value): key}
+        self.unseen: List[Any] = []
+        self.referrers: Dict[int, List[Any]] = {}
+        self._large_types: Tuple[type, ...] = (bytes, bytearray, memoryview, mmap.mmap) + \
+            tuple(t for t in (self.kinds["ndarray"],) if t is not None) + \
+            self.kinds["tensor"] + self.kinds["storage"]
+        self._type_cache: Dict[type, bool] = {}
+        self._tensor_types: Set[type] = set()
+        self._dtype_names: Dict[Any, str] = {}
+        tensor = self.kinds["tensor"][0] if self.kinds["tensor"] else None
+        self._storage_of: Callable[[Any], Any] = (
+            (lambda t: t.untyped_storage()) if hasattr(tensor, "untyped_storage") else
+            (lambda t: t._storage()) if hasattr(tensor, "_storage") else
+            (lambda t: t.storage()))
+
+    def large_type(self, t: type) -> bool:
+        hit = self._type_cache.get(t)
+        if hit is None:
+            hit = self._type_cache[t] = issubclass(t, self._large_types)
+        return hit
+
+    # -- what counts ---------------------------------------------------------------------
+
+    def _over(self) -> bool:
+        return time.perf_counter() > self.deadline
+
+    def large(self, obj: Any) -> Optional[_Storage]:
+        """The storage of a large object, or None: tensors (their storage), torch storages,
+        numpy arrays (their base), bytes-likes and mmaps above min_bytes."""
+        k = self.kinds
+        t = type(obj)
+        if t in self._tensor_types:  # the common case first: a state dict's tensors
+            return self._tensor(obj)
+        if t is bytes:
+            if len(obj) < self.min_bytes:
+                return None
+            return self._storage(("b", id(obj)), len(obj), id(obj) + _BYTES_DATA_OFFSET,
+                                 "cpu", "bytes", "bytes")
+        if t is bytearray:
+            if len(obj) < self.min_bytes:
+                return None
+            return self._storage(("b", id(obj)), len(obj), _buffer_address(obj), "cpu",
+                                 "bytes", "bytearray")
+        if t is memoryview:
+            try:
+                if obj.nbytes < self.min_bytes:
+                    return None
+                owner = obj.obj
+            except ValueError:  # released
+                return None
+            if self.large(owner) is not None:
+                return self.large(owner)
+            return self._storage(("b", id(owner)), obj.nbytes, 0, "cpu", "bytes", "memoryview")
+        if t is mmap.mmap:
+            try:
+                size = len(obj)
+            except ValueError:  # closed
+                return None
+            if size < self.min_bytes:
+                return None
+            return self._storage(("b", id(obj)), size, _buffer_address(obj), "cpu", "bytes",
+                                 "mmap")
+        if k["ndarray"] is not None and isinstance(obj, k["ndarray"]):
+            base = obj
+            while isinstance(getattr(base, "base", None), k["ndarray"]):
+                base = base.base
+            owner = getattr(base, "base", None)
+            if owner is not None and not isinstance(owner, (bytes, bytearray, mmap.mmap)):
+                # An array over another object's memory (a tensor's, a buffer's): count it
+                # once, under that object, when it is itself large.
+                inner = self.large(owner) if not isinstance(owner, memoryview) else None
+                if inner is not None:
+                    return inner
+            if base.nbytes < self.min_bytes:
+                return None
+            address = int(base.__array_interface__["data"][0])
+            return self._storage(("a", address, int(base.nbytes)), int(base.nbytes), address,
+                                 "cpu", str(base.dtype), "array")
+        if k["tensor"] and isinstance(obj, k["tensor"]):
+            self._tensor_types.add(t)
+            return self._tensor(obj)
+        if k["storage"] and isinstance(obj, k["storage"]):
+            dtype = str(getattr(obj, "dtype", "uint8")).replace("torch.", "")
+            return self._torch_storage(obj, dtype, getattr(obj, "device", None) and
+                                       obj.device.type or "cpu")
+        return None
+
+    def _tensor(self, obj: Any) -> Optional[_Storage]:
+        try:
+            # untyped_storage (torch 2) or _storage (1.x), both C; storage() builds a Python
+            # TypedStorage each call.
+            storage = self._storage_of(obj)
+        except Exception:  # sparse, nested, meta without storage
+            return None
+        dtype = self._dtype_names.get(obj.dtype)
+        if dtype is None:
+            dtype = self._dtype_names[obj.dtype] = str(obj.dtype).replace("torch.", "")
+        return self._torch_storage(storage, dtype, obj.device.type)
+
+    def _torch_storage(self, storage: Any, dtype: str, device: str) -> Optional[_Storage]:
+        try:
+            address, nbytes = int(storage.data_ptr()), int(storage.nbytes())
+        except Exception:
+            return None
+        if nbytes <= 0 or device == "meta":
+            return None
+        key = ("t", device, address)
+        known = self.storages.get(key)
+        if known is not None:
+            known.nbytes = max(known.nbytes, nbytes)
+            return known
+        pinned = shared = False
+        if device == "cpu":
+            try:
+                shared = bool(storage.is_shared())
+                # is_pinned asks CUDA: only once the process has initialized it itself.
+                pinned = bool(self.kinds["cuda_ready"] and storage.is_pinned())
+            except Exception:
+                pass
+        return self._storage(key, nbytes, address, device, dtype, "tensor", pinned, shared)
+
+    def _storage(self, key: Any, nbytes: int, address: int, device: str, dtype: str,
+                 kind: str, pinned: bool = False, shared: bool = False) -> _Storage:
+        known = self.storages.get(key)
+        if known is None:
+            known = self.storages[key] = _Storage(key, nbytes, address, device, dtype, kind,
+                                                  pinned, shared)
+        return known
+
+    def note(self, obj: Any) -> None:
+        """Count obj if it is large."""
+        if id(obj) in self.found:
+            return
+        storage = self.large(obj)
+        if storage is None:
+            return
+        storage.objects += 1
+        entry = self.found[id(obj)] = (obj, storage)
+        self.seen.add(id(entry))  # the census's own: not a holder
+
+    # -- walking -------------------------------------------------------------------------
+
+    def root_objects(self) -> List[Tuple[str, Any]]:
+        """Named roots, in the order paths prefer them: registered roots, live frames' locals
+        (the innermost first), __main__'s globals, then every other module's."""
+        out: List[Tuple[str, Any]] = [(name, obj) for name, obj in self.roots.items()]
+        if self.mode == "roots":
+            return out
+        frame: Optional[types.FrameType]
+        for frame in sys._current_frames().values():
+            while frame is not None:
+                # Not the census's own frames (nor its callers' in this file), and not a
+                # module's body, whose locals are its globals (named below as module.name).
+                if frame.f_code.co_filename != _CENSUS_FILE and \
+                        frame.f_locals is not frame.f_globals:
+                    name = frame.f_code.co_name
+                    try:
+                        local_items = list(frame.f_locals.items())
+                    except Exception:
+                        local_items = []
+                    for key, value in local_items:
+                        out.append((f"{name}() local '{key}'", value))
+                frame = frame.f_back
+        del frame
+        modules = list(sys.modules.items())
+        modules.sort(key=lambda item: item[0] != "__main__")
+        for modname, module in modules:
+            attrs = getattr(module, "__dict__", None)
+            if not isinstance(attrs, dict):
+                continue
+            for key, value in list(attrs.items()):
+                if type(value) is type(sys) or key.startswith("__"):
+                    continue  # modules are roots of their own; dunders hold no data
+                out.append((f"{modname}.{key}", value))
+        return out
+
+    def walk(self, roots: List[Tuple[str, Any]]) -> bool:
+        """Breadth-first from the roots through what the collector can see, recording the
+        first parent of every object reached and counting the large ones. False when it
+        stopped at the budget."""
+        parent, seen = self.parent, self.seen
+        queue: List[Any] = []
+        for name, obj in roots:
+            if id(obj) in seen:
+                continue
+            seen.add(id(obj))
+            parent[id(obj)] = _Root(name)
+            if self.large_type(type(obj)):
+                self.note(obj)
+            queue.append(obj)
+        get_referents, is_tracked = gc.get_referents, gc.is_tracked
+        cache, large_type, note = self._type_cache, self.large_type, self.note
+        # Roots mode stays within the roots' data: not into classes, modules and functions,
+        # through which everything is reachable.
+        stop = _CENSUS_OPAQUE if self.mode == "roots" else ()
+        head = 0
+        while head < len(queue):
+            obj = queue[head]
+            queue[head] = None
+            head += 1
+            if not head % _CENSUS_CHECK_EVERY and self._over():
+                self.partial = "stopped at its time budget while walking from the roots"
+                return False
+            for child in get_referents(obj):
+                big = cache.get(type(child))
+                if big is None:
+                    big = large_type(type(child))
+                if big:
+                    cid = id(child)
+                    if cid not in seen:
+                        seen.add(cid)
+                        parent[cid] = obj
+                        note(child)
+                        if is_tracked(child):
+                            queue.append(child)
+                elif is_tracked(child):
+                    cid = id(child)
+                    if cid not in seen and not isinstance(child, stop):
+                        seen.add(cid)
+                        parent[cid] = obj
+                        queue.append(child)
+        return True
+
+    def unreached(self) -> None:
+        """Full mode, after a complete walk: the objects no root reaches (held by reference
+        cycles, or from outside Python's objects). Their large objects are counted, and who
+        refers to whom among them is kept (self.referrers) to name holders and cycles: what
+        refers to an unreached object is unreached itself."""
+        seen = self.seen
+        objs = gc.get_objects()
+        unseen = [o for o in objs if id(o) not in seen]
+        own = (types.FrameType, _Root, _Storage, _Group, _Census)
+        unseen = [o for o in unseen if not isinstance(o, own)]
+        del objs
+        self.ignore.add(id(unseen))
+        self.unseen = unseen
+        cache, large_type, note = self._type_cache, self.large_type, self.note
+        referrers: Dict[int, List[Any]] = {}
+        self.referrers = referrers
+        get_referents = gc.get_referents
+        for i, obj in enumerate(unseen):
+            if not i % _CENSUS_CHECK_EVERY and self._over():
+                self.partial = "stopped at its time budget among unreached objects"
+                return
+            big = cache.get(type(obj))
+            if big is None:
+                big = large_type(type(obj))
+            if big:
+                note(obj)
+            for child in get_referents(obj):
+                cid = id(child)
+                if cid in seen:
+                    continue
+                held = referrers.get(cid)
+                if held is None:
+                    referrers[cid] = [obj]
+                    big = cache.get(type(child))
+                    if big is None:
+                        big = large_type(type(child))
+                    if big and not gc.is_tracked(child):
+                        note(child)
+                else:
+                    held.append(obj)
+        for i, (obj, _) in self.found.items():
+            if i not in self.parent and i in referrers:
+                self.parent[i] = referrers[i][0]
+
+    # -- naming --------------------------------------------------------------------------
+
+    def step(self, parent: Any, child: Any) -> str:
+        """How parent refers to child, as Python would write it."""
+        if isinstance(parent, (dict, list, tuple)):
+            # Where each value sits, once per container: a state dict of 10^4 tensors is
+            # looked up 10^4 times.
+            index = self._index.get(id(parent))
+            if index is None:
+                items = parent.items() if isinstance(parent, dict) else enumerate(parent)
+                index = self._index[id(parent)] = {}
+                for key, value in items:
+                    index.setdefault(id(value), key)
+            if id(child) not in index:
+                return ".<key>" if isinstance(parent, dict) else "[?]"
+            key = index[id(child)]
+            return f"[{key!r}]" if isinstance(parent, dict) else f"[{key}]"
+        if isinstance(parent, types.FunctionType):
+            if parent.__globals__ is child:
+                return ".__globals__"
+            for cell, name in zip(parent.__closure__ or (), parent.__code__.co_freevars):
+                if cell is child:
+                    return f".<closure {name}>"
+            return ".<function>"
+        if isinstance(parent, types.CellType) if hasattr(types, "CellType") else False:
+            return ""
+        if isinstance(parent, types.FrameType):
+            for key, value in parent.f_locals.items():
+                if value is child:
+                    return f" local '{key}'"
+            return " <frame>"
+        attrs = getattr(parent, "__dict__", None)
+        if attrs is child:
+            return ""
+        if isinstance(attrs, dict):
+            for key, value in attrs.items():
+                if value is child:
+                    return f".{key}"
+        if isinstance(parent, (set, frozenset)):
+            return ".<member>"
+        return f".<{type(parent).__name__}>"
+
+    def path(self, obj: Any) -> Tuple[str, List[Any]]:
+        """The path from a root to obj, and the objects on it (root first)."""
+        chain: List[Any] = [obj]
+        parts: List[str] = []
+        current = obj
+        for _ in range(64):
+            entry = self.parent.get(id(current))
+            if entry is None:
+                return "", chain
+            if isinstance(entry, _Root):
+                parts.append(entry.name)
+                break
+            step = self.step(entry, current)
+            if not step and parts and parts[-1].startswith("[") and parts[-1].endswith("]") \
+                    and parts[-1][1:2] in "'\"":
+                parts[-1] = "." + parts[-1][2:-2]  # obj.__dict__['x'] is obj.x
+            parts.append(step)
+            chain.append(entry)
+            current = entry
+        chain.reverse()
+        return "".join(reversed(parts)), chain
+
+    def ancestors(self, obj: Any) -> List[Any]:
+        """The objects on obj's path from a root, root first (no names: cheap)."""
+        chain: List[Any] = []
+        current = obj
+        for _ in range(64):
+            entry = self.parent.get(id(current))
+            if entry is None or isinstance(entry, _Root):
+                break
+            chain.append(entry)
+            current = entry
+        chain.reverse()
+        return chain
+
+    def _referrers(self, obj: Any) -> List[Any]:
+        """What refers to an unreached object (the census's own objects aside)."""
+        return [r for r in self.referrers.get(id(obj), ())
+                if not isinstance(r, (_Group, _Census, _Storage))]
+
+    def cycle(self, obj: Any) -> Tuple[str, str]:
+        """For an object no root reaches: (its holder's name, the cycle that keeps it), found by
+        climbing the referrers (a heap pass per step, so a few steps for a few groups)."""
+        chain: List[Any] = [obj]
+        try:
+            for _ in range(_CENSUS_CYCLE_STEPS):
+                referrers = self._referrers(chain[-1])
+                if not referrers:
+                    return "", "held from outside Python's objects (an extension's reference)"
+                # A referrer already on the chain closes the cycle.
+                on_chain = [r for r in referrers if any(r is c for c in chain)]
+                nxt = on_chain[0] if on_chain else referrers[0]
+                del referrers, on_chain
+                if not any(nxt is c for c in chain):
+                    chain.append(nxt)
+                    continue
+                start = next(i for i, c in enumerate(chain) if c is nxt)
+                names = [self._name(o) for o in chain[start:]]
+                back = self.step(chain[-1], nxt).lstrip(".") or "refers back to"
+                shape = " -> ".join(f"{n[0]} `{n[1]}`" for n in names) + \
+                    f" -> `{back}` is `{names[0][1]}`"
+                holder = names[0][1] + "".join(self.step(chain[i], chain[i - 1])
+                                               for i in range(start, 0, -1))
+                return holder, shape
+            return "", "held by a chain of objects longer than the census follows"
+        finally:
+            chain.clear()
+
+    def _name(self, obj: Any) -> Tuple[str, str]:
+        """(what it is, what to call it) for an object no root names."""
+        if isinstance(obj, types.FunctionType):
+            return "function", obj.__qualname__
+        if isinstance(obj, dict):
+            for value in obj.values():  # a namespace: name it by its functions
+                if isinstance(value, types.FunctionType) and value.__globals__ is obj:
+                    return "dict", f"{value.__name__}.__globals__"
+            return "dict", f"dict at {id(obj):#x}"
+        return type(obj).__name__, f"{type(obj).__name__} at {id(obj):#x}"
+
+    def group_of(self, obj: Any, path_objects: List[Any]) -> Any:
+        """The container that a storage counts under: the outermost torch Module on its path,
+        else its direct holder when that is a container, else the object itself."""
+        module = self.kinds["module"]
+        if module is not None:
+            for o in path_objects:
+                if isinstance(o, module):
+                    return o
+        holder = self.parent.get(id(obj))
+        if isinstance(holder, (dict, list, tuple)):
+            owner = self.parent.get(id(holder))
+            if owner is not None and not isinstance(owner, _Root) and \
+                    getattr(owner, "__dict__", None) is holder:
+                return obj  # an attribute: the object's __dict__ holds all of them
+            return holder
+        return obj
+
+    def close(self) -> None:
+        self.roots = {}
+        self.found.clear()
+        self.parent.clear()
+        self.storages.clear()
+        self.ignore.clear()
+        self.seen.clear()
+        self.unseen = []
+        self.referrers = {}
+        self._index = {}
+
+
+_CENSUS_FILE = globals().get("__file__", "")  # frames of this file are not roots
+
+
+def census(roots: Optional[Dict[str, Any]] = None, mode: str = "full",
+           budget_seconds: float = CENSUS_BUDGET_SECONDS, min_bytes: int = CENSUS_MIN_BYTES,
+           rows: int = CENSUS_ROWS, model_bytes: int = 0) -> Dict[str, Any]:
+    """Which large objects this process holds, grouped by who holds them.
+
+    mode="full": every torch tensor and storage (torch only if already imported), numpy array
+    (likewise), bytes/bytearray/memoryview/mmap of min_bytes or more in the heap, each storage
+    counted once however many tensors and views share it; grouped by the container holding
+    them (a state dict is one group; a torch Module and its submodules are one); each group
+    named by its path from a root: registered roots (roots={"name": obj}), live frames' locals
+    ("aggregate() local 'updates'"), module globals ("coordinator.state"). A group no root
+    reaches is held only by a reference cycle: it is named from the cycle, whose shape is given
+    ("dict `aggregate.__globals__` -> function `aggregate` -> __globals__ is ...").
+    mode="roots": only what the registered roots reach (cheap). Stops at budget_seconds with
+    partial set to why. model_bytes > 0 sizes groups in model copies. Never imports torch or
+    numpy, never collects, holds nothing after it returns.
+
+    Returns {"mode", "partial", "duration_seconds", "objects_seen", "storages", "host_bytes",
+    "gpu_bytes", "pinned_bytes", "shared_bytes", "unreachable_bytes", "groups": [{"holder",
+    "reachable", "cycle", "kind", "bytes", "gpu_bytes", "storages", "objects", "dtype",
+    "model_copies", "ranges": [[address, nbytes], ...]}, ...] (largest first, `rows` of them),
+    "other_bytes" (groups not listed), "other_groups"}."""
+    if mode not in ("full", "roots"):
+        raise ValueError(f"invalid census mode {mode!r}; expected 'full' or 'roots'")
+    c = _Census(dict(roots or {}), mode, budget_seconds, min_bytes, rows, model_bytes)
+    c.ignore.add(id(roots))  # the caller's dict of roots is not a holder
+    try:
+        return _census_run(c)
+    finally:
+        c.close()
+
+
+def _census_is_view(obj: Any) -> bool:
+    if isinstance(obj, memoryview):
+        return True
+    try:
+        base = getattr(obj, "_base", None) if not hasattr(obj, "__array_interface__") \
+            else obj.base
+    except Exception:
+        return False
+    return base is not None
+
+
+def _census_run(c: _Census) -> Dict[str, Any]:
+    # The census's own objects are not part of the census: mark them seen.
+    c.ignore.update(id(o) for o in (c, c.seen, c.parent, c.found, c.storages, c.ignore,
+                                    c.roots, c._type_cache))
+    roots = c.root_objects()
+    c.ignore.add(id(roots))
+    c.ignore.update(id(item) for item in roots)
+    c.seen.update(c.ignore)
+    complete = c.walk(roots)
+    del roots
+    c.objects_seen = len(c.seen)
+    if complete and c.mode == "full":
+        c.unreached()
+        c.objects_seen += len(c.unseen)
+    return _census_groups(c, complete and not c.partial)
+
+
+def _census_groups(c: _Census, complete: bool) -> Dict[str, Any]:
+    groups: Dict[int, _Group] = {}
+    c.ignore.add(id(groups))
+    counted: Set[Any] = set()
+    # Largest storages first, owners before views: a storage counts in the group of the object
+    # that owns it (an array's base, a tensor that is not a view), else in the first found.
+    items = sorted(c.found.values(),
+                   key=lambda item: (-item[1].nbytes, _census_is_view(item[0])))
+    c.ignore.add(id(items))
+    obj: Any = None
+    group_obj: Any = None
+    storage: Optional[_Storage] = None
+    for obj, storage in items:
+        chain = c.ancestors(obj)
+        group_obj = c.group_of(obj, chain)
+        chain.clear()
+        g = groups.get(id(group_obj))
+        if g is None:
+            # Named once per group; "" when no root reaches it (named from its cycle below).
+            g = groups[id(group_obj)] = _Group(group_obj, c.path(group_obj)[0])
+        g.objects += 1
+        if storage.key not in counted:
+            counted.add(storage.key)
+            g.storages.append(storage)
+    del items
+    obj = group_obj = storage = None
+    ordered = sorted(groups.values(),
+                     key=lambda g: -sum(s.nbytes for s in g.storages))
+    groups.clear()
+    described = 0
+    for g in ordered:
+        if g.reachable or not g.storages:
+            continue
+        what = type(g.obj).__name__
+        if not complete:
+            g.holder = f"a {what} not reached before the budget"
+        elif described >= _CENSUS_CYCLE_GROUPS or c._over():
+            g.holder = f"a {what} no root reaches"
+            g.cycle = "not described (census budget)"
+        else:
+            described += 1
+            holder, g.cycle = c.cycle(g.obj)
+            g.holder = holder or f"a {what} no root reaches"
+    module = c.kinds["module"]
+    out: List[Dict[str, Any]] = []
+    ranges_left = CENSUS_RANGES
+    for g in ordered:
+        storages = g.storages
+        if not storages:  # views of storages another group counts
+            continue
+        host = sum(s.nbytes for s in storages if s.device == "cpu")
+        gpu = sum(s.nbytes for s in storages if s.device != "cpu")
+        tensors = sum(1 for s in storages if s.kind == "tensor")
+        if module is not None and isinstance(g.obj, module):
+            kind = "module"
+        elif tensors > 1:
+            kind = "state"
+        elif tensors:
+            kind = "tensor"
+        elif any(s.kind == "array" for s in storages):
+            kind = "arrays" if len(storages) > 1 else "array"
+        else:
+            kind = storages[0].kind if len(storages) == 1 else "buffers"
+        dtypes: Dict[str, int] = {}
+        for s in storages:
+            dtypes[s.dtype] = dtypes.get(s.dtype, 0) + s.nbytes
+        merged: List[List[int]] = []
+        if len(out) < c.rows:
+            for address, nbytes in sorted((s.address, s.nbytes) for s in storages
+                                          if s.device == "cpu" and s.address):
+                if merged and merged[-1][0] + merged[-1][1] == address:
+                    merged[-1][1] += nbytes
+                else:
+                    merged.append([address, nbytes])
+            merged = merged[:max(0, ranges_left)]
+            ranges_left -= len(merged)
+        out.append({
+            "holder": g.holder, "reachable": g.reachable, "cycle": g.cycle, "kind": kind,
+            "bytes": host, "gpu_bytes": gpu, "storages": len(storages), "objects": g.objects,
+            "dtype": max(dtypes, key=lambda d: dtypes[d]) if dtypes else "",
+            "pinned_bytes": sum(s.nbytes for s in storages if s.pinned),
+            "shared_bytes": sum(s.nbytes for s in storages if s.shared),
+            "model_copies": round(host / c.model_bytes, 3) if c.model_bytes else 0.0,
+            "ranges": merged,
+        })
+        g.obj = None
+    ordered.clear()
+    cpu = [s for s in c.storages.values() if s.device == "cpu"]
+    return {
+        "mode": c.mode, "partial": c.partial,
+        "duration_seconds": time.perf_counter() - c.started,
+        "objects_seen": c.objects_seen, "storages": len(c.storages),
+        "host_bytes": sum(s.nbytes for s in cpu),
+        "gpu_bytes": sum(s.nbytes for s in c.storages.values() if s.device != "cpu"),
+        "pinned_bytes": sum(s.nbytes for s in cpu if s.pinned),
+        "shared_bytes": sum(s.nbytes for s in cpu if s.shared),
+        "unreachable_bytes": sum(g["bytes"] for g in out if not g["reachable"]),
+        "model_bytes": c.model_bytes,
+        "groups": out[:c.rows],
+        "other_groups": max(0, len(out) - c.rows),
+        "other_bytes": sum(g["bytes"] for g in out[c.rows:]),
+    }
+
+
+
+
+CENSUS_TEXT_BYTES = 256  # a holder's path or a cycle's shape on the wire (the daemon's limit)
+
+
+def _census_text(text: str) -> str:
+    """Printable (control characters written as escapes, as repr() does) and at most
+    CENSUS_TEXT_BYTES of UTF-8: the daemon refuses anything else."""
+    if not text.isprintable():
+        text = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+    data = text.encode("utf-8", "replace")
+    if len(data) <= CENSUS_TEXT_BYTES:
+        return text
+    return data[:CENSUS_TEXT_BYTES - 3].decode("utf-8", "ignore") + "..."
+
+
+def _census_wire(result: Dict[str, Any]) -> Dict[str, Any]:
+    """census()'s result as the protocol's Census (proto/ramguard.proto): the listed groups
+    with their address ranges, the totals; texts cut to CENSUS_TEXT_BYTES."""
+    groups = [{"holder": _census_text(g["holder"]), "reachable": bool(g["reachable"]),
+               "cycle": _census_text(g["cycle"]) or None, "kind": g["kind"],
+               "bytes": int(g["bytes"]), "gpu_bytes": int(g["gpu_bytes"]) or None,
+               "storages": int(g["storages"]), "objects": int(g["objects"]),
+               "dtype": g["dtype"] or None, "pinned_bytes": int(g["pinned_bytes"]) or None,
+               "shared_bytes": int(g["shared_bytes"]) or None,
+               "ranges": [{"address": int(a), "nbytes": int(n)} for a, n in g["ranges"]]}
+              for g in result["groups"]]
+    return {"mode": result["mode"], "partial": _census_text(result["partial"]) or None,
+            "duration_seconds": float(result["duration_seconds"]),
+            "objects_seen": int(result["objects_seen"]), "storages": int(result["storages"]),
+            "host_bytes": int(result["host_bytes"]), "gpu_bytes": int(result["gpu_bytes"]),
+            "pinned_bytes": int(result["pinned_bytes"]),
+            "shared_bytes": int(result["shared_bytes"]),
+            "unreachable_bytes": int(result["unreachable_bytes"]), "groups": groups,
+            "other_groups": int(result["other_groups"]),
+            "other_bytes": int(result["other_bytes"])}
+
+
+# --------------------------------------------------------------------------------------------
 # Wire conversion
 
 # Fields of 64-bit integer type in ramguard.proto: protobuf's JSON mapping writes them as strings.
@@ -491,7 +1222,9 @@ _INT64_FIELDS = frozenset("""
     afterCompletionBytes atUnixUs deadlineUnixUs cgroupLimitBytes committedBytes count countedBytes
     earlierVerdicts effectiveBudgetBytes growthMinBytes heldBytes maxFloorBytes maxPeakBytes
     minFloorBytes nodeAvailableBytes nodeCapBytes planBytes pssBytes releaseSlackBytes
-    unallocatedBytes
+    unallocatedBytes gpuBytes pinnedBytes sharedBytes objectsSeen hostBytes unreachableBytes
+    otherBytes address nbytes deviceBytes unmappedBytes allocatorFreeBytes unexplainedBytes
+    topHolderBytes
 """.split())
 _FLOAT_SPECIALS = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}
 # Maps whose keys are data, not field names: keep keys as they are.
@@ -888,6 +1621,13 @@ class Run:
         # one mark share it.
         self._mark_deadline = 0.0
         self._delivered: Set[Tuple[str, int, int, bool, str]] = set()  # verdicts handed over
+        self.model_bytes = 0              # the run's declared model size: census model copies
+        # Census: roots registered by census_roots (weak where the object allows it), whether
+        # a growth warning stands (a census goes with every round end while it does), and the
+        # last census taken (the whole result, which the mark carries in part).
+        self._census_roots: Dict[str, Any] = {}
+        self._growth_standing = False
+        self.last_census: Optional[Dict[str, Any]] = None
 
     @property
     def baseline(self) -> Reading:
@@ -921,7 +1661,7 @@ class Run:
 
     def mark(self, kind: str, phase: str = "", round_no: Optional[int] = None,
              allocator: Optional[Dict[str, int]] = None, gc: Optional[Dict[str, Any]] = None,
-             **legacy: Any) -> MarkResult:
+             census: Optional[Dict[str, Any]] = None, **legacy: Any) -> MarkResult:
         """Send a mark. kind: "begin", "end" or "round_end" (or the protocol's enum names).
         allocator: dict with allocated_bytes/active_bytes/resident_bytes/retained_bytes;
         gc: dict with rss_before_bytes/rss_after_bytes/collected_objects/duration_seconds.
@@ -943,6 +1683,8 @@ class Run:
             body["allocator"] = {k: int(v) for k, v in allocator.items()}
         if gc is not None:
             body["gc"] = dict(gc)
+        if census is not None:
+            body["census"] = _census_wire(census)
         body["at_unix_us"] = at_us = _now_us()
         with self._lock:
             # One bound for the whole mark, the resynchronisation it may do first included.
@@ -983,7 +1725,17 @@ class Run:
                 body["round"] = max(body["round"] or 0, self._rounds_ended)
             body["run_id"] = self.run_id
             try:
-                reply = self._call("mark", body)
+                try:
+                    reply = self._call("mark", body)
+                except (MalformedError, InvalidArgumentError) as e:
+                    if "census" not in body or self.client.strict:
+                        raise
+                    # A daemon from before the census, or one that refuses this summary: the
+                    # mark matters more than the census it carries.
+                    logger.warning("ramguard: run %s: ramguardd did not take the census (%s); "
+                                   "marking without it", self.run_id, e.message)
+                    body = {k: v for k, v in body.items() if k != "census"}
+                    reply = self._call("mark", body)
             except FailedPreconditionError as e:
                 if self.client.strict:
                     raise
@@ -1064,22 +1816,85 @@ class Run:
 
     def round_end(self, round_no: Optional[int] = None, gc_probe: bool = False,
                   allocator: Union[bool, Dict[str, int], None] = True,
-                  **legacy: Any) -> MarkResult:
+                  census: Union[bool, str, None] = None, **legacy: Any) -> MarkResult:
         """Mark the end of a round; the result's verdicts are those the round raised. With
         gc_probe=True, read this process's RSS just before and just after gc.collect() and send
         both: memory that only the collector frees is held by reference cycles, which a test
         that calls the collector itself would hide. allocator=True (the default; it costs
         microseconds) sends allocator_stats() after the gc probe, so a floor that grows while
         the live bytes stay flat is named allocator retention, not a leak; a dict sends those
-        figures; False or None sends none."""
+        figures; False or None sends none.
+        census: True or "full" (the whole heap), "roots" (what census_roots reach), False
+        (none) or None: a full census every Client(census_every_rounds=N) rounds and at every
+        round end while a growth warning stands. It is taken before the gc probe (which would
+        free what only cycles hold), kept in run.last_census, and its summary goes with the
+        mark (see census())."""
         round_no = legacy.pop("round", round_no)
         _no_legacy(legacy)
+        every = self.client.census_every_rounds
+        taken = self._take_census(census, every > 0 and (self._rounds_ended + 1) % every == 0)
         probe = _gc_probe() if gc_probe else None
         if allocator is True:
             allocator = _allocator_wire(allocator_stats())
         elif allocator is False:
             allocator = None
-        return self.mark("round_end", round_no=round_no, allocator=allocator, gc=probe)
+        return self.mark("round_end", round_no=round_no, allocator=allocator, gc=probe,
+                         census=taken)
+
+    # -- census -----------------------------------------------------------------------------
+
+    def census_roots(self, **named: Any) -> None:
+        """Name the objects the census starts from (census(mode="roots") walks only these):
+        run.census_roots(model=model, updates=updates). Objects that take weak references are
+        held weakly; others (dicts, lists) are held until the run ends or name=None drops them:
+        register the object that holds a dict to avoid that."""
+        for name, obj in named.items():
+            if obj is None:
+                self._census_roots.pop(name, None)
+                continue
+            try:
+                self._census_roots[name] = weakref.ref(obj)
+            except TypeError:
+                self._census_roots[name] = obj
+
+    def census(self, mode: str = "full", budget_seconds: Optional[float] = None
+               ) -> Dict[str, Any]:
+        """A census now (see census()), from the registered roots, sized in the run's model
+        copies; kept in last_census. Nothing is sent."""
+        roots: Dict[str, Any] = {}
+        for name, held in self._census_roots.items():
+            obj = held() if isinstance(held, weakref.ref) else held
+            if obj is not None:
+                roots[name] = obj
+        obj = None
+        budget = self.client.census_budget_seconds if budget_seconds is None else budget_seconds
+        try:
+            result = census(roots, mode=mode, budget_seconds=budget,
+                            min_bytes=self.client.census_min_bytes, model_bytes=self.model_bytes)
+        finally:
+            roots.clear()
+        self.last_census = result
+        return result
+
+    def _take_census(self, census: Union[bool, str, None], due: bool) -> Optional[Dict[str, Any]]:
+        """The census a round end or the end asked for (None: when due or a growth warning
+        stands). Never raises for the census's sake unless strict: a guard must not break what
+        it guards."""
+        if census is None:
+            census = "full" if due or self._growth_standing else False
+        if census is False:
+            return None
+        mode = "full" if census is True else str(census)
+        if mode not in ("full", "roots"):
+            raise ValueError(f"invalid census {census!r}; expected True, 'full', 'roots' or False")
+        try:
+            return self.census(mode)
+        except Exception as e:
+            if self.client.strict:
+                raise
+            logger.warning("ramguard: run %s: census failed: %s: %s", self.run_id,
+                           type(e).__name__, e)
+            return None
 
     # -- resynchronisation ------------------------------------------------------------------
 
@@ -1161,6 +1976,8 @@ class Run:
         new: List[Verdict] = []
         for v in verdicts:
             key = (v.kind, int(v.round), int(v.at_unix_ms), bool(v.cleared), v.summary)
+            if v.kind == "growth_warning":
+                self._growth_standing = not v.cleared and not v.passed
             if key not in self._delivered:
                 self._delivered.add(key)
                 new.append(v)
@@ -1195,7 +2012,8 @@ class Run:
 
     def end(self, failure: Optional[str] = None, allocator: bool = True,
             trim_probe: bool = False, gc_probe: bool = False,
-            release_wait_seconds: Optional[float] = None) -> RunEndResult:
+            release_wait_seconds: Optional[float] = None,
+            census: Union[bool, str, None] = None) -> RunEndResult:
         """End the run; the result carries the last reading, the peak and the verdicts the end
         raised. failure: why the run failed (e.g. "ValueError: bad shape"; one line, at most
         256 bytes): the run gets a critical "failed" verdict that says so. Not strict: never
@@ -1209,8 +2027,14 @@ class Run:
         release_wait_seconds: how long to wait for the release verdict after the end (default:
         the Client's release_wait_seconds, 5 s); it arrives as soon as RSS is back within the
         slack, or when release.grace (30 s by default) expires with memory still held. While
-        end() waits this process still holds what it holds: free first, then end. 0: no wait."""
+        end() waits this process still holds what it holds: free first, then end. 0: no wait.
+        census: as round_end's, taken first (None: when Client(census_every_rounds) is set or a
+        growth warning stands): what is still held at the end, and by whom."""
         facts: Dict[str, Any] = {}
+        if self.end_reply is None:
+            taken = self._take_census(census, self.client.census_every_rounds > 0)
+            if taken is not None:
+                facts["census"] = _census_wire(taken)
         if gc_probe:
             facts["gc"] = _gc_probe()
         if allocator or trim_probe:
@@ -1230,6 +2054,7 @@ class Run:
                 # The end is worth one attempt even while backing off: it is the run's last word,
                 # and outside the training loop: its resynchronisation has the Client's timeout.
                 self._mark_deadline = time.monotonic() + self.client.timeout
+                self._census_roots.clear()
                 if not self._ready(force=True):
                     raise UnavailableError("UNAVAILABLE", "run end not delivered")
                 # A daemon older than run_end's facts or failure refuses them: end the run all
@@ -1316,7 +2141,10 @@ class Client:
     def __init__(self, socket_path: Optional[str] = None, timeout: float = 10.0, *,
                  strict: bool = False, on_verdict: Optional[VerdictCallback] = None,
                  release_wait_seconds: float = 5.0,
-                 mark_timeout_seconds: float = MARK_TIMEOUT_SECONDS) -> None:
+                 mark_timeout_seconds: float = MARK_TIMEOUT_SECONDS,
+                 census_every_rounds: int = 0,
+                 census_budget_seconds: float = CENSUS_BUDGET_SECONDS,
+                 census_min_bytes: Union[int, str] = CENSUS_MIN_BYTES) -> None:
         self.socket_path = socket_path or default_socket_path()
         self.timeout = timeout
         # How long a mark (with the resynchronisation it may do first) waits for ramguardd:
@@ -1325,6 +2153,14 @@ class Client:
             raise ValueError(f"mark_timeout_seconds must be a positive number of seconds, "
                              f"not {mark_timeout_seconds!r}")
         self.mark_timeout_seconds = mark_timeout_seconds
+        # Census: a full one every N round ends (0: only when asked or a growth warning stands).
+        if census_every_rounds < 0 or not (math.isfinite(census_budget_seconds) and
+                                           census_budget_seconds > 0):
+            raise ValueError("census_every_rounds must be 0 or more and census_budget_seconds "
+                             f"positive, not {census_every_rounds!r}, {census_budget_seconds!r}")
+        self.census_every_rounds = census_every_rounds
+        self.census_budget_seconds = census_budget_seconds
+        self.census_min_bytes = parse_size(census_min_bytes)
         self._mark_times = True  # False once a daemon from before MarkRequest fields 7-8 says so
         self.strict = strict
         self.on_verdict = on_verdict
@@ -1575,9 +2411,13 @@ class Client:
             if self.strict:
                 raise
             self._warn(f"cannot start run of job {job}: {e}")
-            return Run(self, "", owned=True, start_body=body)
+            run = Run(self, "", owned=True, start_body=body)
+            run.model_bytes = cast(int, body["model_bytes"] or 0)
+            return run
         start = RunStart.from_reply(reply)
-        return Run(self, start.run_id, start)
+        run = Run(self, start.run_id, start)
+        run.model_bytes = cast(int, body["model_bytes"] or 0)
+        return run
 
     def end_run(self, run_id: str, failure: Optional[str] = None) -> RunEndResult:
         return RunEndResult.from_reply(self.call("run_end", {"run_id": run_id,

@@ -1,5 +1,9 @@
 // Runs side by side: peak RAM, RSS between rounds, RSS after completion, plus verdicts, worst
 // phase gap and estimate ratio; as text, markdown, CSV or JSON.
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "ramguard/base/verdict_rank.hpp"
 #include "report/format.hpp"
 #include "report/json_writer.hpp"
@@ -45,6 +49,10 @@ std::string json(const v1::CompareReply& reply) {
         .field("worst_verdict", row.worst_verdict())
         .field("worst_gap_seconds", row.worst_gap_seconds())
         .field("estimate_ratio", row.estimate_ratio());
+    if (!row.top_holder().empty()) {  // runs with a census: what held the most at its last one
+      w.field("top_holder", row.top_holder())
+          .field("top_holder_bytes", static_cast<std::uint64_t>(row.top_holder_bytes()));
+    }
     w.key("verdicts");
     write_verdicts(w, row.verdicts());
     w.end_object();
@@ -71,15 +79,25 @@ std::string compare_table(const v1::CompareReply& reply, TableFormat format,
   t.add_column("verdicts");
   t.add_column("worst phase gap", Align::kRight);
   t.add_column("peak/estimate", Align::kRight);
+  // The top holder of each run's last census: a column only when some run sent a census.
+  const bool holders = std::any_of(reply.rows().begin(), reply.rows().end(),
+                                   [](const v1::CompareRow& r) { return !r.top_holder().empty(); });
+  if (holders) t.add_column("top holder (last census)");
   for (const v1::CompareRow& row : reply.rows()) {
     const bool has_floors = row.first_floor_bytes() > 0 || row.last_floor_bytes() > 0;
-    t.add_row(
+    std::vector<std::string> cells(
         {row.run_id(), row.job(), labels_string(row.labels()), bytes(row.peak_bytes()),
          has_floors ? bytes(row.first_floor_bytes()) + " -> " + bytes(row.last_floor_bytes()) : "-",
          row.after_completion_bytes() > 0 ? bytes(row.after_completion_bytes()) : "-",
          verdicts_cell(row),
          row.worst_gap_seconds() > 0 ? format_seconds(row.worst_gap_seconds()) : "-",
          row.estimate_ratio() > 0 ? format_fixed(row.estimate_ratio(), 2) : "-"});
+    if (holders) {
+      cells.push_back(row.top_holder().empty()
+                          ? "-"
+                          : escape_text(row.top_holder()) + " " + bytes(row.top_holder_bytes()));
+    }
+    t.add_row(cells);
   }
   switch (format) {
     case TableFormat::kMarkdown:

@@ -1,4 +1,5 @@
 // The run report as stable JSON; client/report/report.schema.json describes it.
+#include "report/census_section.hpp"
 #include "report/json_writer.hpp"
 #include "report/render.hpp"
 #include "report/run_facts.hpp"
@@ -143,6 +144,11 @@ std::string report_json(const v1::ReportReply& reply) {
 
   w.key("verdicts");
   write_verdicts(w, run.verdicts());
+
+  if (!run.censuses().empty()) {
+    w.key("holders");
+    census_json(w, run);
+  }
 
   w.key("samples").begin_array();
   for (const v1::SamplePoint& s : reply.samples()) {

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "ramguard/base/verdict_rank.hpp"
+#include "report/census_section.hpp"
 #include "report/format.hpp"
 #include "report/plan_table.hpp"
 #include "report/render.hpp"
@@ -268,6 +269,7 @@ std::string report_text(const v1::ReportReply& reply, const RenderOptions& o) {
   out += plan_table_text(run, o.binary_units);
   boundaries_section(run, o, out);
   gaps_section(run, out);
+  census_text_section(run, o.binary_units, out);
   release_section(run, o, out);
   verdicts_section(run, out);
   if (!reply.samples().empty()) {

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "common/log.hpp"
+#include "control/census_convert.hpp"
 #include "control/codec.hpp"
 #include "control/convert.hpp"
 #include "control/queries.hpp"
@@ -277,9 +278,27 @@ Status Dispatcher::mark(const v1::MarkRequest& in, const Caller& caller, v1::Mar
     input.gc = GcFacts{g.rss_before_bytes(), g.rss_after_bytes(), g.collected_objects(),
                        g.duration_seconds()};
   }
+  std::optional<CensusRecord> census;
+  if (in.has_census()) {
+    if (input.kind != MarkKind::kRoundEnd) return Error{"mark.census goes with a ROUND_END only"};
+    auto c = census_from_proto(in.census(), "mark.census");
+    if (!c) return c.error();
+    census = std::move(*c);
+  }
   if (input.kind == MarkKind::kPhaseBegin) input.room = phase_room(input.run_id);
   auto marked = registry_.mark(input, caller);
   if (!marked) return marked.error();
+  std::string census_warning;
+  if (census) {
+    census->round = marked->mark.round;
+    if (input.allocator) census->allocator_free_bytes = input.allocator->retained_bytes;
+    // The mark is recorded: a census that cannot be kept is logged, the mark still answered.
+    if (auto s =
+            registry_.add_census(input.run_id, caller, std::move(*census), marked->mark.reading);
+        !s) {
+      census_warning = "census not kept: " + s.error().message;
+    }
+  }
   to_proto(marked->mark.reading, *out.mutable_reading());
   if (input.kind == MarkKind::kRoundEnd) {
     auto processes = registry_.tree_processes(input.run_id);
@@ -294,6 +313,9 @@ Status Dispatcher::mark(const v1::MarkRequest& in, const Caller& caller, v1::Mar
   out.set_peak_exact(marked->peak_exact);
   out.set_stored(marked->stored);
   out.set_warning(marked->stored ? marked->warning : with_unstored_note(marked->warning));
+  if (!census_warning.empty()) {
+    out.set_warning(out.warning().empty() ? census_warning : out.warning() + "; " + census_warning);
+  }
   for (const Verdict& v : marked->verdicts) to_proto(v, input.run_id, *out.add_verdicts());
   return ok_status();
 }
@@ -318,6 +340,16 @@ Status Dispatcher::run_end(const v1::RunEndRequest& in, const Caller& caller,
     if (in.has_trim()) {
       const auto& t = in.trim();
       facts->trim = TrimFacts{t.rss_before_bytes(), t.rss_after_bytes(), t.duration_seconds()};
+    }
+  }
+  if (in.has_census()) {
+    auto census = census_from_proto(in.census(), "runEnd.census");
+    if (!census) return census.error();
+    census->at_end = true;
+    if (facts && facts->allocator) census->allocator_free_bytes = facts->allocator->retained_bytes;
+    // The end matters more than its census: one that cannot be kept is logged, the run ends.
+    if (auto s = registry_.add_census(in.run_id(), caller, std::move(*census), std::nullopt); !s) {
+      log::info("run.census_not_kept", {{"run", in.run_id()}, {"reason", s.error().message}});
     }
   }
   auto ended =
@@ -557,7 +589,9 @@ Status Dispatcher::compare(const v1::CompareRequest& in, const Caller& caller,
     auto ledger = find_ledger(registry_, store_, id, /*complete=*/true);
     if (!ledger) return ledger.error();
     if (auto s = check_read(scope, *ledger); !s) return s;
-    fill_compare_row(*ledger, registry_.params().detectors, *out.add_rows());
+    v1::CompareRow& row = *out.add_rows();
+    fill_compare_row(*ledger, registry_.params().detectors, row);
+    add_top_holder(run_censuses(store_, *ledger), row);
   }
   return ok_status();
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "control/census_convert.hpp"
 #include "control/convert.hpp"
 #include "ramguard/base/verdict_rank.hpp"
 #include "store/store.hpp"
@@ -102,10 +103,28 @@ Result<RunLedger> find_ledger(const RunRegistry& registry, Store* store, const s
   return loaded;
 }
 
+std::vector<CensusRecord> run_censuses(Store* store, const RunLedger& ledger) {
+  if (store != nullptr) {
+    auto stored = store->load_censuses(ledger.info.run_id);
+    if (stored && stored->size() >= ledger.censuses.size()) return std::move(*stored);
+  }
+  return ledger.censuses;
+}
+
+void add_top_holder(const std::vector<CensusRecord>& censuses, v1::CompareRow& out) {
+  if (censuses.empty() || censuses.back().groups.empty()) return;
+  const CensusGroup& top = censuses.back().groups.front();
+  out.set_top_holder(top.reachable ? top.holder : top.holder + " (reference cycle)");
+  out.set_top_holder_bytes(top.bytes);
+}
+
 void fill_report(const RunRegistry& registry, Store* store, const RunLedger& ledger,
                  bool include_samples, v1::ReportReply& out) {
   to_proto(ledger, *out.mutable_run(), kReportLimits);
   add_gaps(ledger, registry.params().detectors, *out.mutable_run(), kReportLimits.gaps);
+  for (const CensusRecord& c : run_censuses(store, ledger)) {
+    to_proto(c, *out.mutable_run()->add_censuses());
+  }
   if (!include_samples) return;
   if (const RunMachine* run = registry.find(ledger.info.run_id)) {
     for (const SeriesPoint& p : run->samples().points()) {

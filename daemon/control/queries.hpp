@@ -26,5 +26,9 @@ void fill_report(const RunRegistry& registry, Store* store, const RunLedger& led
 
 // One row of the comparison table (peak, floors between rounds, RSS after completion).
 void fill_compare_row(const RunLedger& ledger, const DetectorParams& params, v1::CompareRow& out);
+// The run's censuses: the ledger database's (all of them), else what the run holds in memory.
+std::vector<CensusRecord> run_censuses(Store* store, const RunLedger& ledger);
+// A compare row's top holder: the largest group of the run's last census.
+void add_top_holder(const std::vector<CensusRecord>& censuses, v1::CompareRow& out);
 
 }  // namespace ramguard::control

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "model/census.hpp"
 #include "model/reading.hpp"
 #include "model/scope.hpp"
 #include "model/verdict.hpp"
@@ -190,6 +191,8 @@ struct RunLedger {
   std::uint64_t earlier_verdicts = 0;  // verdicts before verdicts.front(), no longer held
   // The worst of those (ramguard/base/verdict_rank.hpp), so a status still shows it.
   std::optional<Verdict> worst_earlier_verdict;
+  // The client's censuses, oldest first (a running run keeps the newest kCensusHeld).
+  std::vector<CensusRecord> censuses;
 
   std::uint64_t mark_count() const { return earlier_marks + marks.size(); }
   std::uint64_t boundary_count() const { return earlier_boundaries.count + boundaries.size(); }

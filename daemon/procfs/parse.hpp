@@ -59,17 +59,6 @@ Result<StatFields> parse_stat(std::string_view text);
 // among the processes that map them (the tree scope's figure without double counting).
 Result<std::uint64_t> parse_smaps_rollup_pss(std::string_view text);
 
-// A shared mapping of shared memory in /proc/PID/maps: a /dev/shm file, a memfd, a SysV segment
-// or a shared anonymous mapping (/dev/zero). Its pages count once on the node however many
-// processes map them.
-struct ShmemMapping {
-  std::uint64_t start = 0, end = 0;  // the mapping's address range
-  std::uint64_t inode = 0;
-};
-// Every shared shmem mapping of a maps text, in order; lines of other kinds are skipped and
-// malformed lines are an error.
-Result<std::vector<ShmemMapping>> parse_shmem_mappings(std::string_view maps_text);
-
 // A decimal unsigned integer, the whole of `text`: no sign, no spaces, no overflow.
 Result<std::uint64_t> parse_decimal_u64(std::string_view text, std::string_view what);
 

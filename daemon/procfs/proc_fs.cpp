@@ -8,14 +8,13 @@
 #include <cstdio>
 #include <limits>
 
+#include "procfs/maps.hpp"
+
 namespace ramguard {
 namespace {
 
 constexpr std::size_t kStatusInitialBytes = 4096;
 constexpr std::size_t kStatmBufferBytes = 512;
-// About 40,000 mappings: past this, shared memory is not
-// deduplicated for it (its RssShmem counts as it is).
-constexpr std::size_t kMaxMapsBytes = 4 * 1024 * 1024;
 
 bool is_gone(int err) {
   return err == ESRCH || err == ENOENT;

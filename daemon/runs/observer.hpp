@@ -52,6 +52,10 @@ class RunObserver : public TargetObserver {
   virtual Status verdict(const RunLedger& /*ledger*/, const Verdict& /*verdict*/) {
     return ok_status();
   }
+  // The client's census of its large objects, placed against the process's mappings.
+  virtual Status census(const RunLedger& /*ledger*/, const CensusRecord& /*census*/) {
+    return ok_status();
+  }
   virtual void phase_gap(const RunLedger& /*ledger*/, std::string_view /*rule*/,
                          double /*seconds*/) {}
   virtual Status progress(const RunLedger& /*ledger*/, const ProgressSample& /*sample*/) {

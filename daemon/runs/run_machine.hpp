@@ -129,6 +129,9 @@ class RunMachine {
   void store_lost() { store_ok_ = false; }  // a batch with its writes was rolled back
   // The tree's PSS at ROUND's boundary, measured after its mark (off the event loop).
   void set_boundary_pss(std::uint32_t round, std::uint64_t pss_bytes);
+  // The client's census with a round end or the end (placed by the caller): kept in the
+  // ledger (the newest kCensusHeld) and written by the observers (run_machine_census.cpp).
+  void add_census(CensusRecord census);
   std::uint32_t rounds_ended() const { return rounds_ended_; }
   // The round phases and verdicts belong to: the next one, or, once the declared rounds have
   // all ended, the last (a save after the last round end is the run's end, not a round more).
@@ -172,6 +175,9 @@ class RunMachine {
   void finish(RunState state, Instant at);
   void append_end_mark(const MemoryReading& reading);
   void emit(Verdict verdict, std::vector<Verdict>* out = nullptr);
+  // A growth or release verdict with what the client's censuses say of it (the holder whose
+  // bytes grew, what was held at the end); unchanged without censuses (run_machine_census.cpp).
+  Verdict with_census(Verdict verdict) const;
   std::vector<Verdict> take_unreplied_verdicts();
   void flush_progress();
   bool write(std::string_view what, const std::function<Status(RunObserver&)>& fn);

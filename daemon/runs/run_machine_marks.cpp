@@ -295,7 +295,7 @@ void RunMachine::judge_growth() {
   const GrowthAssessment& current = growth_tracker_.current();
   for (Verdict& v : new_growth_verdicts(growth_, current)) {
     attribute_to_processes(ledger_.boundaries, ledger_.info.model_bytes, detectors(), v);
-    emit(std::move(v));
+    emit(with_census(std::move(v)));
   }
   const std::uint32_t round = current.round;
   if (growth_tracker_.floors_seen() > 0 && round != classified_round_) {
@@ -309,7 +309,7 @@ void RunMachine::judge_growth() {
     if (auto c =
             classify_growth(last_two, ledger_.info.model_bytes, detectors(), ledger_.info.scope)) {
       attribute_to_processes(ledger_.boundaries, ledger_.info.model_bytes, detectors(), c->verdict);
-      emit(c->verdict);
+      emit(with_census(c->verdict));
       classified_round_ = round;
     }
   }

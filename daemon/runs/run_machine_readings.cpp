@@ -164,7 +164,7 @@ void RunMachine::check_release(Instant now) {
   const ReleaseAssessment release = assess_release(input, detectors());
   if (release.state == ReleaseState::kPending) return;
   release_decided_ = true;
-  if (release.verdict) emit(*release.verdict);
+  if (release.verdict) emit(with_census(*release.verdict));
 }
 
 }  // namespace ramguard

@@ -9,6 +9,7 @@
 
 #include "common/log.hpp"
 #include "procfs/cgroup_limit.hpp"
+#include "procfs/maps.hpp"
 #include "runs/mark_time.hpp"
 
 namespace ramguard {
@@ -309,6 +310,28 @@ Result<MarkOutcome> RunRegistry::mark(const MarkInput& input, const Caller& call
   auto out = entry.machine->mark(input, probe);
   after_change(entry);
   return out;
+}
+
+Status RunRegistry::add_census(const std::string& run_id, const Caller& caller, CensusRecord census,
+                               const std::optional<MemoryReading>& reading) {
+  auto found = find_for_change(run_id, caller, "census");
+  if (!found) return found.error();
+  RunMachine& run = *(*found)->machine;
+  const MemoryReading& at = reading ? *reading : run.ledger().last;
+  std::vector<CensusRange> ranges;
+  for (const CensusGroup& g : census.groups)
+    ranges.insert(ranges.end(), g.ranges.begin(), g.ranges.end());
+  // One maps read and 8 bytes of pagemap per page of the ranges: a census is a round's event
+  // (at most one per round end), and the ranges are the client's largest storages only.
+  const ProcFs& procfs = sampler_.procfs();
+  census.placement =
+      place_census(procfs.root(), run.ledger().info.target.pid, ranges, procfs.page_size_bytes());
+  census.at_unix_ms = unix_ms(at.at);
+  census.rss_bytes = at.rss_bytes;
+  census.counted_bytes = at.anon_bytes + at.shmem_bytes + at.swap_bytes;
+  if (census.round == 0) census.round = run.rounds_ended();
+  run.add_census(std::move(census));
+  return ok_status();
 }
 
 Result<EndOutcome> RunRegistry::end(const std::string& run_id, const Caller& caller,

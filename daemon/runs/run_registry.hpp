@@ -84,6 +84,11 @@ class RunRegistry {
   // READ_SECONDS: how long the sum took its worker thread (the run's read timing keeps it).
   void set_boundary_pss(const std::string& run_id, std::uint32_t round, std::uint64_t pss_bytes,
                         double read_seconds);
+  // The client's census with a round end (ROUND) or the run's end (at_end, before it ends):
+  // its ranges placed against the run's process's mappings, its gap against READING (the
+  // mark's; nullopt: the run's last) and the allocator's free bytes, then kept by the run.
+  Status add_census(const std::string& run_id, const Caller& caller, CensusRecord census,
+                    const std::optional<MemoryReading>& reading);
   std::vector<const RunMachine*> runs() const;  // oldest first
   std::size_t active_runs() const;
 

@@ -64,6 +64,7 @@ class Sampler {
   // when events were lost, and every kTreeWalkEveryReadings-th reading in case of a miss.
   // Without this call, every reading of a tree re-walks it (task/*/children of every member).
   void follow_forks(ProcEvents& events);
+  const ProcFs& procfs() const { return procfs_; }
   static constexpr std::uint32_t kTreeWalkEveryReadings = 150;  // 5 min at the default 2 s
   std::uint64_t tree_walks() const { return tree_walks_; }
   // A tree's processes at its last complete reading (empty for other scopes).

@@ -58,6 +58,11 @@ Status LedgerJournal::verdict(const RunLedger& ledger, const Verdict& verdict) {
   return write(id, "verdict", [this, id, verdict] { return store_.save_verdict(id, verdict); });
 }
 
+Status LedgerJournal::census(const RunLedger& ledger, const CensusRecord& census) {
+  const std::string& id = ledger.info.run_id;
+  return write(id, "census", [this, id, census] { return store_.save_census(id, census); });
+}
+
 Status LedgerJournal::progress(const RunLedger& ledger, const ProgressSample& sample) {
   const std::string& id = ledger.info.run_id;
   return write(id, "progress",

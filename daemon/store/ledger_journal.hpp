@@ -37,6 +37,7 @@ class LedgerJournal final : public RunObserver, public RunSource {
                 const BoundaryRecord* boundary) override;
   Status boundary_settled(const RunLedger& ledger, const BoundaryRecord& boundary) override;
   Status verdict(const RunLedger& ledger, const Verdict& verdict) override;
+  Status census(const RunLedger& ledger, const CensusRecord& census) override;
   Status progress(const RunLedger& ledger, const ProgressSample& sample) override;
   Status peak_revised(const RunLedger& ledger) override;
   Status run_finished(const RunLedger& ledger,

@@ -160,11 +160,41 @@ ALTER TABLE reservations ADD COLUMN plan TEXT NOT NULL DEFAULT '';
 ALTER TABLE reservations ADD COLUMN calibrated_from TEXT NOT NULL DEFAULT '';
 )sql";
 
+// The client's censuses (who holds the large objects), one row per round end (and one for the
+// run's end), their largest groups beside them. A side table: nothing else reads it.
+constexpr const char* kSchemaV5 = R"sql(
+CREATE TABLE censuses (
+  run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+  round INTEGER NOT NULL,
+  at_end INTEGER NOT NULL,
+  at_unix_ms INTEGER NOT NULL,
+  mode TEXT NOT NULL, partial TEXT NOT NULL, duration_s REAL NOT NULL,
+  objects_seen INTEGER NOT NULL, storages INTEGER NOT NULL, host INTEGER NOT NULL,
+  gpu INTEGER NOT NULL, pinned INTEGER NOT NULL, shared INTEGER NOT NULL,
+  unreachable INTEGER NOT NULL, other_groups INTEGER NOT NULL, other_bytes INTEGER NOT NULL,
+  placed_anon INTEGER NOT NULL, placed_file INTEGER NOT NULL, placed_shmem INTEGER NOT NULL,
+  placed_device INTEGER NOT NULL, unmapped INTEGER NOT NULL, resident INTEGER,
+  files TEXT NOT NULL, placement_error TEXT NOT NULL,
+  rss INTEGER NOT NULL, counted INTEGER NOT NULL, allocator_free INTEGER NOT NULL,
+  PRIMARY KEY (run_id, round, at_end)
+) WITHOUT ROWID;
+CREATE TABLE census_groups (
+  run_id TEXT NOT NULL, round INTEGER NOT NULL, at_end INTEGER NOT NULL, idx INTEGER NOT NULL,
+  holder TEXT NOT NULL, reachable INTEGER NOT NULL, cycle TEXT NOT NULL, kind TEXT NOT NULL,
+  bytes INTEGER NOT NULL, gpu INTEGER NOT NULL, storages INTEGER NOT NULL,
+  objects INTEGER NOT NULL, dtype TEXT NOT NULL, pinned INTEGER NOT NULL, shared INTEGER NOT NULL,
+  PRIMARY KEY (run_id, round, at_end, idx),
+  FOREIGN KEY (run_id, round, at_end) REFERENCES censuses (run_id, round, at_end)
+    ON DELETE CASCADE
+) WITHOUT ROWID;
+)sql";
+
 constexpr std::array kMigrations = {
     Migration{"initial ledger schema", kSchemaV1},
     Migration{"reservation owners", kSchemaV2},
     Migration{"run scopes", kSchemaV3},
     Migration{"reservation estimate sources", kSchemaV4},
+    Migration{"census summaries", kSchemaV5},
 };
 
 std::string hex(std::int64_t value) {

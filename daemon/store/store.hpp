@@ -135,6 +135,11 @@ class Store {
   // Upsert keyed by kind, round, phase and raise time (at.monotonic): saving the same verdict
   // again updates it (cleared, figures, summary).
   Status save_verdict(const std::string& run_id, const Verdict& verdict);
+  // The client's census of a round end (or the run's end): replaces one of the same round
+  // (store_census.cpp). Its address ranges are not kept: they were placed when it arrived.
+  Status save_census(const std::string& run_id, const CensusRecord& census);
+  // The run's censuses, oldest first; empty before schema 5.
+  Result<std::vector<CensusRecord>> load_censuses(const std::string& run_id);
   // The run's latest reading and peak while it is active, so restart recovery has them.
   Status update_progress(const std::string& run_id, std::uint64_t peak_bytes, bool peak_exact,
                          const MemoryReading& last);

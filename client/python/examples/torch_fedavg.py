@@ -203,11 +203,14 @@ class NoGuard:
     def phase(self, name, round_no=None, allocator=False):
         return self._Phase()
 
-    def round_end(self, round_no=None, gc_probe=False):
+    def round_end(self, round_no=None, gc_probe=False, census=None):
         return ramguard.MarkResult(delivered=False)
 
-    def end(self, failure=None, allocator=False):
+    def end(self, failure=None, allocator=False, census=None):
         return ramguard.RunEndResult(delivered=False)
+
+    def census_roots(self, **named):
+        pass
 
 
 class Coordinator:
@@ -353,6 +356,12 @@ def parse_args(argv):
     parser.add_argument("--pause-seconds", type=float, default=0.0,
                         help="sleep this long after each round end (lets the floor settle)")
     parser.add_argument("--no-guard", action="store_true", help="run without ramguardd")
+    parser.add_argument("--census", choices=("off", "full", "roots"), default="off",
+                        help="send a census of who holds the large objects with every round "
+                             "end and the run's end (default: off)")
+    parser.add_argument("--census-budget-seconds", type=float,
+                        default=ramguard.CENSUS_BUDGET_SECONDS,
+                        help="when a census stops and says it is partial (default: %(default)s)")
     parser.add_argument("--scope", choices=("process", "tree", "cgroup"), default="process",
                         help="what the run measures: this process, it and its descendants, "
                              "or its memory cgroup "
@@ -391,7 +400,8 @@ def main(argv=None):
         run = NoGuard()
     else:
         client = ramguard.Client(args.socket, on_verdict=on_verdict,
-                                 mark_timeout_seconds=args.mark_timeout_seconds)
+                                 mark_timeout_seconds=args.mark_timeout_seconds,
+                                 census_budget_seconds=args.census_budget_seconds)
         # Before any host is claimed: does this Load fit the budget?
         try:
             admission = client.admit(args.job, model_bytes=model_bytes, plan="fedavg",
@@ -425,6 +435,10 @@ def main(argv=None):
     checkpoint_dir = tempfile.mkdtemp(prefix="torch-fedavg-") if owned_dir else args.checkpoint_dir
     os.makedirs(checkpoint_dir, exist_ok=True)
     coordinator = Coordinator(args, run, checkpoint_dir)
+    # --census: who holds the memory, with every round end and the end ("roots": only what
+    # the coordinator object reaches, the cheap mode; "full": the whole heap, cycles named).
+    census = None if args.census == "off" else args.census
+    run.census_roots(coordinator=coordinator)
     round_marks = []
     try:
         coordinator.phase("load", 0, lambda: coordinator.load(model_bytes))
@@ -440,7 +454,7 @@ def main(argv=None):
             # run accumulated in reference cycles.
             last = round_no == args.rounds
             rss = ramguard.rss_bytes()
-            result = run.round_end(round_no=round_no, gc_probe=last)
+            result = run.round_end(round_no=round_no, gc_probe=last, census=census)
             mark = {"round": round_no, "rss_bytes": rss,
                     "floor_reading_bytes": result.reading.rss_bytes if result.delivered else 0,
                     "verdicts": [v.kind for v in result.verdicts]}
@@ -458,7 +472,7 @@ def main(argv=None):
     # References dropped first: the allocator facts sent with the end then tell what the
     # application still holds (a reference cycle) from what the allocator keeps after free().
     coordinator.teardown()
-    end = run.end(allocator=True)
+    end = run.end(allocator=True, census=census)
     held_after = ramguard.rss_bytes()
     say(f"run ended, peak {gb(end.peak_bytes)}; references dropped, holds {gb(held_after)}")
     summary.update(phases=coordinator.phases, round_marks=round_marks,

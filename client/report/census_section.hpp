@@ -1,0 +1,23 @@
+#pragma once
+// "What holds the memory": the client's censuses in the report (text and JSON), with what was
+// born and what died between two censuses, and the gap to the counted memory.
+
+#include <string>
+#include <vector>
+
+#include "ramguard.pb.h"
+#include "report/json_writer.hpp"
+
+namespace ramguard::report {
+
+struct HolderChanges {
+  std::vector<std::string> born;  // holders in `after` and not in `before`
+  std::vector<std::string> died;  // the reverse
+};
+HolderChanges holder_changes(const v1::Census& before, const v1::Census& after);
+
+void census_text_section(const v1::RunStatus& run, bool binary_units, std::string& out);
+// The report JSON's "holders" array (report.schema.json).
+void census_json(JsonWriter& w, const v1::RunStatus& run);
+
+}  // namespace ramguard::report
