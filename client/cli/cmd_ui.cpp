@@ -1,0 +1,90 @@
+// ui: the run page served by the CLI, as the user who runs it (client/web).
+#include <signal.h>
+
+#include <atomic>
+#include <ostream>
+
+#include "commands.hpp"
+#include "web/page.hpp"
+#include "web/server.hpp"
+
+namespace ramguard::cli {
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+extern "C" void on_stop_signal(int) {
+  g_stop.store(true);
+}
+
+// Every request asks the daemon anew over the control socket, with this user's credentials:
+// the page shows exactly what `ramguard report` would show this user.
+class DaemonSource final : public web::Source {
+ public:
+  DaemonSource(const GlobalOptions& g, std::uint32_t refresh_ms) : g_(g) {
+    context_.refresh_ms = refresh_ms;
+  }
+
+  std::string runs_json() override {
+    return call([&](Client& client) {
+      web::PageContext context = context_;
+      context.budget_bytes = client.status().budget_bytes();
+      return web::runs_json(client.list_runs(200), context);
+    });
+  }
+  std::string run_json(const std::string& run_id) override {
+    return call([&](Client& client) {
+      const v1::ReportReply reply = client.report(run_id, true);
+      web::PageContext context = context_;
+      context.budget_bytes = client.status(run_id).budget_bytes();
+      return web::run_json(reply, context);
+    });
+  }
+  std::string compare_json(const std::vector<std::string>& run_ids) override {
+    return call([&](Client& client) { return web::compare_json(client.compare(run_ids, {})); });
+  }
+
+ private:
+  template <typename F>
+  std::string call(F&& fetch) {
+    try {
+      Client client = connect(g_);
+      return fetch(client);
+    } catch (const ClientError& e) {
+      int status = 502;
+      if (e.code() == v1::Error::NOT_FOUND) status = 404;
+      if (e.code() == v1::Error::PERMISSION_DENIED) status = 403;
+      if (e.code() == v1::Error::INVALID_ARGUMENT) status = 400;
+      throw web::SourceError(status, e.what());
+    }
+  }
+
+  const GlobalOptions& g_;
+  web::PageContext context_;
+};
+
+}  // namespace
+
+int cmd_ui(const GlobalOptions& g, const UiArgs& a, std::ostream& out, std::ostream& err) {
+  {
+    Client client = connect(g);  // the daemon answers before anything is served
+    client.hello();
+  }
+  web::HttpServer server(a.host, a.port);
+  const std::string token = web::random_token();
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  ::sigemptyset(&action.sa_mask);
+  ::sigaction(SIGINT, &action, nullptr);
+  ::sigaction(SIGTERM, &action, nullptr);
+  if (a.host != "127.0.0.1") {
+    err << "ramguard ui: listening on " << a.host
+        << ", not loopback: anyone who learns the address below reads what you may read\n";
+  }
+  out << "http://" << a.host << ":" << server.port() << "/" << token << "/" << std::endl;
+  DaemonSource source(g, a.refresh_ms);
+  server.serve(source, token, g_stop);
+  return kExitOk;
+}
+
+}  // namespace ramguard::cli
