@@ -5,7 +5,8 @@ whose memory the daemon measures. Asserts on the rendered DOM and on screenshots
 - the list (active first) and a live run: the chart grows and a growth warning raised mid-run
   appears without a reload;
 - an ended run, a killed run (SIGKILL in a phase: the death, its phase, the exact peak, the last
-  reading), also after a daemon restart, and a compare view;
+  reading), also after a daemon restart, a run the kernel's OOM killer ended (a v1 memory
+  cgroup of 64 MiB) and a compare view;
 - hostile job names, labels and failure texts stay text (no script runs, no element is made);
 - the offline export (`ramguard report RUN --html`) opened in an empty network namespace;
 - two users: `ramguard ui` run as nobody shows nobody's runs only; no token, no page;
@@ -354,6 +355,46 @@ class RunPage(unittest.TestCase):
         type(self).client = self.rg.Client(self.daemon.socket, strict=True)
         self.killed_run_checks(b, ui.url, run.run_id, peak)  # the same CLI server, a new daemon
         self.assert_clean(b)
+
+    def test_oom_killed_run_shows_the_oom_kill(self):
+        # A real OOM kill: memchild in a v1 memory cgroup of 64 MiB (as cgroup_oom_peak_test)
+        # allocating past it inside a phase.
+        cgroup = f"/sys/fs/cgroup/memory/ramguard-page-{os.getpid()}"
+        os.mkdir(cgroup)
+        self.addCleanup(lambda: eventually(lambda: self.rmdir(cgroup), timeout=5))
+        with open(os.path.join(cgroup, "memory.limit_in_bytes"), "w") as f:
+            f.write(str(64 << 20))
+        mem = self.child()
+        with open(os.path.join(cgroup, "cgroup.procs"), "w") as f:
+            f.write(str(mem.pid))
+        run = self.client.start_run("oom-coordinator", pid=mem.pid, model_bytes=10 * MB)
+        self.rounds(run, mem, 1, 1, 0)
+        run.mark("begin", "aggregation", round_no=2)
+        mem.proc.stdin.write(f"alloc big {200 * MB}\n")
+        mem.proc.stdin.flush()
+        mem.proc.wait(30)
+        self.assertEqual(mem.proc.returncode, -signal.SIGKILL)
+        self.assertTrue(eventually(lambda: self.client.report(run.run_id)["run"]["state"] != "active",
+                                   timeout=15))
+        ui = self.ui()
+        b = self.browser()
+        b.open(ui.url + "run/" + run.run_id)
+        b.wait("document.querySelector('#rg-death')")
+        death = b.eval("document.getElementById('rg-death').innerText")
+        self.assertIn("OOM killer", death)
+        self.assertIn("phase aggregation", death)
+        b.screenshot(os.path.join(self.shots, "oom-killed.png"))
+        self.assert_clean(b)
+
+    @staticmethod
+    def rmdir(path):
+        try:
+            os.rmdir(path)
+        except FileNotFoundError:
+            return True
+        except OSError:
+            return False
+        return True
 
     def hostile_run(self):
         mem = self.child()
