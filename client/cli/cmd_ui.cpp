@@ -1,6 +1,7 @@
 // ui: the run page served by the CLI, as the user who runs it (client/web).
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <ostream>
 
@@ -12,6 +13,8 @@ namespace ramguard::cli {
 namespace {
 
 std::atomic<bool> g_stop{false};
+constexpr std::uint32_t kListRefreshMs = 10'000;
+constexpr std::size_t kRunsWithFloors = 20;
 
 extern "C" void on_stop_signal(int) {
   g_stop.store(true);
@@ -28,8 +31,19 @@ class DaemonSource final : public web::Source {
   std::string runs_json() override {
     return call([&](Client& client) {
       web::PageContext context = context_;
+      // The list refreshes less often than a run: each refresh compares its first runs
+      // (ledger reads in the daemon) for their floor trend.
+      context.refresh_ms = std::max<std::uint32_t>(context.refresh_ms, kListRefreshMs);
       context.budget_bytes = client.status().budget_bytes();
-      return web::runs_json(client.list_runs(200), context);
+      const v1::ListRunsReply runs = client.list_runs(200);
+      v1::CompareReply floors;
+      const std::vector<std::string> ids = web::runs_for_floors(runs, kRunsWithFloors);
+      try {
+        if (!ids.empty()) floors = client.compare(ids, {});
+      } catch (const ClientError&) {
+        // A run gone between the two requests: the list shows no trends this time.
+      }
+      return web::runs_json(runs, context, floors);
     });
   }
   std::string run_json(const std::string& run_id) override {

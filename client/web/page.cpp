@@ -255,7 +255,8 @@ std::string run_json(const v1::ReportReply& reply, const PageContext& context,
   return w.str();
 }
 
-std::string runs_json(const v1::ListRunsReply& reply, const PageContext& context) {
+// Active runs first, then the most recent.
+static std::vector<const v1::RunStatus*> list_order(const v1::ListRunsReply& reply) {
   std::vector<const v1::RunStatus*> runs;
   for (const v1::RunStatus& r : reply.runs()) runs.push_back(&r);
   std::stable_sort(runs.begin(), runs.end(), [](const auto* a, const auto* b) {
@@ -263,6 +264,21 @@ std::string runs_json(const v1::ListRunsReply& reply, const PageContext& context
     if (active_a != active_b) return active_a;
     return a->started_unix_ms() > b->started_unix_ms();
   });
+  return runs;
+}
+
+std::vector<std::string> runs_for_floors(const v1::ListRunsReply& reply, std::size_t limit) {
+  std::vector<std::string> ids;
+  for (const v1::RunStatus* run : list_order(reply)) {
+    if (ids.size() == limit) break;
+    ids.push_back(run->run_id());
+  }
+  return ids;
+}
+
+std::string runs_json(const v1::ListRunsReply& reply, const PageContext& context,
+                      const v1::CompareReply& floors) {
+  const std::vector<const v1::RunStatus*> runs = list_order(reply);
   JsonWriter w;
   w.begin_object()
       .field("schema", "ramguard.page.runs/1")
@@ -274,8 +290,9 @@ std::string runs_json(const v1::ListRunsReply& reply, const PageContext& context
     w.key("labels").begin_object();
     for (const auto& [key, value] : report::sorted_labels(run->labels())) w.field(key, value);
     w.end_object();
-    // The trend from the first round end (listed or summarised) to the newest listed one.
-    const std::uint64_t floors =
+    // The trend from the first round end to the newest, from the comparison where it has the
+    // run, else from what the listing holds (nothing, for the daemon's summaries).
+    std::uint64_t floor_count =
         run->earlier_boundaries().count() + static_cast<std::uint64_t>(run->boundaries_size());
     std::uint64_t first = 0, last = 0;
     if (run->earlier_boundaries().count() > 0)
@@ -284,13 +301,20 @@ std::string runs_json(const v1::ListRunsReply& reply, const PageContext& context
       if (first == 0) first = run->boundaries(0).floor_bytes();
       last = run->boundaries(run->boundaries_size() - 1).floor_bytes();
     }
+    for (const v1::CompareRow& row : floors.rows()) {
+      if (row.run_id() != run->run_id() || row.last_floor_bytes() == 0) continue;
+      first = row.first_floor_bytes();
+      last = row.last_floor_bytes();
+      floor_count = std::max<std::uint64_t>(floor_count, 1);
+    }
+    const std::uint64_t floors_known = floor_count;
     w.field("state", run->state())
         .field("current_phase", run->current_phase())
         .field("rounds", report::rounds_seen(*run))
         .field("peak_bytes", static_cast<std::uint64_t>(run->peak_bytes()))
         .field("peak_exact", run->peak_exact())
         .field("estimate_bytes", static_cast<std::uint64_t>(run->estimate_bytes()))
-        .field("floors", floors)
+        .field("floors", floors_known)
         .field("first_floor_bytes", first)
         .field("last_floor_bytes", last)
         .field("started_unix_ms", static_cast<std::int64_t>(run->started_unix_ms()))

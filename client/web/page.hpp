@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ramguard.pb.h"
 
@@ -45,8 +46,13 @@ std::string run_json(const v1::ReportReply& reply, const PageContext& context,
                      const PageLimits& limits = {});
 
 // The list: active runs first, then the most recent, each with its worst verdict, peak, floor
-// trend (first -> last listed round end) and state.
-std::string runs_json(const v1::ListRunsReply& reply, const PageContext& context);
+// trend and state. A listing carries no floors: the trend (first -> newest round end) comes
+// from `floors`, a comparison of the runs listed first, where given.
+std::string runs_json(const v1::ListRunsReply& reply, const PageContext& context,
+                      const v1::CompareReply& floors = {});
+
+// The runs whose floor trend the list shows: the first `limit` in the list's order.
+std::vector<std::string> runs_for_floors(const v1::ListRunsReply& reply, std::size_t limit);
 
 // The comparison: the compare table's JSON (client/report).
 std::string compare_json(const v1::CompareReply& reply);

@@ -280,6 +280,8 @@ class RunPage(unittest.TestCase):
         b.open(ui.url)
         b.wait(f"document.querySelector('tr[data-run=\"{run.run_id}\"].active')")
         self.assertIn("live-fedavg", b.eval("document.body.innerText"))
+        row = b.eval(f"document.querySelector('tr[data-run=\"{run.run_id}\"]').innerText")
+        self.assertRegex(row, r"MB \u2192 [0-9.]+ MB")  # the floor trend, from a comparison
         b.screenshot(os.path.join(self.shots, "run-list.png"))
 
         b.open(ui.url + "run/" + run.run_id)

@@ -381,8 +381,9 @@
     rows.forEach(function (r) { max = Math.max(max, r.peak_bytes); });
     var bars = svg("svg", { viewBox: "0 0 1000 " + (24 * rows.length + 10), id: "rg-compare-chart" });
     rows.forEach(function (r, i) {
-      var w = 700 * r.peak_bytes / max;
-      bars.appendChild(svg("text", { x: 4, y: 24 * i + 20, "font-size": 12 }, r.job + " " + r.run_id.slice(0, 24)));
+      var w = 600 * r.peak_bytes / max;
+      var name = r.job + " " + (labelText(r.labels) || r.run_id);
+      bars.appendChild(svg("text", { x: 4, y: 24 * i + 20, "font-size": 12 }, name.length > 38 ? name.slice(0, 37) + "\u2026" : name));
       bars.appendChild(svg("rect", { x: 260, y: 24 * i + 8, width: Math.max(1, w).toFixed(1), height: 15, fill: "#3d85c6" }));
       bars.appendChild(svg("text", { x: 266 + w, y: 24 * i + 20, "font-size": 12 }, bytes(r.peak_bytes)));
     });

@@ -105,6 +105,28 @@ TEST(RunJson, CarriesTheReportAndTheGrowthFromItsVerdict) {
   EXPECT_THAT(json, Not(HasSubstr("\"slope_bytes_per_round\":null")));
 }
 
+TEST(RunsJson, ActiveFirstWithTheFloorTrendFromTheComparison) {
+  v1::ListRunsReply list;
+  for (const char* id : {"r-old", "r-active", "r-new"}) {
+    v1::RunStatus& run = *list.add_runs();
+    run.set_run_id(id);
+    run.set_state(std::string(id) == "r-active" ? "active" : "ended");
+    run.set_started_unix_ms(std::string(id) == "r-old" ? 1 : 2);
+  }
+  EXPECT_EQ(runs_for_floors(list, 2), (std::vector<std::string>{"r-active", "r-new"}));
+  v1::CompareReply floors;
+  v1::CompareRow& row = *floors.add_rows();
+  row.set_run_id("r-new");
+  row.set_first_floor_bytes(100);
+  row.set_last_floor_bytes(300);
+  const std::string json = runs_json(list, PageContext{}, floors);
+  EXPECT_LT(json.find("\"r-active\""), json.find("\"r-new\""));
+  EXPECT_LT(json.find("\"r-new\""), json.find("\"r-old\""));
+  EXPECT_THAT(json,
+              HasSubstr("\"run_id\":\"r-new\",\"job\":\"\",\"labels\":{},\"state\":\"ended\""));
+  EXPECT_THAT(json, HasSubstr("\"floors\":1,\"first_floor_bytes\":100,\"last_floor_bytes\":300"));
+}
+
 TEST(Export, IsOneFileWhoseScriptAndStyleAreAllowedByHashOnly) {
   v1::ReportReply r = report::testing::design_report(report::testing::design_build(0));
   r.mutable_run()->set_job("job</script><script>alert(1)</script>");
