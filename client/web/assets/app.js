@@ -8,6 +8,7 @@
   var embedded = document.getElementById("rg-data");
   var base = document.body.getAttribute("data-base") || "";
   var timer = null;
+  var lastRefreshMs = 2000;
 
   function el(tag, attrs, children) {
     var node = document.createElement(tag);
@@ -98,7 +99,8 @@
   function fail(message) {
     show(el("p", { "class": "error" }, message));
   }
-  function getJson(path, done) {
+  // On failure (the daemon restarting, the CLI stopped) a live view keeps asking: `retry`.
+  function getJson(path, done, retry) {
     fetch(base + path, { credentials: "same-origin", cache: "no-store" }).then(function (r) {
       return r.json().then(function (body) {
         if (!r.ok) throw new Error(body && body.error ? body.error : "HTTP " + r.status);
@@ -107,9 +109,11 @@
     }).then(done, function (e) {
       setStatus("not updated: " + e.message);
       if (!document.getElementById("rg-view")) fail(e.message);
+      if (retry) every(lastRefreshMs, retry);
     });
   }
   function every(ms, fn) {
+    if (ms) lastRefreshMs = ms;
     if (timer) clearTimeout(timer);
     timer = setTimeout(fn, Math.max(500, ms || 2000));
   }
@@ -152,7 +156,7 @@
       renderList(data);
       setStatus("updated " + new Date().toLocaleTimeString());
       every(data.refresh_ms, loadList);
-    });
+    }, loadList);
   }
 
   // ---- one run ----
@@ -354,7 +358,8 @@
       }), [0, 1, 1, 1]));
     }
     parts.push(el("h2", null, "Admission"));
-    var baseline = rep.baseline ? rep.baseline.anon_bytes : 0;
+    // Counted memory, as admission counts it: anonymous + shmem + swap.
+    var baseline = rep.baseline ? rep.baseline.anon_bytes + rep.baseline.shmem_bytes + rep.baseline.swap_bytes : 0;
     parts.push(table(["term", "bytes"], [
       { cells: ["baseline (counted at start)", bytes(baseline)] },
       { cells: ["estimate", rep.estimate ? bytes(rep.estimate.bytes) : "-"] },
@@ -371,7 +376,7 @@
       var active = data.report.run.state === "active";
       setStatus(active ? "live: updated " + new Date().toLocaleTimeString() : "run " + data.report.run.state + " (not refreshing)");
       if (active) every(data.view.refresh_ms, function () { loadRun(id); });
-    });
+    }, function () { loadRun(id); });
   }
 
   // ---- comparison ----
