@@ -325,6 +325,15 @@ class RunPage(unittest.TestCase):
         b.screenshot(os.path.join(self.shots, "compare.png"))
         self.assert_clean(b)
 
+    def restart_daemon(self, stop_only=False, start_only=False):
+        """The same socket, configuration and ledger; the client reconnects."""
+        if not start_only:
+            self.daemon.stop()
+        if not stop_only:
+            self.daemon.start()
+            self.client.close()
+            type(self).client = self.rg.Client(self.daemon.socket, strict=True)
+
     def killed_run_checks(self, b, url, run_id, peak):
         b.open(url + "run/" + run_id)
         b.wait("document.querySelector('#rg-death')")
@@ -339,6 +348,15 @@ class RunPage(unittest.TestCase):
         mem = self.child()
         run = self.client.start_run("killed-coordinator", pid=mem.pid, model_bytes=20 * MB)
         self.rounds(run, mem, 1, 1, 0)
+        # A live page rides out a daemon restart: it says it is not updated, then goes on.
+        ui = self.ui()
+        b = self.browser()
+        b.open(ui.url + "run/" + run.run_id)
+        b.wait("document.querySelector('#rg-view[data-state=active]')")
+        self.restart_daemon(stop_only=True)
+        b.wait("document.getElementById('rg-live').textContent.startsWith('not updated')")
+        self.restart_daemon(start_only=True)
+        b.wait("document.getElementById('rg-live').textContent.startsWith('live: updated')")
         run.mark("begin", "aggregation", round_no=2)
         mem.do(f"alloc big {90 * MB}")
         time.sleep(0.5)
@@ -347,14 +365,9 @@ class RunPage(unittest.TestCase):
         self.assertTrue(eventually(lambda: self.client.report(run.run_id)["run"]["state"] != "active",
                                    timeout=15))
         peak = int(self.client.report(run.run_id)["run"]["peak_bytes"])
-        ui = self.ui()
-        b = self.browser()
         self.killed_run_checks(b, ui.url, run.run_id, peak)
         b.screenshot(os.path.join(self.shots, "killed.png"))
-        self.daemon.stop()
-        self.daemon.start()
-        self.client.close()
-        type(self).client = self.rg.Client(self.daemon.socket, strict=True)
+        self.restart_daemon()
         self.killed_run_checks(b, ui.url, run.run_id, peak)  # the same CLI server, a new daemon
         self.assert_clean(b)
 
