@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <map>
 #include <ostream>
 
 #include "commands.hpp"
@@ -36,14 +37,7 @@ class DaemonSource final : public web::Source {
       context.refresh_ms = std::max<std::uint32_t>(context.refresh_ms, kListRefreshMs);
       context.budget_bytes = client.status().budget_bytes();
       const v1::ListRunsReply runs = client.list_runs(200);
-      v1::CompareReply floors;
-      const std::vector<std::string> ids = web::runs_for_floors(runs, kRunsWithFloors);
-      try {
-        if (!ids.empty()) floors = client.compare(ids, {});
-      } catch (const ClientError&) {
-        // A run gone between the two requests: the list shows no trends this time.
-      }
-      return web::runs_json(runs, context, floors);
+      return web::runs_json(runs, context, floors_of(client, runs));
     });
   }
   std::string run_json(const std::string& run_id) override {
@@ -59,6 +53,36 @@ class DaemonSource final : public web::Source {
   }
 
  private:
+  // The floor trends of the list's first runs: ended runs' come from this server's cache (they
+  // no longer change), so each refresh compares only the runs still active or not yet seen.
+  v1::CompareReply floors_of(Client& client, const v1::ListRunsReply& runs) {
+    std::vector<std::string> ask;
+    v1::CompareReply floors;
+    for (const std::string& id : web::runs_for_floors(runs, kRunsWithFloors)) {
+      const auto cached = ended_floors_.find(id);
+      if (cached != ended_floors_.end()) {
+        *floors.add_rows() = cached->second;
+      } else {
+        ask.push_back(id);
+      }
+    }
+    if (ask.empty()) return floors;
+    v1::CompareReply fresh;
+    try {
+      fresh = client.compare(ask, {});
+    } catch (const ClientError&) {
+      return floors;  // a run gone between the two requests: no new trends this time
+    }
+    if (ended_floors_.size() > 4 * kRunsWithFloors) ended_floors_.clear();
+    for (const v1::RunStatus& run : runs.runs()) {
+      if (run.state() == "active") continue;
+      for (const v1::CompareRow& row : fresh.rows()) {
+        if (row.run_id() == run.run_id()) ended_floors_[row.run_id()] = row;
+      }
+    }
+    for (v1::CompareRow& row : *fresh.mutable_rows()) *floors.add_rows() = std::move(row);
+    return floors;
+  }
   template <typename F>
   std::string call(F&& fetch) {
     try {
@@ -75,6 +99,7 @@ class DaemonSource final : public web::Source {
 
   const GlobalOptions& g_;
   web::PageContext context_;
+  std::map<std::string, v1::CompareRow> ended_floors_;
 };
 
 }  // namespace
