@@ -204,8 +204,11 @@ class Ui:
     def stop(self):
         self.proc.send_signal(signal.SIGTERM)
         self.proc.wait(10)
+        errors = self.proc.stderr.read()
         self.proc.stdout.close()
         self.proc.stderr.close()
+        # SIGTERM ends the server cleanly: exit 0 (a sanitizer's report would make it fail).
+        assert self.proc.returncode == 0, f"ramguard ui exited {self.proc.returncode}: {errors}"
 
 
 class RunPage(unittest.TestCase):
