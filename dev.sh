@@ -24,7 +24,8 @@ PACKAGES=(build-essential cmake ninja-build pkg-config ccache
   podman mmdebstrap runc
   python3-torch python3-torchvision
   libslurm-dev slurm-wlm slurmctld slurmd slurm-client munge
-  librsvg2-bin)  # rsvg-convert: the chart test renders the SVGs to PNG
+  librsvg2-bin  # rsvg-convert: the chart test renders the SVGs to PNG
+  chromium)  # the run page's test (tests/web) drives it headless
 # Packaging (./dev.sh package, tests/packaging): debhelper and pybuild, lintian, the Python
 # package's offline build and type check, the man pages' check.
 PACKAGES+=(debhelper dh-python python3-all python3-setuptools pybuild-plugin-pyproject

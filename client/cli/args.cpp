@@ -77,7 +77,8 @@ const std::vector<CommandSpec>& command_specs() {
       {"status", {}},
       {"exec", exec_options()},
       {"runs", {{"limit", true}, {"label", true, true}}},
-      {"report", {{"svg", true}}},
+      {"report", {{"svg", true}, {"html", true}}},
+      {"ui", {{"listen", true}, {"refresh", true}}},
       {"compare", {{"label", true, true}, {"job", true}, {"format", true}}},
   };
   return specs;
@@ -198,6 +199,33 @@ std::string text_option(const Scanned& s, std::string_view name) {
   if (text == nullptr) return {};
   if (text->empty()) throw UsageError{"--" + std::string(name) + " must not be empty"};
   return *text;
+}
+
+// ui --listen HOST:PORT (IPv4; PORT 0 or omitted: any free port) --refresh DURATION.
+UiArgs ui_args(const Scanned& s) {
+  UiArgs a;
+  if (const std::string* listen = s.get("listen")) {
+    const std::size_t colon = listen->rfind(':');
+    const std::string host = colon == std::string::npos ? *listen : listen->substr(0, colon);
+    if (host.empty())
+      throw UsageError{"--listen '" + *listen + "' needs a host, e.g. 127.0.0.1:8080"};
+    a.host = host;
+    if (colon != std::string::npos) {
+      auto port = units::parse_count(listen->substr(colon + 1), 65535);
+      if (!port) throw UsageError{"--listen '" + *listen + "': port: " + port.error};
+      a.port = static_cast<std::uint16_t>(*port.value);
+    }
+  }
+  if (const std::string* refresh = s.get("refresh")) {
+    auto parsed = units::parse_duration(*refresh);
+    if (!parsed) throw UsageError{"--refresh: " + parsed.error};
+    const auto ms = std::chrono::ceil<std::chrono::milliseconds>(*parsed.value).count();
+    if (ms < 500 || ms > 3'600'000) {
+      throw UsageError{"--refresh '" + *refresh + "' must be between 500ms and 1h"};
+    }
+    a.refresh_ms = static_cast<std::uint32_t>(ms);
+  }
+  return a;
 }
 
 // --scope process|cgroup; --cgroup alone implies cgroup.
@@ -391,7 +419,11 @@ Command build(std::string_view name, const Scanned& s) {
   }
   if (name == "report") {
     expect_positionals(s, name, 1, 1, "RUN");
-    return ReportArgs{s.positionals[0], text_option(s, "svg")};
+    return ReportArgs{s.positionals[0], text_option(s, "svg"), text_option(s, "html")};
+  }
+  if (name == "ui") {
+    expect_positionals(s, name, 0, 0, "");
+    return ui_args(s);
   }
   // compare
   if (!s.rest.empty()) throw UsageError{"ramguard compare takes no command after --"};

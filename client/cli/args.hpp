@@ -90,6 +90,13 @@ struct RunsArgs {
 struct ReportArgs {
   std::string run_id;
   std::string svg_path;
+  std::string html_path;  // --html FILE: the run page as one self-contained file
+};
+// ui: the run page, served by the CLI as the user who runs it.
+struct UiArgs {
+  std::string host = "127.0.0.1";   // loopback unless --listen says otherwise
+  std::uint16_t port = 0;           // 0: any free port
+  std::uint32_t refresh_ms = 2000;  // how often a live page asks again (--refresh)
 };
 enum class CompareFormat { kText, kMarkdown, kCsv, kJson };
 struct CompareArgs {
@@ -99,9 +106,9 @@ struct CompareArgs {
   CompareFormat format = CompareFormat::kText;
 };
 
-using Command =
-    std::variant<HelpArgs, VersionArgs, HelloArgs, AdmitArgs, StartArgs, MarkArgs, RoundEndArgs,
-                 EndArgs, ReleaseArgs, StatusArgs, ExecArgs, RunsArgs, ReportArgs, CompareArgs>;
+using Command = std::variant<HelpArgs, VersionArgs, HelloArgs, AdmitArgs, StartArgs, MarkArgs,
+                             RoundEndArgs, EndArgs, ReleaseArgs, StatusArgs, ExecArgs, RunsArgs,
+                             ReportArgs, CompareArgs, UiArgs>;
 
 struct Invocation {
   GlobalOptions global;

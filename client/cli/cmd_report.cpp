@@ -1,11 +1,13 @@
 // status, runs, report, compare: fetched here, rendered by ramguard::report (client/report).
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <ostream>
 
 #include "commands.hpp"
 #include "output.hpp"
 #include "report/render.hpp"
+#include "web/page.hpp"
 
 namespace ramguard::cli {
 namespace {
@@ -31,6 +33,16 @@ report::TableFormat table_format(CompareFormat format) {
   return report::TableFormat::kText;
 }
 
+void write_file(const std::string& path, const char* what, const std::string& content) {
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  file << content;
+  file.close();
+  if (!file) {
+    throw ClientError(ClientError::Kind::kUsage,
+                      "cannot write " + std::string(what) + " file '" + path + "'");
+  }
+}
+
 }  // namespace
 
 int cmd_status(const GlobalOptions& g, const StatusArgs& a, std::ostream& out) {
@@ -49,17 +61,18 @@ int cmd_runs(const GlobalOptions& g, const RunsArgs& a, std::ostream& out) {
 
 int cmd_report(const GlobalOptions& g, const ReportArgs& a, std::ostream& out) {
   Client client = connect(g);
-  const bool svg = !a.svg_path.empty();
-  const v1::ReportReply reply = client.report(a.run_id, svg);
-  if (svg) {
-    // The budget line of the chart comes from the daemon's status.
-    const std::uint64_t budget = client.status(a.run_id).budget_bytes();
-    std::ofstream file(a.svg_path, std::ios::binary | std::ios::trunc);
-    file << report::report_svg(reply, render_options(g, budget));
-    file.close();
-    if (!file) {
-      throw ClientError(ClientError::Kind::kUsage, "cannot write SVG file '" + a.svg_path + "'");
-    }
+  const bool svg = !a.svg_path.empty(), html = !a.html_path.empty();
+  const v1::ReportReply reply = client.report(a.run_id, svg || html);
+  // The budget line of the chart comes from the daemon's status.
+  const std::uint64_t budget = svg || html ? client.status(a.run_id).budget_bytes() : 0;
+  if (svg) write_file(a.svg_path, "SVG", report::report_svg(reply, render_options(g, budget)));
+  if (html) {
+    web::PageContext context;
+    context.budget_bytes = budget;
+    context.saved_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count();
+    write_file(a.html_path, "HTML", web::export_html(reply, context));
   }
   out << (g.json ? report::report_json(reply) : report::report_text(reply, render_options(g)));
   return kExitOk;

@@ -19,8 +19,9 @@ int cmd_runs(const GlobalOptions& g, const RunsArgs& a, std::ostream& out) {
 }
 
 int cmd_report(const GlobalOptions& g, const ReportArgs& a, std::ostream& out) {
-  if (!a.svg_path.empty()) {
-    throw ClientError(ClientError::Kind::kUsage, "--svg needs the report renderer, not built");
+  if (!a.svg_path.empty() || !a.html_path.empty()) {
+    throw ClientError(ClientError::Kind::kUsage,
+                      "--svg and --html need the report renderer, not built");
   }
   out << to_json(connect(g).report(a.run_id)) << "\n";
   return kExitOk;
@@ -29,6 +30,10 @@ int cmd_report(const GlobalOptions& g, const ReportArgs& a, std::ostream& out) {
 int cmd_compare(const GlobalOptions& g, const CompareArgs& a, std::ostream& out) {
   out << to_json(connect(g).compare(a.run_ids, a.labels)) << "\n";
   return kExitOk;
+}
+
+int cmd_ui(const GlobalOptions&, const UiArgs&, std::ostream&, std::ostream&) {
+  throw ClientError(ClientError::Kind::kUsage, "ui needs the report renderer, not built");
 }
 
 }  // namespace ramguard::cli

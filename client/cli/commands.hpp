@@ -34,6 +34,9 @@ int cmd_runs(const GlobalOptions& g, const RunsArgs& a, std::ostream& out);
 int cmd_report(const GlobalOptions& g, const ReportArgs& a, std::ostream& out);
 int cmd_compare(const GlobalOptions& g, const CompareArgs& a, std::ostream& out);
 
+// ui: the run page served as this user until SIGINT/SIGTERM (cmd_ui.cpp); prints its address.
+int cmd_ui(const GlobalOptions& g, const UiArgs& a, std::ostream& out, std::ostream& err);
+
 // Dispatches a parsed invocation.
 int run_invocation(const Invocation& invocation, std::ostream& out, std::ostream& err);
 

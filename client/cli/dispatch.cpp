@@ -39,6 +39,8 @@ int run_invocation(const Invocation& invocation, std::ostream& out, std::ostream
           return cmd_runs(g, a, out);
         } else if constexpr (std::is_same_v<T, ReportArgs>) {
           return cmd_report(g, a, out);
+        } else if constexpr (std::is_same_v<T, UiArgs>) {
+          return cmd_ui(g, a, out, err);
         } else {
           static_assert(std::is_same_v<T, CompareArgs>);
           return cmd_compare(g, a, out);

@@ -23,7 +23,8 @@ commands:
   status [RUN]                   budget, reservations and runs
   exec [OPTIONS] -- CMD ARGS...  admit, run CMD under a run, exit with CMD's status
   runs [--limit N] [--label K=V]...  recent runs (with all the labels given)
-  report RUN [--svg FILE]        a run's report (--json, --gib)
+  report RUN [--svg FILE] [--html FILE]  a run's report (--json, --gib)
+  ui [--listen HOST:PORT]        the run page in a browser, served as you (loopback)
   compare RUN... | --job NAME | --label K=V...  runs side by side [--format FORMAT]
 
 global options (anywhere before --):
@@ -82,7 +83,16 @@ const std::map<std::string, std::string>& topics() {
        "usage: ramguard runs [--limit N] [--label KEY=VALUE]...\n"
        "With --label, the newest runs (--limit, else 1000) that carry every label given,\n"
        "e.g. --label slurm_job_id=42 for a Slurm job's steps.\n"},
-      {"report", "usage: ramguard report RUN [--json] [--svg FILE] [--gib]\n"},
+      {"report",
+       "usage: ramguard report RUN [--json] [--svg FILE] [--html FILE] [--gib]\n"
+       "--html writes the run page as one self-contained file that opens offline.\n"},
+      {"ui",
+       "usage: ramguard ui [--listen HOST:PORT] [--refresh DURATION]\n"
+       "Serves the run page (runs, each run live, compare) as you: it asks the daemon with\n"
+       "your credentials, so it shows what you may read. Prints the address, which holds a\n"
+       "random token; without it the server answers 404. --listen defaults to 127.0.0.1 on\n"
+       "a free port; --refresh (default 2s) is how often a live page asks again.\n"
+       "Stops on SIGINT or SIGTERM.\n"},
       {"compare",
        "usage: ramguard compare [RUN...] [--job NAME] [--label KEY=VALUE]...\n"
        "                        [--format text|markdown|json|csv] [--gib]\n"

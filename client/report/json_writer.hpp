@@ -50,6 +50,8 @@ class JsonWriter {
     return raw(std::string(buf, ptr));
   }
   JsonWriter& null() { return raw("null"); }
+  // A value that is already JSON (another renderer's output), inserted as it is.
+  JsonWriter& json(std::string_view text) { return raw(std::string(text)); }
 
   // Convenience: "name": value.
   template <typename T>

@@ -109,6 +109,18 @@ TEST(CliArgs, ReportsAndComparisons) {
   EXPECT_EQ(std::get<ReportArgs>(r.command).svg_path, "/tmp/r.svg");
   EXPECT_TRUE(r.global.binary_units);
   EXPECT_TRUE(r.global.json);
+  EXPECT_EQ(
+      std::get<ReportArgs>(parse_ok({"report", "r-1", "--html", "/tmp/r.html"}).command).html_path,
+      "/tmp/r.html");
+  const auto ui = std::get<UiArgs>(parse_ok({"ui"}).command);
+  EXPECT_EQ(ui.host, "127.0.0.1");  // loopback unless asked
+  EXPECT_EQ(ui.port, 0);
+  EXPECT_EQ(ui.refresh_ms, 2000u);
+  const auto ui2 =
+      std::get<UiArgs>(parse_ok({"ui", "--listen", "0.0.0.0:8080", "--refresh", "5s"}).command);
+  EXPECT_EQ(ui2.host, "0.0.0.0");
+  EXPECT_EQ(ui2.port, 8080);
+  EXPECT_EQ(ui2.refresh_ms, 5000u);
   const auto c =
       std::get<CompareArgs>(parse_ok({"compare", "r-1", "r-2", "--format", "markdown"}).command);
   EXPECT_EQ(c.run_ids, (std::vector<std::string>{"r-1", "r-2"}));
@@ -209,6 +221,11 @@ TEST(CliArgs, EveryBadInputGetsAMessageNamingIt) {
       {{"exec", "--plan", "fedavg", "--", "true"}, "--plan needs the model"},
       {{"report"}, "ramguard report needs RUN"},
       {{"report", "r-1", "--svg"}, "--svg of ramguard report needs a value"},
+      {{"report", "r-1", "--html"}, "--html of ramguard report needs a value"},
+      {{"ui", "--listen", ":80"}, "needs a host"},
+      {{"ui", "--listen", "127.0.0.1:70000"}, "port:"},
+      {{"ui", "--refresh", "10ms"}, "between 500ms and 1h"},
+      {{"ui", "extra"}, "ramguard ui"},
       {{"compare"}, "needs run ids, --job NAME or --label"},
       {{"compare", "r-1", "--format", "html"}, "--format 'html': expected text, markdown"},
       {{"compare", "r-1", "--format", "csv", "--json"}, "--json contradicts --format csv"},
