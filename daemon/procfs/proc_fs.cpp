@@ -174,12 +174,13 @@ Result<std::vector<SharedSegment>> ProcessHandle::read_shared_segments() const {
                    std::to_string(kMaxMapsBytes) + " bytes"};
     }
   }
-  auto mappings = parse_shmem_mappings(text);
+  auto mappings = parse_maps(text);
   if (!mappings)
     return Error{"process " + std::to_string(id_.pid) + ": " + mappings.error().message};
   std::vector<SharedSegment> out;
   std::vector<std::uint64_t> seen_inodes;
-  for (const ShmemMapping& m : *mappings) {
+  for (const Mapping& m : *mappings) {
+    if (!m.shared || m.kind != MappingKind::kShmem) continue;
     if (std::find(seen_inodes.begin(), seen_inodes.end(), m.inode) != seen_inodes.end()) continue;
     seen_inodes.push_back(m.inode);
     char name[64];
