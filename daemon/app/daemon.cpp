@@ -118,6 +118,14 @@ Daemon::Daemon(const Config& config, const CommandLine& flags, DaemonSeams seams
           for (const std::string& id : runs) registry_.store_lost(id);
         });
     dispatcher_.set_unstored_note([this] { return journal_->unstored_note(); });
+    if (auto reader = StoreReader::start(store_->path())) {
+      reader_ = std::move(*reader);
+      dispatcher_.set_reader(reader_.get());
+    } else {
+      log::warning("store.reader_unavailable",
+                   {{"reason", reader.error().message},
+                    {"effect", "reports and comparisons read the ledger on the event loop"}});
+    }
     registry_.add_observer(journal_.get());
     // Admission reads the ledger's history, then the fleet's behind it (fleet/): asked on the
     // loop, bounded, cached.

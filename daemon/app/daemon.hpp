@@ -31,6 +31,7 @@
 #include "store/ledger_journal.hpp"
 #include "store/state_lock.hpp"
 #include "store/store.hpp"
+#include "store/store_reader.hpp"
 
 namespace ramguard {
 
@@ -97,6 +98,9 @@ class Daemon {
   std::unique_ptr<MetricsExporter> metrics_;
   RunMetrics run_metrics_;
   std::unique_ptr<Store> store_;
+  // Reports' and comparisons' reads, off the loop; null without a store (or a second
+  // connection), and then they read on the loop.
+  std::unique_ptr<StoreReader> reader_;
   ProcLoadBaselines baselines_;
   RegistryMachineState machine_;
   AdmissionDesk desk_;

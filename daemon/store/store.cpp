@@ -161,6 +161,23 @@ Result<std::unique_ptr<Store>> Store::open_read_only(const std::filesystem::path
   return store;
 }
 
+Result<std::unique_ptr<Store>> Store::open_reader(const std::filesystem::path& file) {
+  auto db = SqliteDb::open_read_only(file);
+  if (!db) return db.error();
+  // Reads only: no lookaside slots (120 KiB per connection by default); the page cache is the
+  // writer's size, so the daemon's footprint stays what is budgeted.
+  sqlite3_db_config((*db)->handle(), SQLITE_DBCONFIG_LOOKASIDE, nullptr, 0, 0);
+  const std::string op = "opening a reading connection";
+  if (auto s = (*db)->exec("PRAGMA busy_timeout = 2000; PRAGMA cache_size = -512", op); !s) {
+    return s.error();
+  }
+  auto version = (*db)->scalar_int64("PRAGMA user_version", op);
+  if (!version) return version.error();
+  std::unique_ptr<Store> store(new Store(std::move(*db), *version));
+  store->opened_read_only_ = true;
+  return store;
+}
+
 Status Store::atomically(const std::function<Status()>& writes) {
   return in_transaction(*db_, "writing to the ledger", writes);
 }

@@ -67,6 +67,10 @@ class Store {
   // runs and reservations are still restored; writable() is then false.
   static Result<std::unique_ptr<Store>> open(const std::filesystem::path& state_dir,
                                              const StoreOptions& options = {});
+  // A second, read-only connection to an open ledger `file`, for reads on another thread
+  // (store/store_reader.hpp): no check, no migration, a small page cache. Its reads see what
+  // the writer committed.
+  static Result<std::unique_ptr<Store>> open_reader(const std::filesystem::path& file);
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
