@@ -79,6 +79,7 @@ class Daemon {
          std::optional<FleetSettings> fleet);
   void open_store();
   void seed_job_history();
+  void show_journal();  // the journal's gauges
   Status listen_and_recover();
   void wait_signal();
 

@@ -45,6 +45,9 @@ struct StoreOptions {
   // WAL is written but fsync'ed only at checkpoints (survives a daemon crash or kill -9, may lose
   // the last commits on power loss; tens of us). See the mark cost printed by store_test.
   bool sync_every_commit = true;
+  // Space kept on the ledger's disk for the stop (`ramguard.reserve` beside the file): a daemon
+  // stopped while the disk is full frees it to write what its journal holds. 0: none.
+  std::uint64_t reserve_bytes = 0;
   // Checkpoint the write-ahead log on a thread of its own (store/wal_checkpointer.hpp) instead
   // of inside the commit that crosses SQLite's threshold: the daemon's event loop never waits
   // for one. Off for short-lived tools, which gain nothing from a thread.
@@ -83,6 +86,15 @@ class Store {
   const std::string& unwritable_reason() const { return health_.reason(); }
   // True when the file was opened read-only at startup: it stays unwritable until a restart.
   bool opened_read_only() const { return opened_read_only_; }
+  // Opened read-only at startup for a disk that refused writes: true once the disk would take
+  // writes again (free space, not mounted read-only), which is logged once
+  // (store.restart_needed) and joins the unwritable reason: only a restart writes the file again.
+  bool restart_would_write();
+  // The stop's reserve (StoreOptions::reserve_bytes): release_reserve() deletes it so the
+  // journal can be written (false when there was none); keep_reserve() makes it again once the
+  // disk has room (false when it could not).
+  bool release_reserve();
+  bool keep_reserve();
   // Told of every change of writable() (and at once): metrics.
   void set_writable_listener(WriteHealth::Listener listener) {
     health_.set_listener(std::move(listener));
@@ -222,6 +234,8 @@ class Store {
   std::map<std::string, std::optional<JobPeak>, std::less<>> job_peaks_;
   WriteHealth health_;
   bool opened_read_only_ = false;
+  bool restart_needed_said_ = false;
+  std::uint64_t reserve_bytes_ = 0;
   bool batching_ = false;
   bool batch_open_ = false;
   std::vector<std::string> batch_runs_;  // whose writes the open batch holds, each once
