@@ -182,6 +182,8 @@ class Store {
   // cannot be decoded is skipped with a logged reason and ended lost when the file is writable;
   // only a failure to read the runs table at all is an error.
   Result<std::vector<RunLedger>> load_active_runs();
+  // The same, one run at a time: `resume` gets each run's ledger before the next is read.
+  Status for_each_active_run(const std::function<void(RunLedger)>& resume);
   // Marks by seq, phases and verdicts in the order first saved, boundaries by round.
   // An unknown id is an error starting with "unknown run id" (see is_unknown_run).
   Result<RunLedger> load_run(const std::string& run_id);
