@@ -172,6 +172,9 @@ Daemon::ForgetBatchListeners::~ForgetBatchListeners() {
 }
 
 Daemon::~Daemon() {
+  // First: reads still queued are dropped with the requests waiting for them, while the server
+  // those requests belong to is still here.
+  reader_.reset();
   // Before the store and the journal go: what the journal holds is written, or said dropped.
   if (journal_) journal_->write_at_stop();
 }
