@@ -1608,6 +1608,9 @@ class Run:
         # mark the daemon missed with its real time, not the time of the resync.
         self._began_at: Dict[str, int] = {}
         self._left_at: Dict[str, int] = {}
+        # When it first left each phase while the daemon could not hear it: the daemon's phase
+        # of that name ended then, even if this process is in the phase again by the resync.
+        self._left_unheard: Dict[str, int] = {}
         self._rounds_ended = 0            # round ends this process marked, heard or not
         self._counted = owned             # this process numbers rounds (attached: the daemon)
         self._rounds_unheard = 0          # uncounted round ends the daemon did not hear
@@ -1714,6 +1717,8 @@ class Run:
                 result = MarkResult(delivered=False)
             else:
                 result = self._send_mark(body, wire_kind, phase)
+            if wire_kind == "PHASE_END" and not result.delivered:
+                self._left_unheard.setdefault(phase, at_us)
             if wire_kind == "ROUND_END" and not result.delivered and not numbered \
                     and not self._counted:
                 self._rounds_unheard += 1
@@ -1946,14 +1951,21 @@ class Run:
         self._daemon_rounds = int(run.get("round", 0))
         # Open phases have no duration yet: 0 (or absent) on the wire; a closed one took time.
         held = [p["phase"] for p in run.get("phases", []) if not p.get("duration_seconds")]
+        # A phase left unheard ends when it was first left, also when this process is in it
+        # again (it begins again below, at its latest begin): else the phase would be made as
+        # long as the outage.
+        ended = set()
         for name in held:
-            if name in self._began and name not in self._open:
+            unheard = self._left_unheard.get(name)
+            if unheard is not None or (name in self._began and name not in self._open):
                 logger.info("ramguard: run %s: ending phase %s, which this process left while "
                             "ramguardd could not hear it", self.run_id, name)
                 self._call("mark", {"run_id": self.run_id, "kind": "PHASE_END", "phase": name,
-                                    "at_unix_us": self._left_at.get(name)})
+                                    "at_unix_us": unheard or self._left_at.get(name)})
+                ended.add(name)
+        self._left_unheard.clear()
         for name in self._open:
-            if name not in held:
+            if name not in held or name in ended:
                 logger.info("ramguard: run %s: beginning phase %s again: ramguardd did not "
                             "hear its begin", self.run_id, name)
                 self._call("mark", {"run_id": self.run_id, "kind": "PHASE_BEGIN", "phase": name,

@@ -35,7 +35,10 @@ void Daemon::apply(const Config& next) {
   watches_.set_peak_refresh_ticks(params.watch_peak_refresh_ticks);
   dispatcher_.set_settings(control::dispatch_settings(next));
   server_.set_limits(control::server_limits(next));
-  if (journal_) journal_->set_max_pending_writes(next.store.journal_max_writes);
+  if (journal_) {
+    journal_->set_max_pending_writes(next.store.journal_max_writes);
+    show_journal();
+  }
   upkeep_.set_retention(next.store.retention);
   metrics_->set_budget(next.budget_bytes, next.margin_bytes);
   metrics_->set_retention(next.metrics.run_retention);

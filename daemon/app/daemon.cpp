@@ -2,6 +2,9 @@
 
 #include <signal.h>
 
+#include <chrono>
+#include <optional>
+
 #include "app/ledger_check.hpp"
 #include "common/log.hpp"
 #include "config/describe.hpp"
@@ -24,6 +27,9 @@ std::unique_ptr<Store> open_ledger(const Config& config) {
   StoreOptions options;
   options.sync_every_commit = false;
   options.checkpoint_in_background = true;
+  // Room to write the journal when the daemon stops on a full disk (store/ledger_journal.hpp):
+  // a run's end and a few hundred marks.
+  options.reserve_bytes = 1 << 20;
   std::optional<SalvageReport> salvaged;
   auto opened = open_or_salvage(config.state_dir, options, salvaged);
   if (salvaged) log_salvage(*salvaged);
@@ -111,14 +117,39 @@ Daemon::Daemon(const Config& config, const CommandLine& flags, DaemonSeams seams
     // Group commit: writes no request waits for (progress, exits, recovery) are committed at
     // the end of their turn; a rolled-back batch marks its runs' ledgers incomplete.
     store_->set_batch_opened_listener([this] { server_.schedule_commit(); });
+    // A rolled-back batch loses nothing: the journal takes its writes back. Said once, then at
+    // most once a minute while commits keep failing (a full disk fails one a second).
     store_->set_batch_lost_listener(
-        [this](const std::vector<std::string>& runs, const Error& error) {
-          log::warning("store.batch_lost",
-                       {{"runs", std::to_string(runs.size())}, {"reason", error.message}});
+        [this, last_said = std::optional<std::chrono::steady_clock::time_point>(),
+         unsaid = std::uint64_t{0}](const std::vector<std::string>& runs,
+                                    const Error& error) mutable {
           for (const std::string& id : runs) registry_.store_lost(id);
+          const auto now = std::chrono::steady_clock::now();
+          ++unsaid;
+          if (last_said && now - *last_said < std::chrono::minutes(1)) return;
+          log::warning("store.batch_rolled_back",
+                       {{"runs", runs.size()},
+                        {"batches", unsaid},
+                        {"reason", error.message},
+                        {"effect",
+                         "its writes wait in the journal and are written in order "
+                         "when the ledger takes writes; replies say stored:false"}});
+          last_said = now;
+          unsaid = 0;
         });
     dispatcher_.set_unstored_note([this] { return journal_->unstored_note(); });
+    if (auto reader = StoreReader::start(store_->path())) {
+      reader_ = std::move(*reader);
+      dispatcher_.set_reader(reader_.get());
+    } else {
+      log::warning("store.reader_unavailable",
+                   {{"reason", reader.error().message},
+                    {"effect", "reports and comparisons read the ledger on the event loop"}});
+    }
     registry_.add_observer(journal_.get());
+    // The journal's gauges follow it at once, from the first scrape on.
+    journal_->set_changed_listener([this] { show_journal(); });
+    show_journal();
     // Admission reads the ledger's history, then the fleet's behind it (fleet/): asked on the
     // loop, bounded, cached.
     desk_.set_history(&history_.emplace(*store_));
@@ -140,7 +171,18 @@ Daemon::ForgetBatchListeners::~ForgetBatchListeners() {
   store->set_batch_lost_listener({});
 }
 
-Daemon::~Daemon() = default;
+Daemon::~Daemon() {
+  // First: reads still queued are dropped with the requests waiting for them, while the server
+  // those requests belong to is still here.
+  reader_.reset();
+  // Before the store and the journal go: what the journal holds is written, or said dropped.
+  if (journal_) journal_->write_at_stop();
+}
+
+void Daemon::show_journal() {
+  metrics_->set_store_journal(journal_->pending_writes(), journal_->max_pending_writes(),
+                              journal_->dropped_writes());
+}
 
 // The jobs' history from the ledger, so a restarted node exports it before its next run.
 void Daemon::seed_job_history() {

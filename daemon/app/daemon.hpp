@@ -31,6 +31,7 @@
 #include "store/ledger_journal.hpp"
 #include "store/state_lock.hpp"
 #include "store/store.hpp"
+#include "store/store_reader.hpp"
 
 namespace ramguard {
 
@@ -78,6 +79,7 @@ class Daemon {
          std::optional<FleetSettings> fleet);
   void open_store();
   void seed_job_history();
+  void show_journal();  // the journal's gauges
   Status listen_and_recover();
   void wait_signal();
 
@@ -97,6 +99,9 @@ class Daemon {
   std::unique_ptr<MetricsExporter> metrics_;
   RunMetrics run_metrics_;
   std::unique_ptr<Store> store_;
+  // Reports' and comparisons' reads, off the loop; null without a store (or a second
+  // connection), and then they read on the loop.
+  std::unique_ptr<StoreReader> reader_;
   ProcLoadBaselines baselines_;
   RegistryMachineState machine_;
   AdmissionDesk desk_;

@@ -53,6 +53,11 @@ int check_ledger_offline(const std::string& state_dir) {
             << (runs ? std::to_string(*runs) : std::string("?")) << " runs, "
             << (reservations ? std::to_string(reservations->size()) : std::string("?"))
             << " reservations\n";
+  // Something the old file held did not come over: say so to scripts too (like fsck's 1/4).
+  if (salvaged && !salvaged->lossless()) {
+    std::cout << "some rows of the old ledger could not be salvaged\n";
+    return 2;
+  }
   return 0;
 }
 

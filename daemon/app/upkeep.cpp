@@ -29,11 +29,15 @@ void Upkeep::tick() {
   (void)parts_.metrics.update_self("/proc/self/statm");
   parts_.metrics.observe_sample_duration(parts_.sampler.last_sample_duration_seconds());
   Store* store = parts_.store;
-  // A file opened read-only stays so until the daemon restarts: no point rewriting.
-  if (store != nullptr && !store->writable() && !store->opened_read_only() &&
-      due(last_store_retry_, kStoreRetry, now)) {
+  // A file opened read-only stays so until the daemon restarts: no point rewriting, but once
+  // its disk takes writes again the log and the status say that a restart is needed.
+  if (store != nullptr && !store->writable() && due(last_store_retry_, kStoreRetry, now)) {
     last_store_retry_ = now;
-    parts_.registry.sync_reservations();
+    if (store->opened_read_only()) {
+      (void)store->restart_would_write();
+    } else {
+      parts_.registry.sync_reservations();
+    }
   }
   // What was journalled while the ledger refused writes: retried every tick (one write while
   // the disk stays full), so it is written soon after space comes back.

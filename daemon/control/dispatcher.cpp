@@ -13,6 +13,7 @@
 #include "metrics/exporter.hpp"
 #include "ramguard/base/utf8.hpp"
 #include "store/store.hpp"
+#include "store/store_reader.hpp"
 #include "verdicts/params.hpp"
 
 namespace ramguard::control {
@@ -152,6 +153,11 @@ std::optional<PhaseRoom> Dispatcher::phase_room(const std::string& run_id) {
 
 void Dispatcher::handle(const v1::Request& request, const Peer& peer, v1::Reply& reply) {
   const Caller caller = caller_of(peer);
+  std::shared_ptr<StoredReads> read;
+  if (auto it = read_ahead_.find(&request); it != read_ahead_.end()) {
+    read = std::move(it->second);
+    read_ahead_.erase(it);
+  }
   Status result = check_request_ranges(request);
   switch (result ? request.command_case() : v1::Request::COMMAND_NOT_SET) {
     case v1::Request::kHello:
@@ -176,10 +182,10 @@ void Dispatcher::handle(const v1::Request& request, const Peer& peer, v1::Reply&
       result = status(request.status(), caller, *reply.mutable_status());
       break;
     case v1::Request::kReport:
-      result = report(request.report(), caller, *reply.mutable_report());
+      result = report(request.report(), caller, *reply.mutable_report(), read.get());
       break;
     case v1::Request::kCompare:
-      result = compare(request.compare(), caller, *reply.mutable_compare());
+      result = compare(request.compare(), caller, *reply.mutable_compare(), read.get());
       break;
     case v1::Request::kListRuns:
       result = list_runs(request.list_runs(), caller, *reply.mutable_list_runs());
@@ -384,7 +390,28 @@ Result<AdmitAsk> admit_ask(const v1::AdmitRequest& in) {
 
 }  // namespace
 
+bool Dispatcher::wants_prepare(const v1::Request& request) const {
+  return request.has_admit() ||
+         (reader_ != nullptr && (request.has_report() || request.has_compare()));
+}
+
 void Dispatcher::prepare(const v1::Request& request, std::function<void()> ready) {
+  if (reader_ != nullptr && (request.has_report() || request.has_compare())) {
+    auto planned = plan_stored_reads(registry_, store_, request);
+    if (!planned) {
+      ready();  // memory answers, or handle() refuses the request
+      return;
+    }
+    auto read = std::make_shared<StoredReads>(std::move(*planned));
+    read_ahead_[&request] = read;
+    reader_->post([read, params = registry_.params().detectors,
+                   ready = std::move(ready)](Store& ledger) mutable {
+      read_stored(ledger, params, *read);
+      ready();  // posts the request's resumption to the loop
+      ready = nullptr;
+    });
+    return;
+  }
   if (!request.has_admit() || !check_job(request.admit().job())) {
     ready();
     return;
@@ -559,16 +586,32 @@ Status Dispatcher::status(const v1::StatusRequest& in, const Caller& caller, v1:
   return ok_status();
 }
 
-Status Dispatcher::report(const v1::ReportRequest& in, const Caller& caller, v1::ReportReply& out) {
+Status Dispatcher::report(const v1::ReportRequest& in, const Caller& caller, v1::ReportReply& out,
+                          StoredReads* read) {
+  const ReadScope scope = read_scope(caller, settings_.peers_read);
+  if (read != nullptr) {
+    if (auto it = read->runs.find(in.run_id()); it != read->runs.end()) {
+      StoredRead& r = it->second;
+      if (!r.status) return r.status.error();
+      RunLedger owner;
+      owner.info = std::move(r.info);
+      if (auto s = check_read(scope, owner); !s) return s;
+      out = std::move(r.report);
+      if (in.include_samples() && !r.samples) {
+        if (const RunMachine* run = registry_.find(in.run_id())) add_held_samples(*run, out);
+      }
+      return ok_status();
+    }
+  }
   auto ledger = find_ledger(registry_, store_, in.run_id(), /*complete=*/true);
   if (!ledger) return ledger.error();
-  if (auto s = check_read(read_scope(caller, settings_.peers_read), *ledger); !s) return s;
+  if (auto s = check_read(scope, *ledger); !s) return s;
   fill_report(registry_, store_, *ledger, in.include_samples(), out);
   return ok_status();
 }
 
 Status Dispatcher::compare(const v1::CompareRequest& in, const Caller& caller,
-                           v1::CompareReply& out) {
+                           v1::CompareReply& out, StoredReads* read) {
   const ReadScope scope = read_scope(caller, settings_.peers_read);
   std::vector<std::string> ids(in.run_ids().begin(), in.run_ids().end());
   if (ids.size() > 100) return Error{"compare at most 100 runs"};
@@ -586,6 +629,17 @@ Status Dispatcher::compare(const v1::CompareRequest& in, const Caller& caller,
   }
   if (ids.empty()) return Error{"compare needs run ids or labels"};
   for (const auto& id : ids) {
+    if (read != nullptr) {
+      if (auto it = read->runs.find(id); it != read->runs.end()) {
+        const StoredRead& r = it->second;
+        if (!r.status) return r.status.error();
+        RunLedger owner;
+        owner.info = r.info;
+        if (auto s = check_read(scope, owner); !s) return s;
+        *out.add_rows() = r.row;
+        continue;
+      }
+    }
     auto ledger = find_ledger(registry_, store_, id, /*complete=*/true);
     if (!ledger) return ledger.error();
     if (auto s = check_read(scope, *ledger); !s) return s;

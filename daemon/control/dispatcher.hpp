@@ -5,6 +5,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -13,12 +14,14 @@
 #include "admission/desk.hpp"
 #include "config/config.hpp"
 #include "control/handler.hpp"
+#include "control/queries.hpp"
 #include "model/plan.hpp"
 #include "runs/run_registry.hpp"
 
 namespace ramguard {
 class MetricsExporter;
 class Store;
+class StoreReader;
 }  // namespace ramguard
 
 namespace ramguard::control {
@@ -45,8 +48,12 @@ class Dispatcher final : public RequestHandler {
   void set_unstored_note(std::function<std::string()> note) { unstored_note_ = std::move(note); }
 
   void handle(const v1::Request& request, const Peer& peer, v1::Reply& reply) override;
-  // An admission lets the desk's history fetch the job's fleet history first.
+  // Reports and comparisons read the ledger on `reader`'s thread (null: on the loop).
+  void set_reader(StoreReader* reader) { reader_ = reader; }
+  // An admission lets the desk's history fetch the job's fleet history first; a report or a
+  // comparison that needs the ledger has it read off the loop.
   void prepare(const v1::Request& request, std::function<void()> ready) override;
+  bool wants_prepare(const v1::Request& request) const override;
   // With group commit on, admissions and releases leave the reservations' ledger write to
   // flush_writes() (the control server's CommitBatch), and the store batches the writes of
   // marks, run starts and ends until then; off, they write at once.
@@ -65,8 +72,10 @@ class Dispatcher final : public RequestHandler {
   Status admit(const v1::AdmitRequest& in, const Caller& caller, v1::AdmitReply& out);
   Status release(const v1::ReleaseRequest& in, const Caller& caller, v1::ReleaseReply& out);
   Status status(const v1::StatusRequest& in, const Caller& caller, v1::StatusReply& out);
-  Status report(const v1::ReportRequest& in, const Caller& caller, v1::ReportReply& out);
-  Status compare(const v1::CompareRequest& in, const Caller& caller, v1::CompareReply& out);
+  Status report(const v1::ReportRequest& in, const Caller& caller, v1::ReportReply& out,
+                StoredReads* read);
+  Status compare(const v1::CompareRequest& in, const Caller& caller, v1::CompareReply& out,
+                 StoredReads* read);
   Status list_runs(const v1::ListRunsRequest& in, const Caller& caller, v1::ListRunsReply& out);
   void reservations_changed();
   // `warning` with the unstored note appended (for a reply whose write is not stored).
@@ -85,6 +94,10 @@ class Dispatcher final : public RequestHandler {
   bool group_commit_ = false;
   bool reservations_dirty_ = false;
   std::optional<PssJob> pss_job_;  // set by a tree's round end, taken at once
+  StoreReader* reader_ = nullptr;
+  // What prepare() had read for a request, until its handle() (the same request object: the
+  // server keeps it alive while it waits).
+  std::map<const v1::Request*, std::shared_ptr<StoredReads>> read_ahead_;
 };
 
 }  // namespace ramguard::control

@@ -23,6 +23,8 @@ class RequestHandler {
   // fleet history) and calls `ready` once, on the event loop, when handle can answer. Only this
   // request's connection waits; the loop goes on serving and sampling.
   virtual void prepare(const v1::Request& /*request*/, std::function<void()> ready) { ready(); }
+  // Whether `request` goes through prepare first (the others are handled at once).
+  virtual bool wants_prepare(const v1::Request& request) const { return request.has_admit(); }
   // Group commit: a handler may leave a request's ledger write pending. The caller then calls
   // flush_writes() before sending that reply, once for all the requests of one loop turn.
   virtual bool writes_pending() const { return false; }

@@ -28,11 +28,10 @@ void add_gaps(const RunLedger& ledger, const DetectorParams& params, v1::RunStat
 
 namespace {
 
-// A run in memory holds its newest marks, boundaries, phases and verdicts; the store has the
-// older ones.
-RunLedger with_stored_history(const RunLedger& held, Store& store) {
+// A run in memory holds its newest marks, boundaries, phases and verdicts; `stored` (the
+// store's copy, consumed) has the older ones.
+RunLedger with_stored_history(const RunLedger& held, Result<RunLedger> stored) {
   RunLedger out = held;
-  auto stored = store.load_run(held.info.run_id);
   if (!stored) return out;  // the report says what memory holds (and the earlier_* counts)
   // Filtered in place: a run at its marks bound has 100,000 of them, and a second copy would
   // double what a report costs the daemon while it is built.
@@ -79,6 +78,39 @@ RunLedger with_stored_history(const RunLedger& held, Store& store) {
   return out;
 }
 
+bool trimmed(const RunLedger& held) {
+  return held.earlier_marks > 0 || held.earlier_boundaries.count > 0 || held.earlier_phases > 0 ||
+         held.earlier_verdicts > 0;
+}
+
+// A run the store must answer for (not in memory) or complete (held without its oldest
+// records); nullopt: memory answers.
+std::optional<StoredRead> stored_read(const RunRegistry& registry, const std::string& run_id) {
+  if (run_id.empty()) return std::nullopt;
+  const RunMachine* run = registry.find(run_id);
+  if (run == nullptr) return StoredRead{};
+  if (!trimmed(run->ledger())) return std::nullopt;
+  StoredRead read;
+  read.held = run->ledger();
+  return read;
+}
+
+Error unreadable(const Error& e) {
+  return Error{e.message, is_unknown_run(e) ? ErrorKind::kNotFound : ErrorKind::kUnavailable};
+}
+
+void add_samples(const std::vector<ProgressSample>& samples, v1::ReportReply& out) {
+  for (const ProgressSample& p : samples) {
+    auto* s = out.add_samples();
+    s->set_at_unix_ms(p.at_unix_ms);
+    s->set_rss_bytes(p.rss_bytes);
+    s->set_min_rss_bytes(p.min_rss_bytes);
+    s->set_max_rss_bytes(p.max_rss_bytes);
+    s->set_anon_bytes(p.anon_bytes);
+    s->set_file_bytes(p.file_bytes);
+  }
+}
+
 }  // namespace
 
 Result<RunLedger> find_ledger(const RunRegistry& registry, Store* store, const std::string& run_id,
@@ -86,9 +118,9 @@ Result<RunLedger> find_ledger(const RunRegistry& registry, Store* store, const s
   if (run_id.empty()) return Error{"a run id is required"};
   if (const RunMachine* run = registry.find(run_id)) {
     const RunLedger& held = run->ledger();
-    const bool trimmed = held.earlier_marks > 0 || held.earlier_boundaries.count > 0 ||
-                         held.earlier_phases > 0 || held.earlier_verdicts > 0;
-    if (complete && trimmed && store != nullptr) return with_stored_history(held, *store);
+    if (complete && trimmed(held) && store != nullptr) {
+      return with_stored_history(held, store->load_run(held.info.run_id));
+    }
     return held;
   }
   if (store == nullptr) {
@@ -96,10 +128,7 @@ Result<RunLedger> find_ledger(const RunRegistry& registry, Store* store, const s
                  ErrorKind::kNotFound};
   }
   auto loaded = store->load_run(run_id);
-  if (!loaded) {
-    return Error{loaded.error().message,
-                 is_unknown_run(loaded.error()) ? ErrorKind::kNotFound : ErrorKind::kUnavailable};
-  }
+  if (!loaded) return unreadable(loaded.error());
   return loaded;
 }
 
@@ -127,28 +156,22 @@ void fill_report(const RunRegistry& registry, Store* store, const RunLedger& led
   }
   if (!include_samples) return;
   if (const RunMachine* run = registry.find(ledger.info.run_id)) {
-    for (const SeriesPoint& p : run->samples().points()) {
-      auto* s = out.add_samples();
-      s->set_at_unix_ms(unix_ms(p.last));
-      s->set_rss_bytes(p.rss_last_bytes);
-      s->set_min_rss_bytes(p.rss_min_bytes);
-      s->set_max_rss_bytes(p.rss_max_bytes);
-      s->set_anon_bytes(p.anon_last_bytes);
-      s->set_file_bytes(p.file_last_bytes);
-    }
+    add_held_samples(*run, out);
     return;
   }
   if (store == nullptr) return;
-  if (auto samples = store->load_samples(ledger.info.run_id)) {
-    for (const ProgressSample& p : *samples) {
-      auto* s = out.add_samples();
-      s->set_at_unix_ms(p.at_unix_ms);
-      s->set_rss_bytes(p.rss_bytes);
-      s->set_min_rss_bytes(p.min_rss_bytes);
-      s->set_max_rss_bytes(p.max_rss_bytes);
-      s->set_anon_bytes(p.anon_bytes);
-      s->set_file_bytes(p.file_bytes);
-    }
+  if (auto samples = store->load_samples(ledger.info.run_id)) add_samples(*samples, out);
+}
+
+void add_held_samples(const RunMachine& run, v1::ReportReply& out) {
+  for (const SeriesPoint& p : run.samples().points()) {
+    auto* s = out.add_samples();
+    s->set_at_unix_ms(unix_ms(p.last));
+    s->set_rss_bytes(p.rss_last_bytes);
+    s->set_min_rss_bytes(p.rss_min_bytes);
+    s->set_max_rss_bytes(p.rss_max_bytes);
+    s->set_anon_bytes(p.anon_last_bytes);
+    s->set_file_bytes(p.file_last_bytes);
   }
 }
 
@@ -181,6 +204,64 @@ void fill_compare_row(const RunLedger& ledger, const DetectorParams& params, v1:
   if (ledger.info.estimate_bytes > 0) {
     out.set_estimate_ratio(static_cast<double>(ledger.peak_bytes) /
                            static_cast<double>(ledger.info.estimate_bytes));
+  }
+}
+
+std::optional<StoredReads> plan_stored_reads(const RunRegistry& registry, Store* store,
+                                             const v1::Request& request) {
+  if (store == nullptr) return std::nullopt;
+  StoredReads reads;
+  if (request.has_report()) {
+    const v1::ReportRequest& in = request.report();
+    auto read = stored_read(registry, in.run_id());
+    if (!read) return std::nullopt;
+    read->samples = !read->held && in.include_samples();
+    reads.runs.emplace(in.run_id(), std::move(*read));
+    return reads;
+  }
+  if (!request.has_compare()) return std::nullopt;
+  const v1::CompareRequest& in = request.compare();
+  reads.compare = true;
+  std::vector<std::string> ids(in.run_ids().begin(), in.run_ids().end());
+  if (!in.labels().empty()) {
+    // The same query the comparison makes; who may read which run is checked then.
+    std::map<std::string, std::string> labels(in.labels().begin(), in.labels().end());
+    if (auto found = store->find_runs_by_labels(labels, 100)) {
+      for (const RunSummary& s : *found) ids.push_back(s.info.run_id);
+    }
+  }
+  if (ids.size() > 200) return std::nullopt;  // the comparison refuses it
+  for (const std::string& id : ids) {
+    if (reads.runs.contains(id)) continue;
+    if (auto read = stored_read(registry, id)) reads.runs.emplace(id, std::move(*read));
+  }
+  if (reads.runs.empty()) return std::nullopt;
+  return reads;
+}
+
+void read_stored(Store& ledger, const DetectorParams& params, StoredReads& reads) {
+  for (auto& [run_id, read] : reads.runs) {
+    Result<RunLedger> run = Error{""};
+    if (read.held) {
+      run = with_stored_history(*read.held, ledger.load_run(run_id));
+      read.held.reset();
+    } else {
+      run = ledger.load_run(run_id);
+    }
+    if (!run) {
+      read.status = unreadable(run.error());
+      continue;
+    }
+    read.info = run->info;
+    if (reads.compare) {
+      fill_compare_row(*run, params, read.row);
+      continue;
+    }
+    to_proto(*run, *read.report.mutable_run(), kReportLimits);
+    add_gaps(*run, params, *read.report.mutable_run(), kReportLimits.gaps);
+    if (read.samples) {
+      if (auto samples = ledger.load_samples(run_id)) add_samples(*samples, read.report);
+    }
   }
 }
 

@@ -280,7 +280,7 @@ asio::awaitable<Served> ControlServer::serve_request(Incoming incoming, const Pe
     } else {
       reply.set_version(kProtocolVersion);
       reply.set_request_id(request.request_id());
-      if (request.has_admit()) co_await prepared(request);
+      if (handler_.wants_prepare(request)) co_await prepared(request);
       handler_.handle(request, peer, reply);
       std::optional<RequestHandler::PssJob> pss = handler_.take_pss_job();
       if (handler_.writes_pending()) {

@@ -33,13 +33,8 @@ Status RunRegistry::connect(Entry& entry, const TargetId& target) {
 }
 
 void RunRegistry::recover(RunSource& source) {
-  auto active = source.load_active_runs();
-  if (!active) {
-    log::error("recovery.failed", {{"reason", active.error().message}});
-    return;
-  }
   std::vector<std::string> resumed_ids;
-  for (RunLedger& ledger : *active) {
+  const Status read = source.for_each_active_run([&](RunLedger ledger) {
     const std::string run_id = ledger.info.run_id;
     const TargetId target = ledger.info.target;
     auto entry = std::make_unique<Entry>();
@@ -54,13 +49,17 @@ void RunRegistry::recover(RunSource& source) {
       ref.forget_at->monotonic += params_.ended_retention;
       log::warning("recovery.lost",
                    {{"run", run_id}, {"pid", target.pid}, {"reason", connected.error().message}});
-      continue;
+      return;
     }
     resumed_ids.push_back(run_id);
     log::info("recovery.resumed", {{"run", run_id},
                                    {"job", ref.machine->ledger().info.job},
                                    {"pid", target.pid},
                                    {"marks", ref.machine->ledger().marks.size()}});
+  });
+  if (!read) {
+    log::error("recovery.failed", {{"reason", read.error().message}});
+    return;
   }
   // Reservations: those of resumed runs and unexpired unclaimed ones come back.
   if (auto reservations = source.load_reservations()) {

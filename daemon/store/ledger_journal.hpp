@@ -45,6 +45,9 @@ class LedgerJournal final : public RunObserver, public RunSource {
   Status reservations(const std::vector<Reservation>& rows, std::uint64_t reserved_bytes) override;
 
   Result<std::vector<RunLedger>> load_active_runs() override;
+  Status for_each_active_run(const std::function<void(RunLedger)>& resume) override {
+    return store_.for_each_active_run(resume);
+  }
   Result<std::vector<Reservation>> load_reservations() override;
 
   // Writes the journal to the store, oldest first; true when nothing is left unwritten. Called
@@ -53,6 +56,12 @@ class LedgerJournal final : public RunObserver, public RunSource {
   // request while the disk stays full).
   bool flush_pending();
   bool behind() const { return !pending_.empty() || unsaved_reservations_.has_value(); }
+  // At stop: writes what the journal holds, with the store's reserve freed if the disk is
+  // still full, then the run ends alone (a restart must not resume a run that ended); logs
+  // what it wrote and what it drops (store.journal_written_at_stop, store.journal_dropped).
+  void write_at_stop();
+  // Told whenever the journal's size changes (metrics: right at once, not at the next tick).
+  void set_changed_listener(std::function<void()> listener) { changed_ = std::move(listener); }
   std::size_t pending_writes() const { return pending_.size(); }
   std::size_t max_pending_writes() const { return pending_.max_entries(); }
   void set_max_pending_writes(std::size_t max) { pending_.set_max_entries(max); }
@@ -69,6 +78,10 @@ class LedgerJournal final : public RunObserver, public RunSource {
   void failed_to_write();  // back to probing, at the next flush_pending()
   Status write_reservations(const std::vector<Reservation>& rows);
   void batch_ended(bool committed);
+  bool drain_at_stop();  // true when nothing waits
+  void changed() const {
+    if (changed_) changed_();
+  }
 
   Store& store_;
   PendingWrites pending_;
@@ -83,6 +96,7 @@ class LedgerJournal final : public RunObserver, public RunSource {
   // What the store holds, by id, once read: reservations() writes only the difference.
   std::optional<std::map<std::string, Reservation>> stored_reservations_;
   std::uint64_t batches_lost_seen_ = 0;  // store_.batches_lost() when the cache was checked
+  std::function<void()> changed_;
 };
 
 }  // namespace ramguard

@@ -2,6 +2,10 @@
 // store takes writes again, and take back a rolled-back batch's writes.
 #include <algorithm>
 #include <cstdint>
+#include <deque>
+#include <map>
+#include <set>
+#include <string_view>
 #include <utility>
 
 #include "common/log.hpp"
@@ -28,6 +32,7 @@ Status LedgerJournal::write(const std::string& run_id, const char* what,
   }
   pending_.push_back(std::move(pending));
   ++journalled_since_flush_;
+  changed();
   return Error{unstored_note()};
 }
 
@@ -55,7 +60,69 @@ void LedgerJournal::failed_to_write() {
 
 bool LedgerJournal::flush_pending() {
   retry_due_ = true;
-  return drain();
+  const std::size_t before = pending_.size();
+  const bool drained = drain();
+  if (pending_.size() != before) changed();
+  return drained;
+}
+
+bool LedgerJournal::drain_at_stop() {
+  // Each round: a probe, then (once it is durable) the rest.
+  for (int round = 0; round < 3 && behind(); ++round) {
+    (void)flush_pending();
+    (void)store_.commit_batch();
+  }
+  return !behind();
+}
+
+void LedgerJournal::write_at_stop() {
+  if (!behind()) return;
+  const std::size_t held = pending_.size();
+  if (drain_at_stop()) {
+    log::info("store.journal_written_at_stop", {{"writes", held}, {"reserve_used", false}});
+    return;
+  }
+  // The disk is still full: the reserve kept for this moment makes room.
+  if (store_.release_reserve() && drain_at_stop()) {
+    log::info("store.journal_written_at_stop", {{"writes", held}, {"reserve_used", true}});
+    return;
+  }
+  // What is left is lost with the process. The run ends go first, ahead of the writes before
+  // them: a restart that found such a run active would resume it, and report its process's
+  // later exit as the run's.
+  std::map<std::string, std::size_t> by_kind;
+  std::set<std::string> runs;
+  std::size_t ends_written = 0;
+  std::deque<PendingWrite> left;
+  left.swap(pending_.entries());  // out of the journal: a rolled-back batch may touch it
+  for (PendingWrite& write : left) {
+    ++by_kind[write.what];
+    if (!write.run_id.empty()) runs.insert(write.run_id);
+    if (write.what != std::string_view("run end")) continue;
+    if (store_.join_batch(write.run_id) && write.apply() && store_.commit_batch()) ++ends_written;
+  }
+  std::string kinds;
+  for (const auto& [what, count] : by_kind) {
+    kinds += (kinds.empty() ? "" : ", ") + std::to_string(count) + " " + what;
+  }
+  std::string run_ids;
+  for (const std::string& id : runs) {
+    if (run_ids.size() > 200) {
+      run_ids += " ...";
+      break;
+    }
+    run_ids += (run_ids.empty() ? "" : " ") + id;
+  }
+  log::error("store.journal_dropped",
+             {{"writes", left.size() - ends_written},
+              {"kinds", kinds},
+              {"runs", run_ids},
+              {"run_ends_written", ends_written},
+              {"reservations_unsaved", unsaved_reservations_.has_value()},
+              {"reason", store_.unwritable_reason()},
+              {"effect",
+               "the daemon stops with the disk still full: these writes are not in the "
+               "ledger; runs whose end was written are ended without their last marks"}});
 }
 
 bool LedgerJournal::drain() {
@@ -110,6 +177,7 @@ void LedgerJournal::batch_ended(bool committed) {
       log::info("store.journal_written",
                 {{"journalled", journalled_since_flush_}, {"dropped_total", pending_.dropped()}});
       journalled_since_flush_ = 0;
+      (void)store_.keep_reserve();  // made again if a full disk took it
     }
     return;
   }
@@ -118,6 +186,7 @@ void LedgerJournal::batch_ended(bool committed) {
   pending_.push_front(std::move(writes));
   if (!store_.opened_read_only()) unsaved_reservations_ = last_reservations_;
   failed_to_write();
+  changed();
 }
 
 std::string LedgerJournal::unstored_note() const {

@@ -146,7 +146,19 @@ Result<SalvageReport> salvage_ledger(const std::filesystem::path& state_dir,
 Result<std::unique_ptr<Store>> open_or_salvage(const std::filesystem::path& state_dir,
                                                StoreOptions options,
                                                std::optional<SalvageReport>& salvaged) {
-  const LedgerCheck check = check_ledger_file(state_dir / Store::kFileName);
+  const std::filesystem::path file = state_dir / Store::kFileName;
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(file, ec) && std::filesystem::file_size(file, ec) == 0 &&
+      !ec) {
+    // SQLite takes an empty file for an empty database; ramguard writes its schema at creation,
+    // so this one was cut short (or truncated): what it held is not known.
+    log::warning("store.ledger_empty",
+                 {{"file", file.string()},
+                  {"effect",
+                   "a new ledger is created in its place; the runs and reservations "
+                   "the file held, if any, are not known"}});
+  }
+  const LedgerCheck check = check_ledger_file(file);
   if (check.verdict == LedgerCheck::Verdict::kUnusable) {
     auto report = salvage_ledger(state_dir, check.reason, std::chrono::system_clock::now());
     if (!report) {

@@ -44,6 +44,7 @@ class PendingWrites {
   bool empty() const { return writes_.empty(); }
   std::size_t size() const { return writes_.size(); }
   PendingWrite& front() { return writes_.front(); }
+  std::deque<PendingWrite>& entries() { return writes_; }
   void pop_front() { writes_.pop_front(); }
   std::size_t max_entries() const { return max_entries_; }
   std::uint64_t dropped() const { return dropped_; }  // since the daemon started

@@ -3,7 +3,10 @@
 // store_query.cpp.
 #include "store/store.hpp"
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 
 #include <system_error>
 
@@ -127,6 +130,8 @@ Result<std::unique_ptr<Store>> Store::open(const std::filesystem::path& state_di
   if (options.max_db_bytes != 0) {
     if (auto s = store->set_max_db_bytes(options.max_db_bytes); !s) return s.error();
   }
+  store->reserve_bytes_ = options.reserve_bytes;
+  if (!read_only) (void)store->keep_reserve();
   if (options.checkpoint_in_background && !read_only) {
     auto checkpointer = WalCheckpointer::start(store->db_->handle(), file);
     if (checkpointer) {
@@ -158,6 +163,77 @@ Result<std::unique_ptr<Store>> Store::open_read_only(const std::filesystem::path
   std::unique_ptr<Store> store(new Store(std::move(*db), *version));
   store->opened_read_only_ = true;
   store->health_.start_degraded("opened read-only: " + write_error.message);
+  return store;
+}
+
+namespace {
+
+std::filesystem::path reserve_path(const std::filesystem::path& db_file) {
+  return db_file.parent_path() / "ramguard.reserve";
+}
+
+}  // namespace
+
+bool Store::keep_reserve() {
+  if (reserve_bytes_ == 0) return false;
+  const std::filesystem::path file = reserve_path(path());
+  std::error_code ec;
+  if (std::filesystem::file_size(file, ec) == reserve_bytes_ && !ec) return true;
+  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return false;
+  // Blocks really allocated (a sparse file would free nothing when deleted).
+  const int rc = ::posix_fallocate(fd, 0, static_cast<off_t>(reserve_bytes_));
+  ::close(fd);
+  if (rc != 0) {
+    std::filesystem::remove(file, ec);
+    return false;
+  }
+  return true;
+}
+
+bool Store::release_reserve() {
+  std::error_code ec;
+  return std::filesystem::remove(reserve_path(path()), ec) && !ec;
+}
+
+bool Store::restart_would_write() {
+  if (!opened_read_only_) return false;
+  if (restart_needed_said_) return true;
+  struct statvfs fs {};
+  const std::filesystem::path dir = path().parent_path();
+  if (::statvfs(dir.c_str(), &fs) != 0 || (fs.f_flag & ST_RDONLY) != 0) return false;
+  // Room for a few commits and the log's index, and a directory this process may write.
+  constexpr std::uint64_t kRoomBytes = 1 << 20;
+  if (static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize < kRoomBytes) return false;
+  if (::access(dir.c_str(), W_OK) != 0 || ::access(path().c_str(), W_OK) != 0) return false;
+  restart_needed_said_ = true;
+  const std::string note =
+      "; the disk takes writes again, but this daemon opened the ledger read-only: restart "
+      "ramguardd to write it";
+  log::warning("store.restart_needed",
+               {{"file", path().string()},
+                {"reason", "opened read-only at startup: " + health_.reason()},
+                {"effect",
+                 "runs are guarded in memory only and nothing reaches the ledger until "
+                 "ramguardd restarts"}});
+  health_.add_to_reason(note);
+  return true;
+}
+
+Result<std::unique_ptr<Store>> Store::open_reader(const std::filesystem::path& file) {
+  auto db = SqliteDb::open_read_only(file);
+  if (!db) return db.error();
+  // Reads only: no lookaside slots (120 KiB per connection by default); the page cache is the
+  // writer's size, so the daemon's footprint stays what is budgeted.
+  sqlite3_db_config((*db)->handle(), SQLITE_DBCONFIG_LOOKASIDE, nullptr, 0, 0);
+  const std::string op = "opening a reading connection";
+  if (auto s = (*db)->exec("PRAGMA busy_timeout = 2000; PRAGMA cache_size = -512", op); !s) {
+    return s.error();
+  }
+  auto version = (*db)->scalar_int64("PRAGMA user_version", op);
+  if (!version) return version.error();
+  std::unique_ptr<Store> store(new Store(std::move(*db), *version));
+  store->opened_read_only_ = true;
   return store;
 }
 

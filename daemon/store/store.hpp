@@ -45,6 +45,9 @@ struct StoreOptions {
   // WAL is written but fsync'ed only at checkpoints (survives a daemon crash or kill -9, may lose
   // the last commits on power loss; tens of us). See the mark cost printed by store_test.
   bool sync_every_commit = true;
+  // Space kept on the ledger's disk for the stop (`ramguard.reserve` beside the file): a daemon
+  // stopped while the disk is full frees it to write what its journal holds. 0: none.
+  std::uint64_t reserve_bytes = 0;
   // Checkpoint the write-ahead log on a thread of its own (store/wal_checkpointer.hpp) instead
   // of inside the commit that crosses SQLite's threshold: the daemon's event loop never waits
   // for one. Off for short-lived tools, which gain nothing from a thread.
@@ -67,6 +70,10 @@ class Store {
   // runs and reservations are still restored; writable() is then false.
   static Result<std::unique_ptr<Store>> open(const std::filesystem::path& state_dir,
                                              const StoreOptions& options = {});
+  // A second, read-only connection to an open ledger `file`, for reads on another thread
+  // (store/store_reader.hpp): no check, no migration, a small page cache. Its reads see what
+  // the writer committed.
+  static Result<std::unique_ptr<Store>> open_reader(const std::filesystem::path& file);
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
@@ -79,6 +86,15 @@ class Store {
   const std::string& unwritable_reason() const { return health_.reason(); }
   // True when the file was opened read-only at startup: it stays unwritable until a restart.
   bool opened_read_only() const { return opened_read_only_; }
+  // Opened read-only at startup for a disk that refused writes: true once the disk would take
+  // writes again (free space, not mounted read-only), which is logged once
+  // (store.restart_needed) and joins the unwritable reason: only a restart writes the file again.
+  bool restart_would_write();
+  // The stop's reserve (StoreOptions::reserve_bytes): release_reserve() deletes it so the
+  // journal can be written (false when there was none); keep_reserve() makes it again once the
+  // disk has room (false when it could not).
+  bool release_reserve();
+  bool keep_reserve();
   // Told of every change of writable() (and at once): metrics.
   void set_writable_listener(WriteHealth::Listener listener) {
     health_.set_listener(std::move(listener));
@@ -171,6 +187,8 @@ class Store {
   // cannot be decoded is skipped with a logged reason and ended lost when the file is writable;
   // only a failure to read the runs table at all is an error.
   Result<std::vector<RunLedger>> load_active_runs();
+  // The same, one run at a time: `resume` gets each run's ledger before the next is read.
+  Status for_each_active_run(const std::function<void(RunLedger)>& resume);
   // Marks by seq, phases and verdicts in the order first saved, boundaries by round.
   // An unknown id is an error starting with "unknown run id" (see is_unknown_run).
   Result<RunLedger> load_run(const std::string& run_id);
@@ -223,6 +241,8 @@ class Store {
   std::map<std::string, std::optional<JobPeak>, std::less<>> job_peaks_;
   WriteHealth health_;
   bool opened_read_only_ = false;
+  bool restart_needed_said_ = false;
+  std::uint64_t reserve_bytes_ = 0;
   bool batching_ = false;
   bool batch_open_ = false;
   std::vector<std::string> batch_runs_;  // whose writes the open batch holds, each once

@@ -183,6 +183,15 @@ Result<RunLedger> Store::load_run(const std::string& run_id) {
 }
 
 Result<std::vector<RunLedger>> Store::load_active_runs() {
+  std::vector<RunLedger> loaded;
+  if (auto s = for_each_active_run([&](RunLedger l) { loaded.push_back(std::move(l)); }); !s) {
+    return s.error();
+  }
+  return loaded;
+}
+
+Status Store::for_each_active_run(const std::function<void(RunLedger)>& resume) {
+  // The runs' rows first (small), then each run's records, handed over before the next is read.
   std::vector<RunLedger> runs;
   std::vector<std::pair<std::string, std::string>> undecodable;  // run id, reason
   {
@@ -202,14 +211,13 @@ Result<std::vector<RunLedger>> Store::load_active_runs() {
       runs.push_back(std::move(*l));
     }
   }
-  std::vector<RunLedger> loaded;
-  loaded.reserve(runs.size());
   for (RunLedger& l : runs) {
-    if (auto s = load_details(l); !s) {
-      undecodable.emplace_back(l.info.run_id, s.error().message);
+    RunLedger run = std::move(l);
+    if (auto s = load_details(run); !s) {
+      undecodable.emplace_back(run.info.run_id, s.error().message);
       continue;
     }
-    loaded.push_back(std::move(l));
+    resume(std::move(run));
   }
   // One bad run must not cost the others their recovery: skip it, say why, and end it lost so
   // the next start does not trip over it again (impossible on a read-only ledger; then it
@@ -221,7 +229,7 @@ Result<std::vector<RunLedger>> Store::load_active_runs() {
                                         {"ended_lost", ended.ok()},
                                         {"end_error", ended ? "" : ended.error().message}});
   }
-  return loaded;
+  return ok_status();
 }
 
 Status Store::end_undecodable(const std::string& run_id) {

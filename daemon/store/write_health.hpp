@@ -28,6 +28,8 @@ class WriteHealth {
   void start_degraded(const std::string& reason);
   // A write reached the file: the ledger is writable (again).
   void succeeded();
+  // Opened read-only, and now the disk would take writes: `note` joins the reason (what to do).
+  void add_to_reason(const std::string& note) { reason_ += note; }
 
   bool writable() const { return writable_; }
   const std::string& reason() const { return reason_; }           // empty while writable

@@ -425,5 +425,64 @@ TEST(ClientCpp, AGuardedRunTrainsThroughADaemonRestartAndResynchronisesItsPhases
       << warnings.back();
 }
 
+// A phase is recorded as long as it was through a 3 s stop of the daemon: the coordinator
+// trains in 76 ms phases, so when it resynchronises it has left the phase the daemon holds and
+// usually entered it again. The daemon's phase ends when the coordinator first left it (the
+// resynchronised end carries that time), not at the resynchronisation (3.6 s, the stop).
+TEST(ClientCpp, AResynchronisedPhaseEndCarriesTheTimeThePhaseWasLeft) {
+  using namespace std::chrono;
+  auto d = Daemon::with_args({});
+  MemChild child;
+  ClientOptions options;
+  options.socket_path = d->socket_path().string();
+  options.guarded = true;
+  std::vector<std::string> warnings;
+  options.on_warning = [&](const std::string& line) { warnings.push_back(line); };
+  ramguard::Client client(options);
+  RunOptions run_options;
+  run_options.pid = static_cast<std::uint32_t>(child.pid());
+  run_options.job = "cpp-resync-time";
+  ramguard::Run run = client.start_run(run_options);
+
+  bool stopped = false;
+  bool resumed = false;
+  const auto begin = steady_clock::now();
+  while (steady_clock::now() - begin < seconds(7)) {
+    run.phase_begin("train");
+    // Stopped inside a phase the daemon heard begin: it holds the phase through the stop.
+    if (!stopped && steady_clock::now() - begin >= seconds(1) && run.in_step()) {
+      ASSERT_EQ(::kill(d->pid(), SIGSTOP), 0);
+      stopped = true;
+    }
+    std::this_thread::sleep_for(milliseconds(76));
+    run.phase_end("train");
+    std::this_thread::sleep_for(milliseconds(20));
+    if (stopped && !resumed && steady_clock::now() - begin >= seconds(4)) {
+      ASSERT_EQ(::kill(d->pid(), SIGCONT), 0);
+      resumed = true;
+    }
+  }
+  ::kill(d->pid(), SIGCONT);  // whatever happened above
+  ASSERT_TRUE(run.in_step());
+  std::string said;
+  for (const std::string& w : warnings) said += w + "\n";
+  EXPECT_NE(said.find("ending phase train"), std::string::npos) << said;
+
+  v1::Request request;
+  request.mutable_report()->set_run_id(run.id());
+  const v1::RunStatus report = d->call(request).report().run();
+  int phases = 0;
+  double longest = 0;
+  for (const v1::PhaseStat& p : report.phases()) {
+    if (p.phase() != "train" || p.duration_seconds() == 0) continue;
+    ++phases;
+    longest = std::max(longest, p.duration_seconds());
+  }
+  EXPECT_GE(phases, 20);
+  // 76 ms each; slack for a loaded machine's sleeps, far below the 3 s stop.
+  EXPECT_LT(longest, 0.6) << said;
+  run.end();
+}
+
 }  // namespace
 }  // namespace ramguard::testing

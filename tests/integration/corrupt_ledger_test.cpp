@@ -178,7 +178,7 @@ TEST_F(CorruptLedger, CheckLedgerSalvagesOfflineAndRefusesWhileADaemonRuns) {
   for (const auto& p : moved_aside()) std::filesystem::remove(p);
   sql(db_, "DROP TABLE samples");
   const CommandResult fixed = run_command({daemon_path(), "--check-ledger", state_.string()});
-  EXPECT_EQ(fixed.exit_code, 0) << fixed.output;
+  EXPECT_EQ(fixed.exit_code, 2) << "the samples were lost\n" << fixed.output;
   EXPECT_NE(fixed.output.find("wrong schema: table samples is missing"), std::string::npos)
       << fixed.output;
   EXPECT_NE(fixed.output.find("moved aside to " + moved_aside().at(0).string()), std::string::npos)
@@ -188,6 +188,28 @@ TEST_F(CorruptLedger, CheckLedgerSalvagesOfflineAndRefusesWhileADaemonRuns) {
   const CommandResult again = run_command({daemon_path(), "--check-ledger", state_.string()});
   EXPECT_EQ(again.exit_code, 0) << again.output;
   EXPECT_NE(again.output.find(": ok, 2 runs, 1 reservations"), std::string::npos) << again.output;
+}
+
+// A garbled 16-byte header: what could not be salvaged makes --check-ledger exit non-zero.
+TEST_F(CorruptLedger, CheckLedgerExitsNonZeroWhenRowsWereLost) {
+  build_ledger();
+  {
+    std::fstream f(db_, std::ios::in | std::ios::out | std::ios::binary);
+    f.write("garbled header!!", 16);
+  }
+  const CommandResult checked = run_command({daemon_path(), "--check-ledger", state_.string()});
+  EXPECT_EQ(checked.exit_code, 2) << checked.output;
+  EXPECT_NE(checked.output.find("could not be salvaged"), std::string::npos) << checked.output;
+}
+
+// A 0-byte ledger starts a new one, and says so.
+TEST_F(CorruptLedger, AnEmptyLedgerFileIsSaid) {
+  std::filesystem::create_directories(state_);
+  std::ofstream(db_).close();
+  auto d = start();
+  const std::string said = d->wait_for_log("event=store.ledger_empty");
+  ASSERT_FALSE(said.empty()) << d->log_text();
+  EXPECT_NE(said.find("level=warning"), std::string::npos) << said;
 }
 
 }  // namespace

@@ -4,12 +4,14 @@
 // order once space is back, and is all in the ledger after a kill -9 and a restart. A journal
 // at its bound drops the oldest writes and says so (reply, log, metric). Needs root (mount).
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/mount.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "harness.hpp"
 
@@ -217,6 +219,102 @@ TEST_F(FullDiskJournal, AJournalAtItsBoundKeepsTheNewestAndSaysWhatItDropped) {
   EXPECT_NE(rounds.find(" " + std::to_string(first_unstored + 12) + "\n"), std::string::npos)
       << rounds;
   EXPECT_EQ(rounds.find(" " + std::to_string(first_unstored) + " "), std::string::npos) << rounds;
+}
+
+// A SIGTERM while the disk is still full: the daemon frees the space it kept for this
+// (ramguard.reserve) and writes what its journal holds, so the next start finds the run ended,
+// not active at its last stored round, and its process's later death is no verdict of the run.
+// The journal's gauges are right from the first scrape and follow it at once.
+TEST_F(FullDiskJournal, AStopOnAFullDiskWritesTheJournalAndTheRunStaysEnded) {
+  MemChild a;
+  Daemon& d = start();
+  EXPECT_EQ(metric_value(d.scrape_metrics(), "ramguard_store_journal_max_writes"), 16384.0);
+  EXPECT_TRUE(std::filesystem::exists(fs_ / "state" / "ramguard.reserve"));
+  const std::string run = start_run(d, a.pid()).run_start().run_id();
+  ASSERT_FALSE(run.empty());
+  ASSERT_TRUE(round_end(d, run).stored());
+  fill();
+  bool refused = false;
+  std::uint32_t rounds = 1;
+  for (int i = 0; i < 200 && !refused; ++i) {
+    const v1::MarkReply m = round_end(d, run);
+    rounds = m.round();
+    refused = !m.stored();
+  }
+  ASSERT_TRUE(refused) << "the disk never filled up";
+  EXPECT_GE(journal_writes(d), 1.0) << "the gauge follows the journal at once";
+  v1::Request end;
+  end.mutable_run_end()->set_run_id(run);
+  const v1::Reply ended = d.call(end);
+  ASSERT_TRUE(ended.has_run_end()) << ended.DebugString();
+  EXPECT_FALSE(ended.run_end().stored());
+
+  ASSERT_EQ(d.signal_and_wait(SIGTERM), 0);
+  const std::string written = d.wait_for_log("event=store.journal_written_at_stop");
+  EXPECT_NE(written.find("reserve_used=true"), std::string::npos) << d.log_text();
+  EXPECT_TRUE(d.wait_for_log("event=store.journal_dropped", 0s).empty()) << d.log_text();
+
+  Daemon& again = start();
+  const v1::RunStatus after = report(again, run);
+  EXPECT_EQ(after.state(), "ended") << after.DebugString();
+  EXPECT_GE(after.earlier_boundaries().count() + after.boundaries_size(), rounds);
+  a.kill(SIGKILL);
+  (void)a.wait();
+  std::this_thread::sleep_for(500ms);
+  const v1::RunStatus later = report(again, run);
+  EXPECT_EQ(later.state(), "ended");
+  for (const v1::Verdict& v : later.verdicts()) {
+    EXPECT_NE(v.kind(), "exited") << v.DebugString();
+  }
+}
+
+// Without the reserve (taken by something else) the stop says what it drops, by kind and run.
+TEST_F(FullDiskJournal, AStopThatCannotWriteTheJournalSaysWhatItDrops) {
+  MemChild a;
+  Daemon& d = start();
+  const std::string run = start_run(d, a.pid()).run_start().run_id();
+  ASSERT_FALSE(run.empty());
+  ASSERT_TRUE(std::filesystem::remove(fs_ / "state" / "ramguard.reserve"));
+  fill();
+  bool refused = false;
+  for (int i = 0; i < 200 && !refused; ++i) refused = !round_end(d, run).stored();
+  ASSERT_TRUE(refused) << "the disk never filled up";
+  ASSERT_FALSE(round_end(d, run).stored());
+  ASSERT_EQ(d.signal_and_wait(SIGTERM), 0);
+  const std::string dropped = d.wait_for_log("event=store.journal_dropped");
+  ASSERT_FALSE(dropped.empty()) << d.log_text();
+  EXPECT_NE(dropped.find("level=error"), std::string::npos) << dropped;
+  EXPECT_NE(dropped.find(run), std::string::npos) << dropped;
+  EXPECT_NE(dropped.find("mark"), std::string::npos) << dropped;
+}
+
+// Started on a full disk the ledger opens read-only; once space is back the daemon says, in the
+// log and the status, that only a restart writes it again, and the restart does.
+TEST_F(FullDiskJournal, AReadOnlyLedgerOpenedOnAFullDiskSaysARestartIsNeededWhenSpaceReturns) {
+  MemChild a;
+  std::string run;
+  {
+    Daemon& d = start();
+    run = start_run(d, a.pid()).run_start().run_id();
+    ASSERT_FALSE(run.empty());
+    ASSERT_EQ(d.signal_and_wait(SIGTERM), 0);
+  }
+  fill();
+  Daemon& d = start();
+  v1::Request status;
+  status.mutable_status();
+  v1::StatusReply s = d.call(status).status();
+  ASSERT_FALSE(s.store_writable()) << s.DebugString();
+  EXPECT_EQ(s.store_state().rfind("read-only", 0), 0u) << s.store_state();
+  empty();
+  EXPECT_FALSE(d.wait_for_log("event=store.restart_needed", 15s).empty()) << d.log_text();
+  s = d.call(status).status();
+  EXPECT_NE(s.store_state().find("restart ramguardd"), std::string::npos) << s.store_state();
+
+  Daemon& again = start();
+  s = again.call(status).status();
+  EXPECT_TRUE(s.store_writable()) << s.DebugString();
+  EXPECT_EQ(report(again, run).state(), "active");
 }
 
 }  // namespace

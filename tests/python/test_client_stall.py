@@ -118,5 +118,48 @@ class MarksThroughAStoppedDaemon(unittest.TestCase):
         self.assertEqual(record["state"], "ended")
 
 
+class PhasesThroughAStoppedDaemon(unittest.TestCase):
+    def test_a_resynchronised_phase_end_carries_the_time_the_phase_was_left(self):
+        """Stopped for 3 s inside a 76 ms phase the daemon heard begin: the coordinator leaves
+        it (not heard), enters and leaves it again while the daemon is stopped, and when it
+        resynchronises the daemon's phase ends when it was first left, not 3.6 s later."""
+        rg = load_copied_module(os.environ["RAMGUARD_CLIENT_PY"])
+        base = os.environ.get("RAMGUARD_TEST_TMPDIR") or None
+        if base:
+            os.makedirs(base, exist_ok=True)
+        workdir = tempfile.mkdtemp(prefix="rg-resync-", dir=base)
+        daemon = Daemon(workdir, "")
+        self.addCleanup(shutil.rmtree, workdir, True)
+        self.addCleanup(daemon.stop)
+        self.addCleanup(lambda: daemon.proc.poll() is None and
+                        os.kill(daemon.proc.pid, signal.SIGCONT))
+        client = rg.Client(daemon.socket)
+        run = client.start_run("resync-time")
+        began = time.monotonic()
+        stopped_at = resumed_at = None
+        while time.monotonic() - began < 7.0:
+            delivered = run.mark("begin", "train").delivered
+            if stopped_at is None and time.monotonic() - began >= 1.0 and delivered:
+                os.kill(daemon.proc.pid, signal.SIGSTOP)
+                stopped_at = time.monotonic()
+            time.sleep(0.076)
+            run.mark("end", "train")
+            time.sleep(0.02)
+            if stopped_at is not None and resumed_at is None and \
+                    time.monotonic() - stopped_at >= 3.0:
+                os.kill(daemon.proc.pid, signal.SIGCONT)
+                resumed_at = time.monotonic()
+        self.assertIsNotNone(resumed_at)
+        run.end()
+        record = client.report(run.run_id)["run"]
+        client.close()
+        steps = [p for p in record["phases"] if p["phase"] == "train" and p.get("duration_seconds")]
+        self.assertGreater(len(steps), 20)
+        longest = max(p["duration_seconds"] for p in steps)
+        print(f"\n{len(steps)} phases recorded; longest {longest * 1000:.1f} ms")
+        # 76 ms each; slack for a loaded machine's sleeps, far below the 3 s stop.
+        self.assertLess(longest, 0.6, [p for p in steps if p["duration_seconds"] >= 0.6])
+
+
 if __name__ == "__main__":
     unittest.main()

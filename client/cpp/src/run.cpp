@@ -83,15 +83,21 @@ v1::MarkReply Run::guarded_mark(v1::Request request, std::chrono::milliseconds t
   // In step as of before this mark, so the resynchronisation does not replay it.
   const bool ready_now = !gone_ && ready();
   note_mark(request.mark());
-  if (!ready_now) {
+  const auto unheard = [&](const v1::MarkRequest& mark) {
+    if (mark.kind() == v1::MarkRequest::PHASE_END) {
+      left_unheard_us_.emplace(mark.phase(), mark.at_unix_us());  // the first time only
+    }
     ++dropped_marks_;
+  };
+  if (!ready_now) {
+    unheard(request.mark());
     return {};
   }
   try {
-    return send_mark(std::move(request), timeout);
+    return send_mark(request, timeout);
   } catch (const ClientError& e) {
     lost(e);
-    ++dropped_marks_;
+    unheard(request.mark());
     return {};
   }
 }
@@ -146,14 +152,25 @@ void Run::resync() {
     if (mark_times_) mark.set_at_unix_us(at_us);  // when it happened; no deadline: it is late
     deliver(client_->call(std::move(request), timeout).mark().verdicts());
   };
+  // A phase left unheard ends when it was first left, also when this process is in it again
+  // (then it begins again below, at its latest begin): a phase as long as the outage would
+  // be made up otherwise.
+  std::set<std::string> ended;
   for (const std::string& phase : held) {
-    if (open_.count(phase) != 0 || left_at_us_.count(phase) == 0) continue;
+    const auto unheard = left_unheard_us_.find(phase);
+    if (unheard == left_unheard_us_.end() &&
+        (open_.count(phase) != 0 || left_at_us_.count(phase) == 0)) {
+      continue;
+    }
     warn("run " + run_id_ + ": ending phase " + phase +
          ", which this process left while ramguardd could not hear it");
-    resend(v1::MarkRequest::PHASE_END, phase, left_at_us_[phase]);
+    resend(v1::MarkRequest::PHASE_END, phase,
+           unheard != left_unheard_us_.end() ? unheard->second : left_at_us_[phase]);
+    ended.insert(phase);
   }
+  left_unheard_us_.clear();
   for (const std::string& phase : open_) {
-    if (held.count(phase) != 0) continue;
+    if (held.count(phase) != 0 && ended.count(phase) == 0) continue;
     warn("run " + run_id_ + ": beginning phase " + phase +
          " again: ramguardd did not hear its begin");
     resend(v1::MarkRequest::PHASE_BEGIN, phase, began_at_us_[phase]);

@@ -251,8 +251,11 @@ class Run {
   std::set<std::string> open_;                       // phases this process is in
   std::map<std::string, std::int64_t> began_at_us_;  // when it last entered each
   std::map<std::string, std::int64_t> left_at_us_;   // when it last left each
-  bool needs_sync_ = false;                          // the daemon missed marks
-  bool gone_ = false;                                // the daemon ended the run
+  // When it first left each while ramguardd could not hear it: the daemon's phase of that name
+  // ended then, even if this process is in the phase again by the resynchronisation.
+  std::map<std::string, std::int64_t> left_unheard_us_;
+  bool needs_sync_ = false;  // the daemon missed marks
+  bool gone_ = false;        // the daemon ended the run
   std::uint64_t dropped_marks_ = 0;
   std::chrono::steady_clock::time_point next_try_{};
   std::chrono::milliseconds backoff_{500};
