@@ -1359,6 +1359,8 @@ class Verdict(_Fields):
     figures: Dict[str, float] = dataclasses.field(default_factory=dict)
     at_unix_ms: int = 0
     cleared: bool = False
+    # A standing growth warning or leak restated with this round's figures (growth goes on).
+    update: bool = False
 
     @property
     def alarming(self) -> bool:

@@ -42,6 +42,7 @@ void to_proto(const Verdict& verdict, const std::string& run_id, v1::Verdict& ou
   for (const auto& [name, value] : verdict.figures) (*out.mutable_figures())[name] = value;
   out.set_at_unix_ms(unix_ms(verdict.at));
   out.set_cleared(verdict.cleared);
+  out.set_update(verdict.update);
 }
 
 namespace {

@@ -40,15 +40,16 @@ std::optional<EstimateAssessment> assess_estimate(std::uint64_t peak_bytes, bool
                             fixed(100 * params.headroom_warn_fraction, 0) + "% of the " +
                             params.budget_name + ", so only the next estimate needs it";
   }
-  std::string summary = (a.within ? "Estimate held: " : "Estimate exceeded: ") + peak_text +
-                        " of counted memory against the " + format_bytes(estimate) +
-                        " estimate (ratio " + fixed(a.ratio, 2) + ")" + consequence +
-                        "; suggested estimate for the next Load " +
-                        format_bytes(static_cast<double>(a.suggested_bytes)) + " (peak x " +
-                        fixed(params.calibration_factor, 2) + ").";
+  std::string summary =
+      (a.within ? "Estimate held: "
+                : (warn ? "Estimate exceeded: " : "Estimate slightly exceeded: ")) +
+      peak_text + " of counted memory against the " + format_bytes(estimate) + " estimate (ratio " +
+      fixed(a.ratio, 2) + ")" + consequence + "; suggested estimate for the next Load " +
+      format_bytes(static_cast<double>(a.suggested_bytes)) + " (peak x " +
+      fixed(params.calibration_factor, 2) + ").";
   a.verdict =
       make_verdict(verdict_kind::kEstimateAccuracy, warn ? Severity::kWarning : Severity::kInfo,
-                   a.within, 0, "", std::move(summary),
+                   !warn, 0, "", std::move(summary),
                    {{"peak_bytes", peak},
                     {"estimate_bytes", estimate},
                     {"ratio", a.ratio},

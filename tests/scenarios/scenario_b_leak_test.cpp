@@ -35,8 +35,19 @@ TEST(ScenarioB, SteadyLeakOfOneModelCopyPerRound) {
   ASSERT_NE(leak_round, 0u) << "no leak verdict after 6 rounds";
   EXPECT_LE(leak_round, 5u);
 
-  const auto leaks = verdicts_of(s, "leak");
-  ASSERT_EQ(leaks.size(), 1u);  // raised once, never cleared: the floor kept growing
+  // Raised once, never cleared: the floor kept growing; each later round restates it as an
+  // update with that round's figures (scenario R).
+  std::vector<v1::Verdict> leaks, updates;
+  for (const v1::Verdict& v : verdicts_of(s, "leak")) (v.update() ? updates : leaks).push_back(v);
+  ASSERT_EQ(leaks.size(), 1u);
+  ASSERT_EQ(updates.size(), 6u - leak_round);
+  for (std::size_t i = 0; i < updates.size(); ++i) {
+    EXPECT_EQ(updates[i].round(), leak_round + 1 + i) << updates[i].summary();
+    EXPECT_NEAR(figure(updates[i], "copies_per_round"), 1.0, 0.1) << updates[i].summary();
+    EXPECT_NEAR(figure(updates[i], "total_since_copies"),
+                static_cast<double>(updates[i].round()) - 1.0, 0.2)
+        << updates[i].summary();
+  }
   const v1::Verdict& leak = leaks[0];
   EXPECT_EQ(leak.severity(), v1::CRITICAL);
   EXPECT_FALSE(leak.cleared());
