@@ -10,7 +10,8 @@ whose memory the daemon measures. Asserts on the rendered DOM and on screenshots
 - hostile job names, labels and failure texts stay text (no script runs, no element is made);
 - the offline export (`ramguard report RUN --html`) opened in an empty network namespace;
 - two users: `ramguard ui` run as nobody shows nobody's runs only; no token, no page;
-- a run of 100,000 marks: the page's data is bounded, the largest phase peak is kept.
+- a run of 100,000 marks: the page's data is bounded, the largest phase peak is kept;
+- a census: the run page names who holds the memory (a hostile holder name stays text).
 
 Environment (tests/web/CMakeLists.txt): RAMGUARD_DAEMON, RAMGUARD_CLI, RAMGUARD_MEMCHILD,
 RAMGUARD_CLIENT_PY, RAMGUARD_TEST_TMPDIR, optionally RAMGUARD_PAGE_SCREENSHOTS (a directory
@@ -461,6 +462,29 @@ class RunPage(unittest.TestCase):
         self.assertEqual(offline.eval("performance.getEntriesByType('resource').length"), 0)
         self.assertGreater(offline.eval("document.querySelectorAll('#rg-chart rect.phase-band').length"), 0)
         self.assert_clean(offline)
+
+    def test_the_census_shows_who_holds_the_memory(self):
+        # A census in roots mode of a state this test holds under a hostile key: the run page
+        # names the holder (as text), its size and the gap to the kernel's figures.
+        mem = self.child()
+        run = self.client.start_run("census-page", pid=mem.pid, model_bytes=12 * MB)
+        held = {"state" + XSS: bytearray(12 * MB)}
+        run.census_roots(coordinator=held)
+        run.round_end(round_no=1, census="roots")
+        run.end(allocator=False)
+        mem.stop()
+        ui = self.ui()
+        b = self.browser()
+        b.open(ui.url + "run/" + run.run_id)
+        b.wait("document.querySelector('tr.census-row')")
+        self.assertIn("What holds the memory", b.eval("document.body.innerText"))
+        row = b.eval("document.querySelector('tr.census-row').innerText")
+        self.assertIn("coordinator", row)
+        self.assertIn("state" + XSS, row)
+        self.assertIn("12.0 MB", row)
+        self.assertIn("1.00", row)  # model copies
+        self.assertIn("unexplained", b.eval("document.getElementById('rg-census-gap').textContent"))
+        self.assert_clean(b)
 
     def test_each_user_sees_only_what_they_may_read(self):
         mine = self.child()

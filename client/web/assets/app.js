@@ -294,6 +294,34 @@
     }).join(" \u00b7 ");
   }
 
+  // The client's census (who holds the memory): the newest one's groups with their holders,
+  // the gap to counted memory, and each census's totals. Every string is a text node.
+  function censusPanel(holders, model) {
+    if (!holders.length) {
+      return [el("div", { "class": "note" }, "Census of what holds the memory: not taken for this run " +
+        "(run.round_end(census=True) in the Python client).")];
+    }
+    var last = holders[holders.length - 1];
+    var copies = function (b) { return model ? (b / model).toFixed(2) : "-"; };
+    var out = [el("h2", null, "What holds the memory (census " + (last.at_end ? "at the end" : "of round " + last.round) +
+      (last.partial ? ", partial: stopped at its time budget" : "") + ")")];
+    out.push(table(["holder", "kind", "bytes", "model copies", "held through"], last.groups.map(function (g) {
+      return { attrs: { "class": "census-row" }, cells: [g.holder, g.kind, bytes(g.bytes), copies(g.bytes),
+        g.reachable ? "a reachable path" : "only a reference cycle" + (g.cycle ? ": " + g.cycle : "")] };
+    }), [0, 0, 1, 1, 0]));
+    var census = last.resident_bytes !== null && last.resident_bytes !== undefined ? last.resident_bytes : last.host_bytes;
+    out.push(el("p", { "class": "note", id: "rg-census-gap" }, "Counted " + bytes(last.counted_bytes) + " = census " +
+      bytes(census) + " + kept free by the allocator " + bytes(last.allocator_free_bytes) + " + unexplained " +
+      bytes(last.unexplained_bytes) + (last.born.length ? "; new since the previous census: " + last.born.join(", ") : "") +
+      (last.died.length ? "; gone: " + last.died.join(", ") : "")));
+    if (holders.length > 1) {
+      out.push(table(["census", "host bytes", "model copies", "unexplained"], holders.map(function (h) {
+        return { cells: [h.at_end ? "end" : "round " + h.round, bytes(h.host_bytes), copies(h.host_bytes), bytes(h.unexplained_bytes)] };
+      }), [0, 1, 1, 1]));
+    }
+    return out;
+  }
+
   function renderRun(data) {
     var rep = data.report, view = data.view || {}, run = rep.run;
     var deaths = rep.verdicts.filter(function (v) { return v.kind === "exited" || v.kind === "lost" || v.kind === "failed"; });
@@ -366,7 +394,7 @@
       { cells: ["reserved for this run", view.reservation_bytes ? bytes(view.reservation_bytes) : "-"] },
       { cells: ["baseline + estimate", rep.estimate ? bytes(baseline + rep.estimate.bytes) : "-"] },
       { cells: ["budget", bytes(view.budget_bytes)] }], [0, 1]));
-    parts.push(el("div", { "class": "note" }, "Census of what holds the memory: not taken for this run."));
+    parts.push.apply(parts, censusPanel(rep.holders || [], run.model_bytes));
     show(el("div", { id: "rg-view", "data-view": "run", "data-state": run.state, "data-samples": rep.samples.length,
       "data-verdicts": rep.verdicts.length }, parts));
   }
