@@ -112,6 +112,13 @@ void MetricsExporter::render(std::string& out,
   std::ostringstream globals;
   prometheus::TextSerializer().Serialize(globals, registry_->Collect());
   out += globals.view();
+  // Kept by the log itself (common/log.hpp), which no lock of ours guards.
+  out +=
+      "# HELP ramguard_log_lines_suppressed_total Log lines caused by clients' requests that "
+      "their user's log rate limit dropped\n"
+      "# TYPE ramguard_log_lines_suppressed_total counter\n"
+      "ramguard_log_lines_suppressed_total " +
+      std::to_string(log::lines_suppressed_total()) + "\n";
   // The targets' series are copied under the lock, then written and sent without it (a slow
   // reader must not stall sampling).
   TargetScrape scrape;
@@ -159,6 +166,11 @@ void MetricsExporter::set_admission_caps(std::uint64_t effective_bytes,
   if (!refused_by.empty()) {
     families_->admission_refusals_by_cap.Add({{"cap", std::string(refused_by)}}).Increment();
   }
+}
+
+void MetricsExporter::observe_run_refusal(std::string_view cap) {
+  std::lock_guard lock(mutex_);
+  families_->run_refusals_by_cap.Add({{"cap", std::string(cap)}}).Increment();
 }
 
 void MetricsExporter::set_runs_active(std::size_t runs) {
