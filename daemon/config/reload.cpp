@@ -30,7 +30,9 @@ std::string tcp_text(const TcpConfig& tcp) {
 
 // Whether the file names the key at `keys` (nested mappings), whatever its value.
 bool given(const YAML::Node& node, const std::vector<std::string>& keys, std::size_t i = 0) {
-  if (i == keys.size()) return node.IsDefined();
+  // A missing key is an invalid node, which throws on anything but IsDefined().
+  if (!node.IsDefined()) return false;
+  if (i == keys.size()) return true;
   if (!node.IsMap()) return false;
   const YAML::Node child = node[keys[i]];  // const: looking up adds nothing to the node
   return given(child, keys, i + 1);
@@ -52,9 +54,9 @@ int strength(JobNames names) {
 
 // A budget written as a bare number under 64 MB: bytes, almost always a missing unit.
 bool bare_small_budget(const YAML::Node& root, const Config& next) {
-  if (next.budget_auto || next.budget_bytes >= kSmallBudgetBytes) return false;
+  if (next.budget_auto || next.budget_bytes >= kSmallBudgetBytes || !root.IsMap()) return false;
   const YAML::Node budget = root["budget"];
-  if (!budget.IsScalar()) return false;
+  if (!budget.IsDefined() || !budget.IsScalar()) return false;
   const std::string text = budget.Scalar();
   for (char c : text) {
     if (std::isalpha(static_cast<unsigned char>(c)) != 0 && c != 'e' && c != 'E') return false;
