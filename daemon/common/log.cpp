@@ -171,8 +171,9 @@ std::string format_line(Level lvl, std::string_view event, std::initializer_list
   return line;
 }
 
-PeerScope::PeerScope(std::uint64_t k, std::string_view n) : outer_(t_scope), key(k), name(n) {
-  t_scope = this;
+PeerScope::PeerScope(std::uint64_t k, std::string_view n, bool limited)
+    : outer_(t_scope), key(k), name(n) {
+  t_scope = limited ? this : nullptr;
 }
 
 PeerScope::~PeerScope() {

@@ -60,8 +60,9 @@ inline constexpr double kPeerLinesPerSecond = 2;
 class PeerScope {
  public:
   // `key`: the peer's UID (or any stable number for peers without one); `name` is written in
-  // the line that reports drops.
-  PeerScope(std::uint64_t key, std::string_view name);
+  // the line that reports drops. `limited` false: the operator (root, a TCP client with the
+  // token), whose lines are not limited: a root launcher may start every job's run.
+  PeerScope(std::uint64_t key, std::string_view name, bool limited = true);
   ~PeerScope();
   PeerScope(const PeerScope&) = delete;
   PeerScope& operator=(const PeerScope&) = delete;

@@ -294,7 +294,7 @@ asio::awaitable<Served> ControlServer::serve_request(Incoming incoming, const Pe
       reply.set_request_id(request.request_id());
       if (request.has_admit()) co_await prepared(request);
       {
-        const log::PeerScope log_scope(peer.uid, log_name);
+        const log::PeerScope log_scope(peer.uid, log_name, !peer.privileged());
         handler_.handle(request, peer, reply);
       }
       std::optional<RequestHandler::PssJob> pss = handler_.take_pss_job();
@@ -302,7 +302,7 @@ asio::awaitable<Served> ControlServer::serve_request(Incoming incoming, const Pe
         const bool durable = co_await commits_.wait();
         if (!durable) handler_.writes_lost(reply);
         if (request.has_mark()) {
-          const log::PeerScope log_scope(peer.uid, log_name);
+          const log::PeerScope log_scope(peer.uid, log_name, !peer.privileged());
           note_late_mark_reply(request.mark(), reply);
         }
       }

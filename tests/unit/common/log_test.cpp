@@ -71,6 +71,11 @@ TEST(Log, APeersLinesAreLimitedAndTheDropsCountedAndReported) {
   EXPECT_EQ(g_lines, static_cast<int>(kPeerBurstLines) + 1);
   info("test.daemon");  // a line no request caused is never limited
   EXPECT_EQ(g_lines, static_cast<int>(kPeerBurstLines) + 2);
+  {
+    PeerScope root(0, "uid 0", /*limited=*/false);  // the operator
+    for (int i = 0; i < 100; ++i) info("test.root");
+  }
+  EXPECT_EQ(g_lines, static_cast<int>(kPeerBurstLines) + 102);
   // One token back after 1 / kPeerLinesPerSecond: the next line says what was dropped.
   std::this_thread::sleep_for(std::chrono::milliseconds(600));
   g_last.clear();
