@@ -88,10 +88,18 @@ Status check_reload_weakening(const Config& running, const Config& next,
     weaker.push_back(key + " is not in the file, which would lower it from " + from +
                      " to the default " + to);
   };
-  const std::uint64_t reserve_running =
-      user_reserve_cap_bytes(running.admission, running.budget_bytes);
-  const std::uint64_t reserve_next = user_reserve_cap_bytes(next.admission, next.budget_bytes);
-  if (cap_weaker(reserve_running, reserve_next)) {
+  // A share of the budget is compared as a share: a budget the file names may move it.
+  const AdmissionConfig& ra = running.admission;
+  const AdmissionConfig& na = next.admission;
+  const bool shares = ra.max_reserved_per_user_bytes == 0 && na.max_reserved_per_user_bytes == 0;
+  const std::uint64_t reserve_running = user_reserve_cap_bytes(ra, running.budget_bytes);
+  const std::uint64_t reserve_next = user_reserve_cap_bytes(na, next.budget_bytes);
+  const bool reserve_weaker =
+      shares ? ra.max_reserved_per_user_fraction > 0 &&
+                   (na.max_reserved_per_user_fraction <= 0 ||
+                    na.max_reserved_per_user_fraction > ra.max_reserved_per_user_fraction)
+             : cap_weaker(reserve_running, reserve_next);
+  if (reserve_weaker) {
     missing({"admission", "max_reserved_per_user"}, cap_text(reserve_running, true),
             cap_text(reserve_next, true));
   }

@@ -244,7 +244,9 @@ TargetState& MetricsExporter::state_of(const TargetRef& target) {
   // The periodic path: one lookup, no allocation.
   if (TargetState* known = targets_->find(target.run_id); known != nullptr && known->state_series)
     return *known;
-  Labels labels{{kJobLabel, job_label(target.job, job_names_)},
+  // A watched PID's "job" is its "pid-N" (its run_id too): no job name to hide, kept plain.
+  const bool watched = target.job == target.run_id;
+  Labels labels{{kJobLabel, watched ? std::string(target.job) : job_label(target.job, job_names_)},
                 {kRunLabel, std::string(target.run_id)}};
   TargetState& state = target_state(target_key(target), labels, target.owner_uid);
   if (!state.state_series) {
@@ -585,6 +587,9 @@ TargetState& MetricsExporter::target_state(std::string_view key, const Labels& l
     globals_->targets_folded->Set(static_cast<double>(folded));
     // Loud at the first fold, then at each doubling: never silent, never one line per target.
     if ((folded & (folded - 1)) == 0) {
+      // Bounded by the doubling, so not charged to the user whose request folded it: a flood of
+      // its own lines must not hide this one.
+      const log::PeerScope not_limited(owner_uid, "", /*limited=*/false);
       log::warning("metrics.targets_folded",
                    {{"folded", folded},
                     {"max_targets", targets_->max_targets()},

@@ -210,6 +210,16 @@ TEST(ConfigReload, AFileThatWeakensTheGuardOnlyByOmissionIsRefusedNamingEachKey)
   EXPECT_EQ(off->metrics.job_names, JobNames::kPlain);
 }
 
+// The default cap is a share of the budget: a budget the file names moves it, and that is meant.
+TEST(ConfigReload, ANamedBudgetMovesTheShareCapWithoutARefusal) {
+  TempDir dir;
+  Config running = default_config();
+  running.budget_bytes = 8'000'000'000;
+  auto next = reload(running, dir.write("b.yaml", "budget: 12GiB\n"));
+  ASSERT_TRUE(next.ok()) << next.error().message;
+  EXPECT_EQ(user_reserve_cap_bytes(next->admission, next->budget_bytes), (12ull << 30) * 3 / 4);
+}
+
 TEST(ConfigReload, AnEmptyFileAndABareBudgetUnder64MBAreRefused) {
   TempDir dir;
   const Config running = default_config();
