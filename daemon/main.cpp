@@ -27,6 +27,7 @@ int check_config(const std::string& path) {
     return 1;
   }
   std::cout << path << ": ok\n" << ramguard::describe_config(*checked) << "\n";
+  std::cout << ramguard::compared_with_running(*checked);
   if (const std::string w = ramguard::small_budget_warning(*checked); !w.empty()) {
     std::fprintf(stderr, "warning: %s\n", w.c_str());
   }

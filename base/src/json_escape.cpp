@@ -41,9 +41,9 @@ void append_json_escaped(std::string_view text, AngleBrackets angle, std::string
         break;
       default:
         if (const std::size_t n = control_length(text, i); n != 0) {
-          const auto code = static_cast<unsigned char>(n == 2 ? text[i + 1] : ch);
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", code);
+          char buf[16];
+          std::snprintf(buf, sizeof buf, "\\u%04x",
+                        static_cast<unsigned>(control_code_point(text, i)));
           out += buf;
           i += n - 1;
         } else {

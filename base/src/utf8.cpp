@@ -59,19 +59,38 @@ std::string valid_utf8(std::string_view text, std::string_view replacement) {
 }
 
 std::size_t control_length(std::string_view text, std::size_t i) {
-  const auto c = static_cast<unsigned char>(text[i]);
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[i + k]); };
+  const unsigned char c = byte(0);
   if (c < 0x20 || c == 0x7F) return 1;
-  if (c == 0xC2 && i + 1 < text.size()) {
-    const auto next = static_cast<unsigned char>(text[i + 1]);
-    if (next >= 0x80 && next <= 0x9F) return 2;
+  if (c == 0xC2 && i + 1 < text.size() && byte(1) >= 0x80 && byte(1) <= 0x9F) return 2;
+  if (c == 0xD8 && i + 1 < text.size() && byte(1) == 0x9C) return 2;  // U+061C
+  if (c == 0xE2 && i + 2 < text.size()) {
+    const unsigned char b1 = byte(1), b2 = byte(2);
+    if (b1 == 0x80 && (b2 == 0x8E || b2 == 0x8F)) return 3;  // U+200E, U+200F
+    if (b1 == 0x80 && b2 >= 0xA8 && b2 <= 0xAE) return 3;    // U+2028-U+202E
+    if (b1 == 0x81 && b2 >= 0xA6 && b2 <= 0xA9) return 3;    // U+2066-U+2069
   }
   return 0;
 }
 
+std::uint32_t control_code_point(std::string_view text, std::size_t i) {
+  const auto byte = [&](std::size_t k) -> std::uint32_t {
+    return static_cast<unsigned char>(text[i + k]);
+  };
+  switch (control_length(text, i)) {
+    case 2:
+      return ((byte(0) & 0x1F) << 6) | (byte(1) & 0x3F);
+    case 3:
+      return ((byte(0) & 0x0F) << 12) | ((byte(1) & 0x3F) << 6) | (byte(2) & 0x3F);
+    default:
+      return byte(0);
+  }
+}
+
 std::string visible_control(std::string_view text, std::size_t i) {
-  char buf[8];
-  if (control_length(text, i) == 2) {
-    std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned char>(text[i + 1]));
+  char buf[16];
+  if (control_length(text, i) >= 2) {
+    std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(control_code_point(text, i)));
   } else {
     std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned char>(text[i]));
   }

@@ -34,5 +34,10 @@ TEST(JsonEscape, TheAppendingFormAddsToWhatIsThereAndEscapesTheSame) {
   EXPECT_EQ(out.substr(1), escape_json("say \"<hi>\"\n", AngleBrackets::kEscape));
 }
 
+TEST(JsonEscape, LineSeparatorsAndBidiControlsAreEscaped) {
+  EXPECT_EQ(escape_json("a\xe2\x80\xa8level=error \xe2\x80\xae\xd8\x9c"),
+            "a\\u2028level=error \\u202e\\u061c");
+}
+
 }  // namespace
 }  // namespace ramguard

@@ -2403,7 +2403,10 @@ class Client:
         the process's memory cgroup (every process in it, with the cgroup's exact peak);
         cgroup= names another cgroup (root only).
         Not strict and the daemon unreachable: the Run starts when the daemon answers again.
-        A refusal (e.g. PERMISSION_DENIED) raises in both modes: it is a mistake to fix.
+        Not strict and the daemon at a bound (RESOURCE_EXHAUSTED: control.max_runs, the user's
+        cap of active runs; INTERNAL; DEADLINE_EXCEEDED): a warning, and a Run that drops its
+        marks (delivered=False). A refusal for the caller's mistake (PERMISSION_DENIED,
+        INVALID_ARGUMENT) raises in both modes: it is one to fix.
         Inside a launcher's run (RAMGUARD_RUN_ATTACH and RAMGUARD_RUN set, e.g. a Slurm step
         under spank_ramguard.so) it returns that run, attached, instead of starting another."""
         launched = _launcher_run(pid)
@@ -2427,6 +2430,15 @@ class Client:
             self._warn(f"cannot start run of job {job}: {e}")
             run = Run(self, "", owned=True, start_body=body)
             run.model_bytes = cast(int, body["model_bytes"] or 0)
+            return run
+        except (ResourceExhaustedError, InternalError, DeadlineExceededError) as e:
+            # The daemon's state, not the caller's mistake (the run bound, a per-user cap, a
+            # full ledger): training goes on unguarded, and says so once.
+            if self.strict:
+                raise
+            run = Run(self, "", owned=True)
+            run.model_bytes = cast(int, body["model_bytes"] or 0)
+            run._give_up(f"ramguardd did not start a run of job {job}: {e}")
             return run
         start = RunStart.from_reply(reply)
         run = Run(self, start.run_id, start)

@@ -1,5 +1,7 @@
 // One path for a configuration, at start-up and at every SIGHUP.
 #include <algorithm>
+#include <cstdio>
+#include <filesystem>
 
 #include "app/daemon.hpp"
 #include "app/daemon_config.hpp"
@@ -17,6 +19,28 @@ Scope watch_scope(const Config& config, pid_t pid) {
   return it == config.watch_scopes.end() ? Scope::kProcess : it->second;
 }
 
+// What --check-config compares a file with (config/describe.hpp). Written whole, then renamed
+// over the old one, so a reader never sees half of it.
+void write_running_config(const Config& config) {
+  if (config.state_dir.empty()) return;
+  const std::filesystem::path path = std::filesystem::path(config.state_dir) / kRunningConfigFile;
+  const std::filesystem::path temp = path.string() + ".tmp";
+  const std::string text = settings_text(config);
+  bool ok = false;
+  if (std::FILE* f = std::fopen(temp.c_str(), "w")) {
+    ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    ok = (std::fclose(f) == 0) && ok;
+  }
+  std::error_code ec;
+  if (ok) std::filesystem::rename(temp, path, ec);
+  if (!ok || ec) {
+    std::filesystem::remove(temp, ec);
+    log::warning("config.running_not_written",
+                 {{"file", path.string()},
+                  {"effect", "--check-config cannot show what a reload would change"}});
+  }
+}
+
 }  // namespace
 
 void Daemon::apply(const Config& next) {
@@ -29,7 +53,7 @@ void Daemon::apply(const Config& next) {
   sampler_.set_slow_read(next.sampling.slow_read);
   admission_.set_budget(next.budget_bytes, next.margin_bytes);
   admission_.set_lease(next.admission.lease);
-  admission_.set_user_cap(next.admission.max_reserved_per_user_bytes);
+  admission_.set_user_cap(user_reserve_cap_bytes(next.admission, next.budget_bytes));
   const RunParams params = run_params(next);
   registry_.set_params(params);
   watches_.set_peak_refresh_ticks(params.watch_peak_refresh_ticks);
@@ -51,6 +75,7 @@ void Daemon::apply(const Config& next) {
       log::error("watch.failed", {{"pid", pid}, {"reason", s.error().message}});
     }
   }
+  write_running_config(config_);
 }
 
 void Daemon::reload() {

@@ -1,6 +1,11 @@
 #include "app/daemon_config.hpp"
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
 #include "config/auto_budget.hpp"
+#include "config/describe.hpp"
 #include "config/load.hpp"
 #include "config/paths.hpp"
 #include "config/reload.hpp"
@@ -46,7 +51,24 @@ Result<Config> reloaded_config(const Config& running, const std::filesystem::pat
   return usable(reload(running, path, flags, notes), path.string());
 }
 
-constexpr std::uint64_t kSmallBudgetBytes = 64'000'000;
+std::string compared_with_running(const Config& checked) {
+  const std::filesystem::path running =
+      std::filesystem::path(resolve_state_dir(checked, RuntimeEnv::current())) / kRunningConfigFile;
+  std::ifstream in(running);
+  if (!in) {
+    return "no running configuration at " + running.string() +
+           " (no daemon with this state dir, or not readable): nothing to compare\n";
+  }
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto diff = config_differences(text, settings_text(checked));
+  std::string out = "compared with the running configuration (" + running.string() + "): ";
+  out += diff.empty()
+             ? std::string("no difference")
+             : std::to_string(diff.size()) + (diff.size() == 1 ? " difference" : " differences");
+  out += "\n";
+  for (const auto& d : diff) out += "  " + d + "\n";
+  return out;
+}
 
 std::string small_budget_warning(const Config& config) {
   if (config.budget_bytes >= kSmallBudgetBytes) return {};

@@ -23,6 +23,11 @@ Result<Config> checked_config_file(const std::filesystem::path& path);
 Result<Config> reloaded_config(const Config& running, const std::filesystem::path& path,
                                const CommandLine& flags, std::vector<std::string>* notes);
 
+// --check-config: what the checked file changes against the running daemon's settings, read
+// from <state_dir>/running-config (the daemon writes it at every apply; config/describe.hpp),
+// as lines "key: RUNNING -> FILE"; says so when there is no such file.
+std::string compared_with_running(const Config& checked);
+
 // A budget under 64 MB is almost always a size written without its unit ("--budget 16" is 16
 // bytes): accepted, but said out loud. Empty when the budget looks meant.
 std::string small_budget_warning(const Config& config);

@@ -1,9 +1,13 @@
 #include "common/log.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <mutex>
+#include <unordered_map>
+#include <utility>
 
 #include "ramguard/base/utf8.hpp"
 
@@ -12,6 +16,64 @@ namespace {
 
 std::atomic<int> g_level{static_cast<int>(Level::kInfo)};
 std::atomic<void (*)(const std::string&)> g_sink{nullptr};
+std::atomic<std::uint64_t> g_suppressed_total{0};
+thread_local const PeerScope* t_scope = nullptr;
+
+// A token bucket per peer key. Buckets that have refilled are forgotten when the map grows
+// past kMaxBuckets, so the map is bounded by the peers that are being limited right now.
+class PeerBuckets {
+ public:
+  // Whether a line may be written now; `dropped` gets the count dropped since the last one.
+  bool admit(std::uint64_t key, std::uint64_t& dropped) {
+    const auto now = std::chrono::steady_clock::now();
+    std::lock_guard lock(mutex_);
+    if (buckets_.size() > kMaxBuckets) forget_full(now);
+    auto [it, fresh] = buckets_.try_emplace(key, Bucket{kPeerBurstLines, now, 0});
+    Bucket& b = it->second;
+    if (!fresh) b.tokens = refilled(b, now);
+    b.last = now;
+    if (b.tokens < 1) {
+      ++b.dropped;
+      return false;
+    }
+    b.tokens -= 1;
+    dropped = std::exchange(b.dropped, 0);
+    return true;
+  }
+
+  void clear() {
+    std::lock_guard lock(mutex_);
+    buckets_.clear();
+  }
+
+ private:
+  struct Bucket {
+    double tokens;
+    std::chrono::steady_clock::time_point last;
+    std::uint64_t dropped;
+  };
+  static constexpr std::size_t kMaxBuckets = 1024;
+
+  static double refilled(const Bucket& b, std::chrono::steady_clock::time_point now) {
+    return std::min(
+        kPeerBurstLines,
+        b.tokens + std::chrono::duration<double>(now - b.last).count() * kPeerLinesPerSecond);
+  }
+
+  void forget_full(std::chrono::steady_clock::time_point now) {
+    std::erase_if(buckets_, [&](const auto& entry) {
+      return entry.second.dropped == 0 && refilled(entry.second, now) >= kPeerBurstLines;
+    });
+  }
+
+  std::mutex mutex_;
+  std::unordered_map<std::uint64_t, Bucket> buckets_;
+};
+
+PeerBuckets& peer_buckets() {
+  static PeerBuckets buckets;  // never destroyed before a thread that still logs
+  return buckets;
+}
 
 bool has_control(std::string_view value) {
   for (std::size_t i = 0; i < value.size(); ++i) {
@@ -109,9 +171,45 @@ std::string format_line(Level lvl, std::string_view event, std::initializer_list
   return line;
 }
 
+PeerScope::PeerScope(std::uint64_t k, std::string_view n, bool limited)
+    : outer_(t_scope), key(k), name(n) {
+  t_scope = limited ? this : nullptr;
+}
+
+PeerScope::~PeerScope() {
+  t_scope = outer_;
+}
+
+std::uint64_t lines_suppressed_total() {
+  return g_suppressed_total.load(std::memory_order_relaxed);
+}
+
+void reset_peer_buckets() {
+  peer_buckets().clear();
+}
+
 void write(Level lvl, std::string_view event, std::initializer_list<Field> fields) {
   if (static_cast<int>(lvl) < g_level.load()) return;
-  std::string line = "ts=" + timestamp() + " " + format_line(lvl, event, fields) + "\n";
+  std::string line;
+  if (const PeerScope* scope = t_scope) {
+    std::uint64_t dropped = 0;
+    if (!peer_buckets().admit(scope->key, dropped)) {
+      g_suppressed_total.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    if (dropped != 0) {
+      line = "ts=" + timestamp() + " " +
+             format_line(Level::kWarning, "log.peer_lines_suppressed",
+                         {{"peer", scope->name},
+                          {"lines", dropped},
+                          {"limit", std::to_string(static_cast<int>(kPeerBurstLines)) +
+                                        " lines at once, then " +
+                                        std::to_string(static_cast<int>(kPeerLinesPerSecond)) +
+                                        " per second per user"}}) +
+             "\n";
+    }
+  }
+  line += "ts=" + timestamp() + " " + format_line(lvl, event, fields) + "\n";
   if (auto sink = g_sink.load()) {
     sink(line);
     return;

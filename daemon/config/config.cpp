@@ -1,5 +1,7 @@
 #include "config/config.hpp"
 
+#include <algorithm>
+
 namespace ramguard {
 
 MemoryPlan default_fedavg_plan() {
@@ -27,6 +29,12 @@ PhaseGapConfig default_phase_gap() {
   return {{"aggregation", PhaseEdge::Edge::kEnd},
           {"synchronization", PhaseEdge::Edge::kBegin},
           std::chrono::seconds(10)};
+}
+
+std::uint64_t user_reserve_cap_bytes(const AdmissionConfig& admission, std::uint64_t budget_bytes) {
+  if (admission.max_reserved_per_user_bytes != 0) return admission.max_reserved_per_user_bytes;
+  const double share = admission.max_reserved_per_user_fraction * static_cast<double>(budget_bytes);
+  return share <= 0 ? 0 : std::max<std::uint64_t>(1, static_cast<std::uint64_t>(share));
 }
 
 std::string PhaseEdge::to_string() const {

@@ -65,7 +65,10 @@ struct MetricsConfig {
   // jobs); past it its new ones fold into "other", so one user's throwaway admissions cannot
   // fold another's run. 0: no per-user cap.
   std::uint32_t max_targets_per_user = 256;
-  JobNames job_names = JobNames::kPlain;
+  // Hashed by default: /metrics on loopback is open to every local user, and a job name may say
+  // what a team trains. The hash is stable, so dashboards still group by job; `plain` is the
+  // operator's choice (docs/security.md).
+  JobNames job_names = JobNames::kHash;
   friend bool operator==(const MetricsConfig&, const MetricsConfig&) = default;
 };
 
@@ -158,9 +161,15 @@ struct AdmissionConfig {
   bool use_calibrated = false;           // prefer measured peak x factor over declared estimates
   double calibration_factor = 1.1;       // in [1, 10]
   // Fairness, per UID other than root (0: no cap): what its reservations may add up to, and
-  // how many active runs it may have.
-  std::uint64_t max_reserved_per_user_bytes = 0;
-  std::uint32_t max_active_runs_per_user = 0;
+  // how many active runs it may have. On by default (docs/security.md, "Per-user caps"):
+  // without them one member of the socket's group could reserve the whole budget and fill the
+  // run slots, and root would be refused. The reservation cap is a share of the budget unless
+  // the file gives bytes (`max_reserved_per_user: 75%` or `: 12GB`): 75% admits one ViT-H/14
+  // coordinator's 10.3 GB Load on the 16 GB default and keeps 4 GB for root and the others.
+  // 32 active runs are 32 coordinators of one user on one node, an eighth of max_runs.
+  std::uint64_t max_reserved_per_user_bytes = 0;  // when not 0, wins over the fraction
+  double max_reserved_per_user_fraction = 0.75;   // of budget_bytes
+  std::uint32_t max_active_runs_per_user = 32;
   // Whose finished runs calibrate anyone's admission, beside the owner's own (root by default).
   std::vector<std::uint32_t> trusted_uids{0};
   FleetHistoryConfig history;
@@ -206,6 +215,8 @@ struct PhaseGapConfig {
 // The fedavg plan: the largest live sum is aggregation, (hosts + 2) copies + 0.3 GB (fitted to
 // a real PyTorch coordinator; synchronization holds 3 copies, so it dominates with one host).
 MemoryPlan default_fedavg_plan();
+// admission.max_reserved_per_user in bytes for this budget (0: no cap).
+std::uint64_t user_reserve_cap_bytes(const AdmissionConfig& admission, std::uint64_t budget_bytes);
 // The default target: aggregation end to synchronization begin within 10 s.
 PhaseGapConfig default_phase_gap();
 

@@ -3,6 +3,7 @@
 // operator sees what the daemon actually runs with. Decimal GB, units always printed.
 
 #include <string>
+#include <vector>
 
 #include "config/config.hpp"
 
@@ -18,5 +19,15 @@ namespace ramguard {
 //   watching PIDs: 1234
 // Empty socket or state dir (not yet resolved) print as "(auto)".
 std::string describe_config(const Config& config);
+
+// The settings an operator compares, one "key: value" line each, in a fixed order (budget,
+// the guard's security settings, limits, thresholds). The daemon writes them to
+// <state_dir>/running-config at every apply, so `--check-config FILE` can show what a reload
+// with FILE would change (config_differences).
+inline constexpr const char* kRunningConfigFile = "running-config";
+std::string settings_text(const Config& config);
+
+// "key: RUNNING -> FILE" for each key whose line differs between two settings_text outputs.
+std::vector<std::string> config_differences(const std::string& running, const std::string& next);
 
 }  // namespace ramguard

@@ -91,6 +91,12 @@ Result<Config> parse_config_yaml(std::string_view text, std::string_view source_
 }
 
 Result<Config> load_config_file(const std::filesystem::path& path) {
+  auto text = read_config_file(path);
+  if (!text) return text.error();
+  return parse_config_yaml(*text, path.string());
+}
+
+Result<std::string> read_config_file(const std::filesystem::path& path) {
   const std::string name = "config file '" + path.string() + "'";
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
@@ -119,7 +125,7 @@ Result<Config> load_config_file(const std::filesystem::path& path) {
     if (n < sizeof buffer) break;
   }
   if (std::ferror(file.get())) return Error{name + ": cannot read: " + std::strerror(errno)};
-  return parse_config_yaml(text, path.string());
+  return text;
 }
 
 Status validate_config(const Config& c, std::string_view source_name) {

@@ -5,6 +5,7 @@
 // present, replace the default plans and gaps as a whole.
 
 #include <filesystem>
+#include <string>
 #include <string_view>
 
 #include "config/config.hpp"
@@ -22,6 +23,8 @@ Result<Config> parse_config_yaml(std::string_view text, std::string_view source_
 // Reads and parses a file. A missing file, a directory, an unreadable or oversized file is an
 // error naming the path and the reason.
 Result<Config> load_config_file(const std::filesystem::path& path);
+// The file's text, with the same checks and errors.
+Result<std::string> read_config_file(const std::filesystem::path& path);
 
 // Checks between keys (margin below budget, windows at least one interval, a TCP listener
 // with a token file, ...) and the ranges flags can also set. parse_config_yaml runs it;

@@ -276,7 +276,27 @@ void read_config(YamlWalk& walk, const YAML::Node& root, Config& c) {
                {"calibration_factor",
                 r.real(c.admission.calibration_factor, limits::kMinCalibrationFactor, true,
                        limits::kMaxCalibrationFactor)},
-               {"max_reserved_per_user", r.size(c.admission.max_reserved_per_user_bytes, 0)},
+               {"max_reserved_per_user",
+                [&](const YAML::Node& v, const std::string& vp) {
+                  // "75%": a share of the budget; a size: bytes; 0: no cap.
+                  std::string text;
+                  if (!walk.scalar(v, vp, "a size or a percentage of the budget", text)) return;
+                  AdmissionConfig& a = c.admission;
+                  if (!text.empty() && text.back() == '%') {
+                    auto percent = parse_real(std::string_view(text).substr(0, text.size() - 1));
+                    if (!percent || *percent < 0 || *percent > 100) {
+                      return walk.error(v, vp,
+                                        "invalid percentage '" + text + "'; expected 0% to 100%");
+                    }
+                    a.max_reserved_per_user_fraction = *percent / 100;
+                    a.max_reserved_per_user_bytes = 0;
+                    return;
+                  }
+                  auto bytes = parse_size_in(text, 0, kAnySize);
+                  if (!bytes) return walk.error(v, vp, bytes.error().message);
+                  a.max_reserved_per_user_bytes = *bytes;
+                  a.max_reserved_per_user_fraction = 0;
+                }},
                {"max_active_runs_per_user",
                 r.count(c.admission.max_active_runs_per_user, 0, 1'000'000)},
                {"history",

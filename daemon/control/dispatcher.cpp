@@ -271,7 +271,9 @@ Status Dispatcher::mark(const v1::MarkRequest& in, const Caller& caller, v1::Mar
   input.phase = in.phase();
   input.round = in.round();
   if (in.at_unix_us() != 0) input.client_wall = std::chrono::microseconds(in.at_unix_us());
-  if (in.deadline_unix_us() != 0) {
+  // A deadline past what nanoseconds hold (year 2262) is no deadline: converted, it would wrap
+  // into the past and drop the mark as late.
+  if (in.deadline_unix_us() != 0 && in.deadline_unix_us() <= kMaxUnixUs) {
     input.deadline_wall = std::chrono::microseconds(in.deadline_unix_us());
   }
   if (in.has_allocator()) {

@@ -1,7 +1,11 @@
 #include "control/request_ranges.hpp"
 
+#include <unistd.h>
+
 #include <cmath>
 #include <string>
+
+#include "ramguard/base/units.hpp"
 
 namespace ramguard::control {
 namespace {
@@ -50,22 +54,48 @@ Status check_allocator(const std::string& at, const v1::AllocatorStats& a) {
   return ok_status();
 }
 
+Status id_in_range(const std::string& field, const std::string& id) {
+  if (id.size() <= kMaxIdBytes) return ok_status();
+  return out_of_range(field, "of " + std::to_string(id.size()) + " bytes",
+                      "at most " + std::to_string(kMaxIdBytes) + " bytes");
+}
+
 // A probe's RSS may rise while it runs (gc allocates, other threads run): "after" above "before"
 // is allowed, and the verdicts clamp the drop at zero.
-Status check_probe(const std::string& at, std::uint64_t before, std::uint64_t after,
-                   double seconds) {
+// An RSS above the node's memory is no measurement: "gc freed 1000000.00 GB" would go into a
+// verdict's summary and the growth class.
+Status check_probe(const std::string& at, std::uint64_t before, std::uint64_t after, double seconds,
+                   std::uint64_t node_memory_bytes) {
   if (auto s = bytes_in_range(at + ".rssBeforeBytes", before); !s) return s;
   if (auto s = bytes_in_range(at + ".rssAfterBytes", after); !s) return s;
+  for (const auto& [name, value] :
+       {std::pair{".rssBeforeBytes", before}, std::pair{".rssAfterBytes", after}}) {
+    if (node_memory_bytes != 0 && value > node_memory_bytes) {
+      return out_of_range(at + name, std::to_string(value),
+                          "at most this node's memory, " +
+                              format_bytes(static_cast<double>(node_memory_bytes)) + " (" +
+                              std::to_string(node_memory_bytes) +
+                              " bytes): a process's RSS cannot be larger");
+    }
+  }
   if (auto s = seconds_in_range(at + ".durationSeconds", seconds); !s) return s;
   return ok_status();
 }
 
 }  // namespace
 
-Status check_request_ranges(const v1::Request& request) {
+std::uint64_t physical_memory_bytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return 0;  // unknown: only the 1 PB bound applies
+  return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page);
+}
+
+Status check_request_ranges(const v1::Request& request, std::uint64_t node_memory_bytes) {
   switch (request.command_case()) {
     case v1::Request::kRunStart: {
       const auto& r = request.run_start();
+      if (auto s = id_in_range("runStart.reservationId", r.reservation_id()); !s) return s;
       if (auto s = bytes_in_range("runStart.modelBytes", r.model_bytes()); !s) return s;
       if (auto s = count_in_range("runStart.hosts", r.hosts(), kMaxHosts); !s) return s;
       return count_in_range("runStart.declaredRounds", r.declared_rounds(), kMaxDeclaredRounds);
@@ -78,8 +108,15 @@ Status check_request_ranges(const v1::Request& request) {
     }
     case v1::Request::kMark: {
       const auto& m = request.mark();
-      if (m.at_unix_us() < 0)
-        return out_of_range("mark.atUnixUs", std::to_string(m.at_unix_us()), "0 or more");
+      if (auto s = id_in_range("mark.runId", m.run_id()); !s) return s;
+      if (m.phase().size() > kMaxPhaseBytes) {
+        return out_of_range("mark.phase", "of " + std::to_string(m.phase().size()) + " bytes",
+                            "at most " + std::to_string(kMaxPhaseBytes) + " bytes");
+      }
+      if (m.at_unix_us() < 0 || m.at_unix_us() > kMaxUnixUs) {
+        return out_of_range("mark.atUnixUs", std::to_string(m.at_unix_us()),
+                            "0 to " + std::to_string(kMaxUnixUs) + " (microseconds since 1970)");
+      }
       if (m.deadline_unix_us() < 0) {
         return out_of_range("mark.deadlineUnixUs", std::to_string(m.deadline_unix_us()),
                             "0 or more");
@@ -90,12 +127,13 @@ Status check_request_ranges(const v1::Request& request) {
       if (m.has_gc()) {
         const auto& g = m.gc();
         return check_probe("mark.gc", g.rss_before_bytes(), g.rss_after_bytes(),
-                           g.duration_seconds());
+                           g.duration_seconds(), node_memory_bytes);
       }
       return ok_status();
     }
     case v1::Request::kRunEnd: {
       const auto& e = request.run_end();
+      if (auto s = id_in_range("runEnd.runId", e.run_id()); !s) return s;
       if (auto s = bytes_in_range("runEnd.exitMaxRssBytes", e.exit_max_rss_bytes()); !s) return s;
       if (e.has_allocator()) {
         if (auto s = check_allocator("runEnd.allocator", e.allocator()); !s) return s;
@@ -103,7 +141,7 @@ Status check_request_ranges(const v1::Request& request) {
       if (e.has_gc()) {
         const auto& g = e.gc();
         if (auto s = check_probe("runEnd.gc", g.rss_before_bytes(), g.rss_after_bytes(),
-                                 g.duration_seconds());
+                                 g.duration_seconds(), node_memory_bytes);
             !s) {
           return s;
         }
@@ -111,10 +149,21 @@ Status check_request_ranges(const v1::Request& request) {
       if (e.has_trim()) {
         const auto& t = e.trim();
         return check_probe("runEnd.trim", t.rss_before_bytes(), t.rss_after_bytes(),
-                           t.duration_seconds());
+                           t.duration_seconds(), node_memory_bytes);
       }
       return ok_status();
     }
+    case v1::Request::kRelease:
+      return id_in_range("release.reservationId", request.release().reservation_id());
+    case v1::Request::kStatus:
+      return id_in_range("status.runId", request.status().run_id());
+    case v1::Request::kReport:
+      return id_in_range("report.runId", request.report().run_id());
+    case v1::Request::kCompare:
+      for (const std::string& id : request.compare().run_ids()) {
+        if (auto s = id_in_range("compare.runIds", id); !s) return s;
+      }
+      return ok_status();
     default:
       return ok_status();
   }

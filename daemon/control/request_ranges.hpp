@@ -4,7 +4,9 @@
 // mistake to name, not a figure to multiply into a verdict. Errors name the field as the client
 // wrote it (JSON names).
 
+#include <cstddef>
 #include <cstdint>
+#include <limits>
 
 #include "ramguard.pb.h"
 #include "ramguard/base/result.hpp"
@@ -18,8 +20,20 @@ inline constexpr double kMaxBytesPerParameter = 64;
 inline constexpr std::uint32_t kMaxHosts = 1'000'000;
 inline constexpr std::uint32_t kMaxDeclaredRounds = 100'000'000;
 inline constexpr double kMaxProbeSeconds = 24 * 3600.0;
+// The latest time in microseconds that nanoseconds since the epoch still hold (year 2262): a
+// mark's atUnixUs above it would wrap when converted, and come out in the past.
+inline constexpr std::int64_t kMaxUnixUs = std::numeric_limits<std::int64_t>::max() / 1000;
+// Run and reservation ids the daemon makes are 24 characters ("r-20261204-184500-a1b2c3");
+// a longer one is no id of ours and is refused before it is looked up, logged or echoed.
+inline constexpr std::size_t kMaxIdBytes = 64;
+inline constexpr std::size_t kMaxPhaseBytes = 64;
+
+// This node's physical memory (sysconf): no process's RSS, so no probe's figure, is above it.
+std::uint64_t physical_memory_bytes();
 
 // ok, or INVALID_ARGUMENT naming the first field out of its range, its value and the range.
-Status check_request_ranges(const v1::Request& request);
+// `node_memory_bytes` bounds the RSS figures of gc and trim probes.
+Status check_request_ranges(const v1::Request& request,
+                            std::uint64_t node_memory_bytes = physical_memory_bytes());
 
 }  // namespace ramguard::control

@@ -81,6 +81,12 @@ void note_late_mark_reply(const v1::MarkRequest& mark, const v1::Reply& reply) {
             {{"run", mark.run_id()}, {"late_ms", (now_us - mark.deadline_unix_us()) / 1000}});
 }
 
+// The peer as the log's drop line names it: its UID, which its lines are charged to.
+std::string peer_log_name(const Peer& peer) {
+  return peer.uid == static_cast<uid_t>(-1) ? std::string("tcp or unknown peers")
+                                            : "uid " + std::to_string(peer.uid);
+}
+
 }  // namespace
 
 ControlServer::ControlServer(asio::io_context& io, RequestHandler& handler, ServerLimits limits,
@@ -261,32 +267,44 @@ asio::awaitable<Served> ControlServer::serve_request(Incoming incoming, const Pe
   Served served{{}, framing};
   v1::Reply reply;
   Decoded& decoded = incoming.decoded;
+  // Every line a request causes is charged to its user (common/log.hpp). The scope is thread
+  // local, so it is opened only around code that does not suspend: another peer's request may
+  // run on this thread while this one waits.
+  const std::string log_name = peer_log_name(peer);
+  const auto rate_error = [this] {
+    return make_error(v1::Error::RESOURCE_EXHAUSTED,
+                      "request rate above " +
+                          std::to_string(static_cast<long>(limits_.max_requests_per_second)) +
+                          " per second on this connection");
+  };
   if (auto* error = std::get_if<v1::Error>(&decoded)) {
-    reply = error_reply(nullptr, std::move(*error));
+    // A malformed request costs the loop a decode too: it spends a token like any other.
+    reply = error_reply(nullptr, limiter.allow() ? std::move(*error) : rate_error());
   } else {
     const v1::Request& request = std::get<v1::Request>(decoded);
     if (tcp && request.token() != tcp_token_) {
       reply = error_reply(&request, make_error(v1::Error::PERMISSION_DENIED,
                                                "missing or wrong token for the TCP listener"));
     } else if (!limiter.allow()) {
-      reply = error_reply(
-          &request,
-          make_error(v1::Error::RESOURCE_EXHAUSTED,
-                     "request rate above " +
-                         std::to_string(static_cast<long>(limits_.max_requests_per_second)) +
-                         " per second on this connection"));
+      reply = error_reply(&request, rate_error());
     } else if (auto invalid = check_fields(request)) {
       reply = error_reply(&request, std::move(*invalid));
     } else {
       reply.set_version(kProtocolVersion);
       reply.set_request_id(request.request_id());
       if (handler_.wants_prepare(request)) co_await prepared(request);
-      handler_.handle(request, peer, reply);
+      {
+        const log::PeerScope log_scope(peer.uid, log_name, !peer.privileged());
+        handler_.handle(request, peer, reply);
+      }
       std::optional<RequestHandler::PssJob> pss = handler_.take_pss_job();
       if (handler_.writes_pending()) {
         const bool durable = co_await commits_.wait();
         if (!durable) handler_.writes_lost(reply);
-        if (request.has_mark()) note_late_mark_reply(request.mark(), reply);
+        if (request.has_mark()) {
+          const log::PeerScope log_scope(peer.uid, log_name, !peer.privileged());
+          note_late_mark_reply(request.mark(), reply);
+        }
       }
       if (pss) asio::co_spawn(io_, measure_pss(std::move(*pss)), asio::detached);
       if (request.has_hello() && reply.has_hello()) {

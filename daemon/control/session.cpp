@@ -177,6 +177,10 @@ void Session<Socket>::close(const std::string& reason) {
   if (closed_) return;
   closed_ = true;
   if (!reason.empty()) {
+    // Charged to the peer like its requests' lines: a user who opens and abandons connections
+    // cannot flood the log with their closing either.
+    const std::string name = "uid " + std::to_string(peer_.uid);
+    const log::PeerScope log_scope(peer_.uid, name, !peer_.privileged());
     log::warning("control.connection_closed", {{"peer", peer_.description}, {"reason", reason}});
   }
   asio::error_code ec;

@@ -112,6 +112,13 @@ void MetricsExporter::render(std::string& out,
   std::ostringstream globals;
   prometheus::TextSerializer().Serialize(globals, registry_->Collect());
   out += globals.view();
+  // Kept by the log itself (common/log.hpp), which no lock of ours guards.
+  out +=
+      "# HELP ramguard_log_lines_suppressed_total Log lines caused by clients' requests that "
+      "their user's log rate limit dropped\n"
+      "# TYPE ramguard_log_lines_suppressed_total counter\n"
+      "ramguard_log_lines_suppressed_total " +
+      std::to_string(log::lines_suppressed_total()) + "\n";
   // The targets' series are copied under the lock, then written and sent without it (a slow
   // reader must not stall sampling).
   TargetScrape scrape;
@@ -159,6 +166,11 @@ void MetricsExporter::set_admission_caps(std::uint64_t effective_bytes,
   if (!refused_by.empty()) {
     families_->admission_refusals_by_cap.Add({{"cap", std::string(refused_by)}}).Increment();
   }
+}
+
+void MetricsExporter::observe_run_refusal(std::string_view cap) {
+  std::lock_guard lock(mutex_);
+  families_->run_refusals_by_cap.Add({{"cap", std::string(cap)}}).Increment();
 }
 
 void MetricsExporter::set_runs_active(std::size_t runs) {
@@ -232,7 +244,9 @@ TargetState& MetricsExporter::state_of(const TargetRef& target) {
   // The periodic path: one lookup, no allocation.
   if (TargetState* known = targets_->find(target.run_id); known != nullptr && known->state_series)
     return *known;
-  Labels labels{{kJobLabel, job_label(target.job, job_names_)},
+  // A watched PID's "job" is its "pid-N" (its run_id too): no job name to hide, kept plain.
+  const bool watched = target.job == target.run_id;
+  Labels labels{{kJobLabel, watched ? std::string(target.job) : job_label(target.job, job_names_)},
                 {kRunLabel, std::string(target.run_id)}};
   TargetState& state = target_state(target_key(target), labels, target.owner_uid);
   if (!state.state_series) {
@@ -574,6 +588,9 @@ TargetState& MetricsExporter::target_state(std::string_view key, const Labels& l
     globals_->targets_folded->Set(static_cast<double>(folded));
     // Loud at the first fold, then at each doubling: never silent, never one line per target.
     if ((folded & (folded - 1)) == 0) {
+      // Bounded by the doubling, so not charged to the user whose request folded it: a flood of
+      // its own lines must not hide this one.
+      const log::PeerScope not_limited(owner_uid, "", /*limited=*/false);
       log::warning("metrics.targets_folded",
                    {{"folded", folded},
                     {"max_targets", targets_->max_targets()},

@@ -74,6 +74,8 @@ class MetricsExporter {
                           std::uint64_t cgroup_limit_bytes, std::uint64_t committed_bytes,
                           std::string_view refused_by);
   void set_runs_active(std::size_t runs);
+  // A run start refused by a cap ("runs" or "user"): ramguard_run_refusals_by_cap_total.
+  void observe_run_refusal(std::string_view cap);
   // Each user's share, by UID: the bytes its reservations hold (claimed or not) and its active
   // runs. A user with neither has no series; past kMaxUserSeries users the smallest shares
   // are summed under uid="other", so the series count stays bounded.

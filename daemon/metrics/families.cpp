@@ -64,8 +64,14 @@ MetricFamilies::MetricFamilies(prometheus::Registry& r)
       admission_refusals_by_cap(prometheus::BuildCounter()
                                     .Name("ramguard_admission_refusals_by_cap_total")
                                     .Help("Refused admissions by the cap that set the effective "
-                                          "budget (budget, node, cgroup)")
+                                          "budget (budget, node, cgroup, user)")
                                     .Register(r)),
+      run_refusals_by_cap(prometheus::BuildCounter()
+                              .Name("ramguard_run_refusals_by_cap_total")
+                              .Help("Refused run starts by the cap that refused them (runs: "
+                                    "control.max_runs; user: "
+                                    "admission.max_active_runs_per_user)")
+                              .Register(r)),
       sample_duration_seconds(prometheus::BuildHistogram()
                                   .Name("ramguard_sample_duration_seconds")
                                   .Help("Time taken by one periodic sample of a target")

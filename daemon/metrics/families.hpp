@@ -37,6 +37,7 @@ struct MetricFamilies {
   prometheus::Family<prometheus::Gauge>& admission_cap_bytes;
   prometheus::Family<prometheus::Gauge>& admission_committed_bytes;
   prometheus::Family<prometheus::Counter>& admission_refusals_by_cap;
+  prometheus::Family<prometheus::Counter>& run_refusals_by_cap;
 
   // The daemon's own cost.
   prometheus::Family<prometheus::Histogram>& sample_duration_seconds;

@@ -70,6 +70,10 @@ void RunMetrics::runs_active(std::size_t count,
   exporter_.set_user_active_runs(by_owner);
 }
 
+void RunMetrics::run_refused(std::string_view cap, std::uint32_t /*owner_uid*/) {
+  exporter_.observe_run_refusal(cap);
+}
+
 Status RunMetrics::reservations(const std::vector<Reservation>& rows,
                                 std::uint64_t reserved_bytes) {
   exporter_.set_reserved_bytes(reserved_bytes);

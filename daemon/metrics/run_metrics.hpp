@@ -26,6 +26,7 @@ class RunMetrics final : public RunObserver {
   void runs_active(std::size_t count,
                    const std::map<std::uint32_t, std::uint64_t>& by_owner) override;
   Status reservations(const std::vector<Reservation>& rows, std::uint64_t reserved_bytes) override;
+  void run_refused(std::string_view cap, std::uint32_t owner_uid) override;
 
  private:
   MetricsExporter& exporter_;

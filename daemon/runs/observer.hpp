@@ -76,6 +76,9 @@ class RunObserver : public TargetObserver {
                               std::uint64_t /*reserved_bytes*/) {
     return ok_status();
   }
+  // A run start was refused by a cap: "runs" (control.max_runs, the node's) or "user"
+  // (admission.max_active_runs_per_user, one UID's).
+  virtual void run_refused(std::string_view /*cap*/, std::uint32_t /*owner_uid*/) {}
   // A durable write failed: the ledger is degraded.
   virtual void store_failed(std::string_view /*what*/, std::string_view /*reason*/) {}
 };

@@ -192,10 +192,19 @@ Result<std::string> RunRegistry::attach_cgroup(TargetKey key, pid_t pid,
   return dir;
 }
 
+// A cap's refusal is logged (a request's line: limited per user, common/log.hpp) and counted.
+Error RunRegistry::refused(std::string_view cap, std::uint32_t owner_uid, Error error) {
+  log::warning("run.start_refused",
+               {{"cap", cap}, {"owner_uid", owner_uid}, {"reason", error.message}});
+  observers_.notify([&](RunObserver& o) { o.run_refused(cap, owner_uid); });
+  return error;
+}
+
 Result<const RunLedger*> RunRegistry::start(const StartRunInput& input, const Caller& caller) {
   if (active_runs() >= params_.max_runs) {
-    return Error{"too many active runs (limit " + std::to_string(params_.max_runs) + ")",
-                 ErrorKind::kResourceExhausted};
+    return refused("runs", caller.uid,
+                   Error{"too many active runs (limit " + std::to_string(params_.max_runs) + ")",
+                         ErrorKind::kResourceExhausted});
   }
   if (Status room = make_room_for_a_run(); !room) return room.error();
   const pid_t pid = input.pid != 0 ? input.pid : caller.pid;
@@ -238,9 +247,12 @@ Result<const RunLedger*> RunRegistry::start(const StartRunInput& input, const Ca
   // Fairness: no one user (root aside: the operator) fills the guard with runs.
   if (params_.max_active_runs_per_user != 0 && owner != 0 &&
       owners_active >= params_.max_active_runs_per_user) {
-    return drop(Error{"uid " + std::to_string(owner) + " has " + std::to_string(owners_active) +
-                          " active runs, the most admission.max_active_runs_per_user allows",
-                      ErrorKind::kResourceExhausted});
+    return drop(
+        refused("user", owner,
+                Error{"uid " + std::to_string(owner) + " has " + std::to_string(owners_active) +
+                          " active runs, the most admission.max_active_runs_per_user "
+                          "allows",
+                      ErrorKind::kResourceExhausted}));
   }
   RunInfo info;
   info.run_id = run_id;
@@ -297,14 +309,15 @@ Result<const RunLedger*> RunRegistry::start(const StartRunInput& input, const Ca
 }
 
 Result<MarkOutcome> RunRegistry::mark(const MarkInput& input, const Caller& caller) {
+  // The run and its owner first: nothing is logged about a run for anyone who may not mark it.
+  auto found = find_for_change(input.run_id, caller, "mark");
+  if (!found) return found.error();
   if (auto s = check_mark_times(input.client_wall, input.deadline_wall, clock_.now()); !s) {
     if (s.error().kind == ErrorKind::kDeadlineExceeded) {
       log::info("run.mark_dropped_late", {{"run", input.run_id}, {"reason", s.error().message}});
     }
     return s.error();
   }
-  auto found = find_for_change(input.run_id, caller, "mark");
-  if (!found) return found.error();
   Entry& entry = **found;
   Probe probe(sampler_, entry.key);
   auto out = entry.machine->mark(input, probe);

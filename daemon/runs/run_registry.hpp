@@ -107,6 +107,7 @@ class RunRegistry {
   class Probe;
   Entry* find_entry(const std::string& run_id);
   Status make_room_for_a_run();
+  Error refused(std::string_view cap, std::uint32_t owner_uid, Error error);
   Result<Entry*> find_for_change(const std::string& run_id, const Caller& caller, const char* what);
   Status connect(Entry& entry, const TargetId& target);
   // The cgroup scope: the memory cgroup to sample for PID (its own, or cgroup_path) attached to

@@ -82,7 +82,7 @@ class SilentListener {
 };
 
 std::string node_config(const std::string& extra) {
-  return "budget: 4GB\nsampling:\n  interval: 100ms\n" + extra;
+  return "budget: 4GB\nmetrics: { job_names: plain }\nsampling:\n  interval: 100ms\n" + extra;
 }
 
 TEST(Fleet, NodeBAdmitsWithNodeAsPeakAndFallsBackToItsLedgerWhenPrometheusIsGone) {
@@ -221,7 +221,8 @@ TEST(FleetAlerts, ShippedRulesReachTheReceiverRoutedGroupedAndInhibited) {
   AlertmanagerServer alertmanager(alertmanager_config_for_test(
       read_file(RAMGUARD_ALERTMANAGER_CONFIG), receiver.port(), "6s", "3s"));
   std::ostringstream config;
-  config << "budget: " << 256 * kMiB << "\nsampling:\n  interval: 100ms\n"
+  config << "budget: " << 256 * kMiB
+         << "\nmetrics: { job_names: plain }\nsampling:\n  interval: 100ms\n"
          << "growth:\n  min_bytes: 8MB\n  settle: 300ms\n";
   auto node =
       Daemon::with_config(config.str(), {"--log-level", "debug"});  // rounds settle in the log

@@ -34,7 +34,7 @@ const std::set<std::string> kLiveAlerts = {"RamguardTargetOverBudget",
 
 std::string daemon_config() {
   std::ostringstream y;
-  y << "budget: " << kBudget << "\n"
+  y << "budget: " << kBudget << "\nmetrics: { job_names: plain }\n"
     << "sampling:\n  interval: 100ms\n"
     << "growth:\n  min_bytes: 8MB\n  settle: 300ms\n"
     << "  runaway_bytes_per_second: 20MB\n  runaway_min_duration: 2s\n"

@@ -38,7 +38,7 @@ const v1::RunStatus& only_run(const v1::StatusReply& status) {
 // three rounds of aggregation (host updates + result, all freed before the phase ends) and
 // synchronization (a short outbound spike), with 16 MiB kept per round so the boundaries climb.
 TEST(ClientCpp, CoordinatorAdmitsRunsRoundsWithPhaseGuardsAndEnds) {
-  auto d = Daemon::with_config("growth:\n  settle: 300ms\n");
+  auto d = Daemon::with_config("growth:\n  settle: 300ms\nmetrics: { job_names: plain }\n");
   MemChild child;
   const auto pid = static_cast<std::uint32_t>(child.pid());
   ramguard::Client client(d->socket_path().string());

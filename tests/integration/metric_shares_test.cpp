@@ -22,7 +22,7 @@ constexpr int kFlood = 1100;
 
 TEST(MetricShares, OneUsersAdmissionFloodCannotFoldRootsRunAndEachShareIsExported) {
   auto d = Daemon::with_config(
-      "budget: 16GB\n"
+      "budget: 16GB\nmetrics: { job_names: plain }\n"
       "control:\n  socket_mode: \"0666\"\n  max_requests_per_second: 100000\n");
   std::filesystem::permissions(d->socket_path().parent_path(), std::filesystem::perms(0755));
 

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <sstream>
+#include <thread>
 #include <vector>
 
 #include "control_wire.hpp"
@@ -270,6 +271,62 @@ TEST(UserCaps, OneUserCannotHoldTheBudgetOrFillTheGuardWithRuns) {
   EXPECT_NE(got[3].error().message().find("max_active_runs_per_user"), std::string::npos) << text;
 
   EXPECT_TRUE(admit(*d, 3 * kGB).admit().admitted()) << "root is not capped";
+}
+
+// A default install: one group member reserved 15.97 GB and 253 of 256 run slots, and root was
+// refused. Now 75% of the budget and 32 active runs are a user's by default; each refusal is
+// logged and counted.
+TEST(UserCaps, AreOnByDefaultAndTheirRefusalsLoggedAndCounted) {
+  auto d = Daemon::with_config("budget: 2GB\ncontrol:\n  socket_mode: \"0666\"\n");
+  std::filesystem::permissions(d->socket_path().parent_path(), std::filesystem::perms(0755));
+  const std::string text = as_uid_nobody([&] {
+    std::vector<pid_t> sleepers;
+    for (int i = 0; i < 33; ++i) {
+      const pid_t p = ::fork();
+      if (p == 0) {
+        ::pause();
+        ::_exit(0);
+      }
+      sleepers.push_back(p);
+    }
+    Wire wire(d->socket_path());
+    std::string out;
+    out +=
+        wire.roundtrip(R"({"version":1,"admit":{"job":"j","estimateBytes":"1400000000"}})") + "\n";
+    out +=
+        wire.roundtrip(R"({"version":1,"admit":{"job":"j","estimateBytes":"200000000"}})") + "\n";
+    for (const pid_t p : sleepers) {
+      // The refusal's line is limited like any line of this user's: its 33 lines so far took
+      // the burst, and a second gives the refusal a token back.
+      if (p == sleepers.back()) std::this_thread::sleep_for(std::chrono::seconds(1));
+      out += wire.roundtrip(R"({"version":1,"runStart":{"job":"j","pid":)" + std::to_string(p) +
+                            "}}") +
+             "\n";
+    }
+    for (const pid_t p : sleepers) {
+      ::kill(p, SIGKILL);
+      ::waitpid(p, nullptr, 0);
+    }
+    return out;
+  });
+  const std::vector<v1::Reply> got = replies_of(text);
+  ASSERT_EQ(got.size(), 35u) << text;
+  EXPECT_TRUE(got[0].admit().admitted()) << text;
+  EXPECT_FALSE(got[1].admit().admitted()) << text;
+  EXPECT_EQ(got[1].admit().budget_cap(), "user") << got[1].DebugString();
+  EXPECT_NE(got[1].admit().reason().find("admission.max_reserved_per_user 1.50 GB"),
+            std::string::npos)
+      << got[1].admit().reason();
+  for (std::size_t i = 2; i < 34; ++i) EXPECT_TRUE(got[i].has_run_start()) << i << text;
+  EXPECT_EQ(got[34].error().code(), v1::Error::RESOURCE_EXHAUSTED) << text;
+  EXPECT_NE(got[34].error().message().find("uid 65534 has 32 active runs"), std::string::npos);
+
+  const std::string refused = d->wait_for_log("event=run.start_refused");
+  EXPECT_NE(refused.find("cap=user owner_uid=65534"), std::string::npos) << refused;
+  const std::string scrape = d->scrape_metrics();
+  EXPECT_EQ(metric_value(scrape, "ramguard_run_refusals_by_cap_total{cap=\"user\"}"), 1.0);
+  EXPECT_EQ(metric_value(scrape, "ramguard_admission_refusals_by_cap_total{cap=\"user\"}"), 1.0);
+  EXPECT_TRUE(admit(*d, kGB / 2).admit().admitted()) << "root keeps the rest of the budget";
 }
 
 // Root's run and reservation, as seen by uid 65534 under each peers_read setting.

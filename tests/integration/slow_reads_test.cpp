@@ -35,7 +35,7 @@ TEST(SlowReads, AnIdleTargetHasNoneByDefaultAndAReloadedZeroThresholdCountsEvery
   const std::string pid = "pid-" + std::to_string(child.pid());
   const auto config = [&](const std::string& extra) {
     return "sampling: { interval: 100ms" + extra + " }\nwatch: [" + std::to_string(child.pid()) +
-           "]\n";
+           "]\nmetrics: { job_names: plain }\n";
   };
   auto d = Daemon::with_config(config(""));
   const std::string read_seconds = series("ramguard_target_read_seconds", pid, pid);
@@ -89,7 +89,8 @@ TEST(SlowReads, AnIdleTargetHasNoneByDefaultAndAReloadedZeroThresholdCountsEvery
 // A run's readings go through its machine: the warning names the run; its tree's PSS sum at a
 // round end is read on the worker and its time exported at the next reading.
 TEST(SlowReads, ATreeRunsReadingsAndItsPssSumAreTimed) {
-  auto d = Daemon::with_config("sampling: { interval: 100ms, slow_read: 0s }\n");
+  auto d = Daemon::with_config(
+      "sampling: { interval: 100ms, slow_read: 0s }\nmetrics: { job_names: plain }\n");
   MemChild child;
   child.command("alloc a " + std::to_string(32 << 20));
   v1::Request start;

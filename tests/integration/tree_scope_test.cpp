@@ -149,7 +149,8 @@ TEST(TreeScope, ARunMeasuresChildrenAndGrandchildrenAndTheirPeaks) {
 TEST(TreeScope, AWatchedTreeCountsItsChildren) {
   MemChild child;
   const std::string pid = std::to_string(::getpid());
-  auto d = Daemon::with_args({"--interval", "100ms", "--watch", "tree:" + pid});
+  auto d = Daemon::with_config("metrics: { job_names: plain }\n",
+                               {"--interval", "100ms", "--watch", "tree:" + pid});
   const std::string series =
       "ramguard_target_rss_bytes{ramguard_job=\"pid-" + pid + "\",run_id=\"pid-" + pid + "\"}";
   EXPECT_FALSE(d->wait_for_log("event=watch.start pid=" + pid, 5s).empty()) << d->log_text();

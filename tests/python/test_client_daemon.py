@@ -262,7 +262,8 @@ class ClientAgainstTheRealDaemon(unittest.TestCase):
         cls.coordinator = os.path.join(cls.workdir, "coordinator.py")
         with open(cls.coordinator, "w") as f:
             f.write(COORDINATOR)
-        cls.daemon = Daemon(cls.workdir, "growth:\n  min_bytes: 32MB\n  settle: 300ms\n")
+        cls.daemon = Daemon(cls.workdir, "growth:\n  min_bytes: 32MB\n  settle: 300ms\n"
+                                         "metrics: { job_names: plain }\n")
         cls.rg = load_copied_module(cls.module_path)
         cls.client = cls.rg.Client(cls.daemon.socket)
 
@@ -541,6 +542,44 @@ class ClientAgainstTheRealDaemon(unittest.TestCase):
         self.assertGreaterEqual(agg["peak_bytes"] + TOLERANCE / 4, out["phases"][0]["measured_peak"])
         self.assertEqual(len(run["boundaries"]), 1)
         self.assertIn("gc", run["boundaries"][0])
+
+
+class StartRunAtTheRunBound(unittest.TestCase):
+    """The daemon at control.max_runs answers RESOURCE_EXHAUSTED: a non-strict start_run warns
+    and gives a Run whose marks are dropped; the training loop never sees an exception."""
+
+    def setUp(self):
+        base = os.environ.get("RAMGUARD_TEST_TMPDIR") or None
+        if base:
+            os.makedirs(base, exist_ok=True)
+        self.workdir = tempfile.mkdtemp(prefix="rg-bound-", dir=base)
+        self.daemon = Daemon(self.workdir, "control: { max_runs: 1 }\n")
+        self.rg = load_copied_module(os.environ["RAMGUARD_CLIENT_PY"])
+        self.sleeper = subprocess.Popen(["sleep", "60"])
+
+    def tearDown(self):
+        self.sleeper.kill()
+        self.sleeper.wait()
+        self.daemon.stop()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def test_a_non_strict_start_at_the_bound_warns_and_drops_marks(self):
+        client = self.rg.Client(self.daemon.socket)
+        first = client.start_run("holder")  # this process: the one run the bound allows
+        self.assertTrue(first.run_id)
+        with self.assertLogs("ramguard", level="WARNING") as logged:
+            second = client.start_run("over", pid=self.sleeper.pid)
+        self.assertIn("too many active runs", "\n".join(logged.output))
+        self.assertEqual(second.run_id, "")
+        self.assertFalse(second.mark("begin", "load").delivered)
+        self.assertFalse(second.round_end().delivered)
+        second.end()  # nothing to end, and nothing raised
+        strict = self.rg.Client(self.daemon.socket, strict=True)
+        with self.assertRaises(self.rg.ResourceExhaustedError):
+            strict.start_run("over", pid=self.sleeper.pid)
+        first.end()
+        client.close()
+        strict.close()
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ std::string config() {
   // Runaway by rate at 20 MB/s over 1 s: each save writes 64 MiB in 2 s (32 MiB/s), so a guard
   // judging the cgroup's usage calls it a runaway.
   return "budget: " + std::to_string(kBudget) +
-         "\nsampling:\n  interval: 100ms\n"
+         "\nmetrics: { job_names: plain }\nsampling:\n  interval: 100ms\n"
          "growth:\n  min_bytes: " +
          std::to_string(8 * kMiB) +
          "\n  settle: 300ms\n  runaway_bytes_per_second: 20MB\n  runaway_min_duration: 1s\n"

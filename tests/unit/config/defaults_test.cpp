@@ -38,6 +38,25 @@ TEST(ConfigDefaults, MatchDesignNumbers) {
   EXPECT_EQ(c.store.retention.max_age_days, 90u);
   EXPECT_EQ(c.store.retention.max_runs, 10'000u);
   EXPECT_EQ(c.store.retention.max_bytes, 1ull << 30);
+  // Safe for one node (docs/security.md): caps on, job names hashed on /metrics.
+  EXPECT_EQ(user_reserve_cap_bytes(c.admission, c.budget_bytes), 12'000'000'000u);
+  EXPECT_EQ(c.admission.max_active_runs_per_user, 32u);
+  EXPECT_EQ(c.metrics.job_names, JobNames::kHash);
+}
+
+TEST(ConfigDefaults, TheReservationCapIsAShareOfTheBudgetOrASize) {
+  auto share = parse_config_yaml("budget: 4GB\nadmission: { max_reserved_per_user: 50% }\n", "t");
+  ASSERT_TRUE(share.ok()) << share.error().message;
+  EXPECT_EQ(user_reserve_cap_bytes(share->admission, share->budget_bytes), 2'000'000'000u);
+  auto bytes = parse_config_yaml("admission: { max_reserved_per_user: 3GB }\n", "t");
+  ASSERT_TRUE(bytes.ok()) << bytes.error().message;
+  EXPECT_EQ(user_reserve_cap_bytes(bytes->admission, bytes->budget_bytes), 3'000'000'000u);
+  auto off = parse_config_yaml("admission: { max_reserved_per_user: 0 }\n", "t");
+  ASSERT_TRUE(off.ok()) << off.error().message;
+  EXPECT_EQ(user_reserve_cap_bytes(off->admission, off->budget_bytes), 0u);
+  auto bad = parse_config_yaml("admission: { max_reserved_per_user: 150% }\n", "t");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("expected 0% to 100%"), std::string::npos);
 }
 
 TEST(ConfigDefaults, FedavgPlanAndPhaseGap) {

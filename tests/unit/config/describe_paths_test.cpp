@@ -56,6 +56,21 @@ TEST(Describe, ShowsThresholdsInModelCopiesWithTheirBytesFallback) {
   EXPECT_THAT(d, HasSubstr("release 0.4 model copies (1.00 GB for a run without a model size)"));
 }
 
+// What --check-config prints against the running daemon's <state_dir>/running-config.
+TEST(Describe, DifferencesFromTheRunningSettingsAreListedKeyByKey) {
+  const Config running = default_config();
+  auto next = parse_config_yaml("budget: 8GB\nmetrics: { job_names: plain }\n", "t");
+  ASSERT_TRUE(next.ok());
+  const auto diff = config_differences(settings_text(running), settings_text(*next));
+  ASSERT_EQ(diff.size(), 3u) << diff.size();
+  EXPECT_EQ(diff[0], "budget: 16.00 GB -> 8.00 GB");
+  EXPECT_EQ(diff[1],
+            "admission.max_reserved_per_user: 75% of the budget (12.00 GB) -> 75% of the budget "
+            "(6.00 GB)");
+  EXPECT_EQ(diff[2], "metrics.job_names: hash -> plain");
+  EXPECT_TRUE(config_differences(settings_text(running), settings_text(running)).empty());
+}
+
 TEST(Paths, SocketResolutionOrder) {
   Config c = default_config();
   RuntimeEnv root{0, std::nullopt, "/run/user/0", std::nullopt, "/root"};

@@ -160,6 +160,82 @@ TEST(ConfigReload, BadFileLeavesTheRunningConfigUntouched) {
   EXPECT_EQ(current, before);
 }
 
+// The running daemon as a packaged file sets it up: stricter than the defaults.
+Config hardened() {
+  Config c = default_config();
+  c.budget_bytes = 8'000'000'000;
+  c.admission.max_reserved_per_user_bytes = 2'000'000'000;
+  c.admission.max_reserved_per_user_fraction = 0;
+  c.admission.max_active_runs_per_user = 4;
+  c.admission.lease = std::chrono::minutes(10);
+  c.metrics.job_names = JobNames::kOmit;
+  return c;
+}
+
+// A truncated file that is still valid YAML: every key after the cut would go to its default.
+TEST(ConfigReload, AFileThatWeakensTheGuardOnlyByOmissionIsRefusedNamingEachKey) {
+  TempDir dir;
+  const Config running = hardened();
+  const auto path = dir.write("r.yaml", "sampling: { interval: 5s }\n");
+  auto next = reload(running, path);
+  ASSERT_FALSE(next.ok());
+  const std::string why = next.error().message;
+  EXPECT_THAT(why, HasSubstr("it would weaken the guard"));
+  EXPECT_THAT(why, HasSubstr("admission.max_reserved_per_user is not in the file, which would "
+                             "lower it from 2.00 GB to the default"));
+  EXPECT_THAT(why, HasSubstr("admission.max_active_runs_per_user is not in the file"));
+  EXPECT_THAT(why, HasSubstr("admission.lease is not in the file, which would lower it from 10m "
+                             "to the default 1m"));
+  EXPECT_THAT(why, HasSubstr("metrics.job_names is not in the file, which would lower it from "
+                             "omit to the default hash"));
+  EXPECT_THAT(why, HasSubstr("budget is not in the file, which would lower it from 8.00 GB to "
+                             "the default 16.00 GB"));
+
+  Config shared = running;
+  shared.control.peers_read = PeersRead::kOwn;
+  const auto all = dir.write(
+      "all.yaml",
+      "budget: 8GB\ncontrol: { peers_read: all }\nmetrics: { job_names: omit }\n"
+      "admission: { lease: 10m, max_reserved_per_user: 2GB, max_active_runs_per_user: 4 }\n");
+  auto named = reload(shared, all);  // every key named: meant, and applied
+  ASSERT_TRUE(named.ok()) << named.error().message;
+  EXPECT_EQ(named->control.peers_read, PeersRead::kAll);
+  const auto plain = dir.write(
+      "plain.yaml",
+      "budget: 16GB\nmetrics: { job_names: plain }\n"
+      "admission: { lease: 1m, max_reserved_per_user: 0, max_active_runs_per_user: 0 }\n");
+  auto off = reload(running, plain);  // turning everything off, said out loud
+  ASSERT_TRUE(off.ok()) << off.error().message;
+  EXPECT_EQ(user_reserve_cap_bytes(off->admission, off->budget_bytes), 0u);
+  EXPECT_EQ(off->metrics.job_names, JobNames::kPlain);
+}
+
+// The default cap is a share of the budget: a budget the file names moves it, and that is meant.
+TEST(ConfigReload, ANamedBudgetMovesTheShareCapWithoutARefusal) {
+  TempDir dir;
+  Config running = default_config();
+  running.budget_bytes = 8'000'000'000;
+  auto next = reload(running, dir.write("b.yaml", "budget: 12GiB\n"));
+  ASSERT_TRUE(next.ok()) << next.error().message;
+  EXPECT_EQ(user_reserve_cap_bytes(next->admission, next->budget_bytes), (12ull << 30) * 3 / 4);
+}
+
+TEST(ConfigReload, AnEmptyFileAndABareBudgetUnder64MBAreRefused) {
+  TempDir dir;
+  const Config running = default_config();
+  for (const char* text : {"", "\n", "# just a comment\n"}) {
+    auto next = reload(running, dir.write("empty.yaml", text));
+    ASSERT_FALSE(next.ok()) << "'" << text << "'";
+    EXPECT_THAT(next.error().message, HasSubstr("the file is empty"));
+  }
+  auto tiny = reload(running, dir.write("tiny.yaml", "budget: 10\n"));
+  ASSERT_FALSE(tiny.ok());
+  EXPECT_THAT(tiny.error().message, HasSubstr("budget 10 is bytes, under 64 MB"));
+  auto meant = reload(running, dir.write("meant.yaml", "budget: 32MB\n"));
+  ASSERT_TRUE(meant.ok()) << meant.error().message;
+  EXPECT_EQ(meant->budget_bytes, 32'000'000u);
+}
+
 TEST(ConfigReload, ListenersAndPathsNeedARestart) {
   TempDir dir;
   const auto path = dir.write("r.yaml",
