@@ -70,20 +70,27 @@ bool has(const std::string& text, const std::string& part) {
 
 const char* kReleaseConfig = "growth:\n  settle: 300ms\nrelease:\n  slack: 64MiB\n  grace: 5s\n";
 
+// A run on CHILD that takes 256 MiB and ends holding it; CHILD then sleeps AFTER_MS and
+// exits. Returns the run's release verdict (empty kind on timeout).
+v1::Verdict release_after_exit(Daemon& d, int after_ms, std::string& run) {
+  MemChild child;
+  const v1::Reply started = start_run(d, child.pid());
+  EXPECT_FALSE(started.has_error()) << started.error().message();
+  run = started.run_start().run_id();
+  child.command("alloc model " + std::to_string(256 * kMiB));
+  EXPECT_FALSE(end_run(d, run).has_error());
+  child.command("sleep " + std::to_string(after_ms));
+  child.command("exit 0");
+  child.wait();
+  return release_of(d, run, 5s);
+}
+
 // Held 256 MiB for a second after the end (past the 300 ms settle window), then exited: the
 // exit returned the memory, the application did not. Release fails, naming what and how long.
 TEST(ReleaseTruth, HeldPastTheSettleWindowThenExitedFails) {
   auto d = Daemon::with_config(kReleaseConfig, {"--interval", "100ms"});
-  MemChild child;
-  const v1::Reply started = start_run(*d, child.pid());
-  ASSERT_FALSE(started.has_error()) << started.error().message();
-  const std::string run = started.run_start().run_id();
-  child.command("alloc model " + std::to_string(256 * kMiB));
-  ASSERT_FALSE(end_run(*d, run).has_error());
-  child.command("sleep 1000");
-  child.command("exit 0");
-  child.wait();
-  const v1::Verdict release = release_of(*d, run, 5s);
+  std::string run;
+  const v1::Verdict release = release_after_exit(*d, 1000, run);
   ASSERT_EQ(release.kind(), "release") << describe(status(*d, run)) << d->log_text();
   EXPECT_FALSE(release.passed()) << release.summary();
   EXPECT_EQ(release.severity(), v1::WARNING) << release.summary();
@@ -95,16 +102,8 @@ TEST(ReleaseTruth, HeldPastTheSettleWindowThenExitedFails) {
 // Exited 0.2 s after the end, inside the settle window: nothing shows a release. Not a pass.
 TEST(ReleaseTruth, ExitRightAfterTheEndIsNotVerified) {
   auto d = Daemon::with_config(kReleaseConfig, {"--interval", "100ms"});
-  MemChild child;
-  const v1::Reply started = start_run(*d, child.pid());
-  ASSERT_FALSE(started.has_error()) << started.error().message();
-  const std::string run = started.run_start().run_id();
-  child.command("alloc model " + std::to_string(256 * kMiB));
-  ASSERT_FALSE(end_run(*d, run).has_error());
-  child.command("sleep 200");
-  child.command("exit 0");
-  child.wait();
-  const v1::Verdict release = release_of(*d, run, 5s);
+  std::string run;
+  const v1::Verdict release = release_after_exit(*d, 200, run);
   ASSERT_EQ(release.kind(), "release") << describe(status(*d, run));
   EXPECT_FALSE(release.passed()) << release.summary();
   EXPECT_EQ(release.severity(), v1::INFO) << release.summary();
