@@ -19,21 +19,6 @@
 namespace ramguard::testing {
 namespace {
 
-// A daemon whose socket an unprivileged client can reach (as a group member could).
-std::unique_ptr<Daemon> open_daemon(const std::string& yaml = "") {
-  auto d = Daemon::with_config("control:\n  socket_mode: \"0666\"\n" + yaml);
-  std::filesystem::permissions(d->socket_path().parent_path(), std::filesystem::perms(0755));
-  return d;
-}
-
-std::vector<v1::Reply> replies_of(const std::string& text) {
-  std::istringstream lines(text);
-  std::string line;
-  std::vector<v1::Reply> out;
-  while (std::getline(lines, line)) out.push_back(parse_reply(line));
-  return out;
-}
-
 std::size_t count_of(const std::string& text, const std::string& needle) {
   std::size_t n = 0;
   for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
@@ -58,7 +43,7 @@ std::string start_root_run(const Daemon& d, const MemChild& child) {
 // The attack: 500 late marks on the user's own run, each an info line before. Now the user
 // gets its burst, the rest are counted, and root's next line is still written.
 TEST(ControlFlood, AUsersLinesAreLimitedAndCountedAndOtherUsersStillLog) {
-  auto d = open_daemon();
+  auto d = daemon_open_to_all();
   const std::string text = as_uid_nobody([&] {
     Wire wire(d->socket_path());
     const v1::Reply started = wire.call(R"({"version":1,"runStart":{"job":"flood"}})");
@@ -91,7 +76,7 @@ TEST(ControlFlood, AUsersLinesAreLimitedAndCountedAndOtherUsersStillLog) {
 // Before: the deadline was checked before the run and its owner, so any user could write lines
 // naming root's runs, or any text.
 TEST(ControlFlood, NothingIsLoggedAboutARunBeforeTheCallerIsKnownToOwnIt) {
-  auto d = open_daemon();
+  auto d = daemon_open_to_all();
   MemChild child;
   const std::string root_run = start_root_run(*d, child);
   const std::string text = as_uid_nobody([&] {
@@ -116,7 +101,7 @@ TEST(ControlFlood, NothingIsLoggedAboutARunBeforeTheCallerIsKnownToOwnIt) {
 // U+2028 starts a line for a Unicode-aware reader and U+202E reverses what follows: neither
 // reaches the log (debug, so every request's error is written), a reply or a job label raw.
 TEST(ControlFlood, SeparatorsAndBidiControlsNeverReachTheLogRaw) {
-  auto d = open_daemon("log:\n  level: debug\n");
+  auto d = daemon_open_to_all("log:\n  level: debug\n");
   const std::string forged =
       "x\xe2\x80\xa8level=error event=forged \xe2\x80\xae"
       "evil\xe2\x81\xa6";
@@ -138,7 +123,7 @@ TEST(ControlFlood, SeparatorsAndBidiControlsNeverReachTheLogRaw) {
 
 // Before: 9,257 malformed requests a second, past the limit that bounds the well-formed ones.
 TEST(ControlFlood, MalformedRequestsSpendTheRateLimit) {
-  auto d = open_daemon("  max_requests_per_second: 50\n");
+  auto d = daemon_open_to_all("  max_requests_per_second: 50\n");
   Wire wire(d->socket_path());
   std::string burst;
   for (int i = 0; i < 200; ++i) burst += "{not json\n";
@@ -155,7 +140,7 @@ TEST(ControlFlood, MalformedRequestsSpendTheRateLimit) {
 }
 
 TEST(ControlFlood, TimesBeyondWhatNanosecondsHoldAreRangedBeforeTheyAreConverted) {
-  auto d = open_daemon();
+  auto d = daemon_open_to_all();
   MemChild child;
   const std::string run = start_root_run(*d, child);
   Wire wire(d->socket_path());
@@ -178,7 +163,7 @@ TEST(ControlFlood, TimesBeyondWhatNanosecondsHoldAreRangedBeforeTheyAreConverted
 
 // "gc.collect() freed 1000000.00 GB": below the 1 PB bound, above any node's memory.
 TEST(ControlFlood, AGcFigureAboveTheNodesMemoryIsRefused) {
-  auto d = open_daemon();
+  auto d = daemon_open_to_all();
   MemChild child;
   const std::string run = start_root_run(*d, child);
   Wire wire(d->socket_path());
@@ -194,7 +179,7 @@ TEST(ControlFlood, AGcFigureAboveTheNodesMemoryIsRefused) {
 
 // Before: 60 KB run ids, each looked up, echoed in the error and logged: 43.5 MB/s of log.
 TEST(ControlFlood, LongIdentifiersAreRefusedBeforeAnyUse) {
-  auto d = open_daemon("log:\n  level: debug\n");
+  auto d = daemon_open_to_all("log:\n  level: debug\n");
   const std::string id(60'000, 'q');
   Wire wire(d->socket_path());
   for (const std::string& line :

@@ -92,10 +92,7 @@ TEST(ControlSecurity, AnotherUidCannotStartMarkOrEndRunsOnRootsProcess) {
     out += wire.roundtrip(R"({"version":1,"runEnd":{"runId":")" + run_id + R"("}})") + "\n";
     return out;
   });
-  std::istringstream lines(replies);
-  std::string line;
-  std::vector<v1::Reply> got;
-  while (std::getline(lines, line)) got.push_back(parse_reply(line));
+  const std::vector<v1::Reply> got = replies_of(replies);
   ASSERT_EQ(got.size(), 4u) << replies;
   EXPECT_EQ(got[0].hello().peer_uid(), kNobody) << "the daemon sees the real uid";
   const std::vector<std::string> expected = {
@@ -137,10 +134,7 @@ TEST(ControlSecurity, AnotherUidMayGuardItsOwnProcess) {
     ::waitpid(own, nullptr, 0);
     return out;
   });
-  std::istringstream lines(replies);
-  std::string line;
-  std::vector<v1::Reply> got;
-  while (std::getline(lines, line)) got.push_back(parse_reply(line));
+  const std::vector<v1::Reply> got = replies_of(replies);
   ASSERT_EQ(got.size(), 3u) << replies;
   EXPECT_TRUE(got[0].has_run_start()) << replies;
   EXPECT_TRUE(got[1].has_mark()) << replies;

@@ -14,8 +14,10 @@
 #include <cstring>
 #include <filesystem>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "ramguard.pb.h"
 
@@ -29,6 +31,15 @@ inline v1::Reply parse_reply(const std::string& line) {
     throw std::runtime_error("unparseable reply: '" + line + "'");
   }
   return reply;
+}
+
+// One reply per line of TEXT (what a test's child process collected), in order.
+inline std::vector<v1::Reply> replies_of(const std::string& text) {
+  std::istringstream lines(text);
+  std::string line;
+  std::vector<v1::Reply> out;
+  while (std::getline(lines, line)) out.push_back(parse_reply(line));
+  return out;
 }
 
 inline std::string to_json(v1::Request request) {

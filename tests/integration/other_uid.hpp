@@ -6,13 +6,25 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
+
+#include "harness.hpp"
 
 namespace ramguard::testing {
 
 inline constexpr uid_t kNobodyUid = 65534;
+
+// A daemon whose socket an unprivileged client can reach (as a group member could). YAML
+// follows the control block: indented lines add control keys, others are top-level.
+inline std::unique_ptr<Daemon> daemon_open_to_all(const std::string& yaml = "") {
+  auto d = Daemon::with_config("control:\n  socket_mode: \"0666\"\n" + yaml);
+  std::filesystem::permissions(d->socket_path().parent_path(), std::filesystem::perms(0755));
+  return d;
+}
 
 // Returns what `body` returned in the child; throws when the child failed.
 inline std::string as_uid_nobody(const std::function<std::string()>& body) {

@@ -19,19 +19,8 @@ namespace {
 
 constexpr std::uint64_t kGB = 1'000'000'000;
 
-// A daemon whose socket an unprivileged client can reach (as a group member could).
 std::unique_ptr<Daemon> open_daemon(const std::string& extra_control = "") {
-  auto d = Daemon::with_config("budget: 16GB\ncontrol:\n  socket_mode: \"0666\"\n" + extra_control);
-  std::filesystem::permissions(d->socket_path().parent_path(), std::filesystem::perms(0755));
-  return d;
-}
-
-std::vector<v1::Reply> replies_of(const std::string& text) {
-  std::istringstream lines(text);
-  std::string line;
-  std::vector<v1::Reply> out;
-  while (std::getline(lines, line)) out.push_back(parse_reply(line));
-  return out;
+  return daemon_open_to_all(extra_control + "budget: 16GB\n");
 }
 
 v1::Reply admit(const Daemon& d, std::uint64_t bytes) {
