@@ -13,9 +13,9 @@ import time
 from typing import Any, Callable, Dict, List, Literal, Optional, Union, cast
 
 from . import __version__
-from .largeobjects import CENSUS_BUDGET_SECONDS, CENSUS_MIN_BYTES
 from .errors import (DeadlineExceededError, InternalError, InvalidArgumentError, MalformedError,
                      RamguardError, ResourceExhaustedError, UnavailableError, _error)
+from .largeobjects import CENSUS_BUDGET_SECONDS, CENSUS_MIN_BYTES
 from .launcher import _launcher_run
 from .results import Admission, Hello, RunEndResult, RunStart, Verdict, _non_finite_path, _pick
 from .run import Run
@@ -33,7 +33,6 @@ def _remaining(deadline: float) -> float:
     if left <= 0:
         raise socket.timeout("timed out")
     return left
-
 
 
 VerdictCallback = Callable[[Verdict], None]

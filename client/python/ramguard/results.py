@@ -6,8 +6,6 @@ import math
 from typing import Any, Dict, List, Optional, Type, TypeVar
 
 
-# Results: dataclasses that also answer reply["field"] and reply.get("field"), as dicts did.
-
 class _Fields:
     def __getitem__(self, key: str) -> Any:
         if not isinstance(key, str) or key.startswith("_") or not hasattr(self, key):

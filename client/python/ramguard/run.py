@@ -8,9 +8,9 @@ import time
 import weakref
 from typing import TYPE_CHECKING, Any, Dict, List, Literal, Optional, Set, Tuple, Union, cast
 
-from .largeobjects import _census_wire, census
 from .errors import (FailedPreconditionError, InvalidArgumentError, MalformedError, RamguardError,
                      UnavailableError, UnknownCommandError)
+from .largeobjects import _census_wire, census
 from .probes import _allocator_wire, _gc_probe, allocator_stats
 from .results import MarkResult, Reading, RunEndResult, RunStart, Verdict
 from .wire import _ALLOCATOR_FIELDS, _FAILURE_MAX_BYTES, _MARK_KINDS, _PHASE_NAME_RE
