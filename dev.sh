@@ -11,7 +11,8 @@
 #   ./dev.sh test --quick  format, build + tests only
 #   ./dev.sh bench         the benchmarks (figures, not pass/fail)
 #   ./dev.sh package       the Debian packages (ramguard, libramguard-dev, python3-ramguard)
-#                          into build/packages/, checked with lintian
+#                          into build/packages/, checked with lintian, and the Python client's
+#                          wheel (pip install --no-index build/packages/ramguard-*.whl)
 set -euo pipefail
 cd "$(dirname "$0")"
 ROOT=$PWD
@@ -169,6 +170,12 @@ package_debs() {
   ls -l "$out"/*.deb
 }
 
+# The Python client's wheel next to the .debs, for `pip install --no-index` into any venv
+# (client/python/build_wheel.sh; tests/packaging/python_package.sh installs the same build).
+package_wheel() {
+  "$ROOT/client/python/build_wheel.sh" "$ROOT/build/packages"
+}
+
 # What the demo runs (tests/demo/run_demo.sh): the daemon and the CLI, nothing else.
 DEMO_TARGETS=(ramguardd ramguard)
 
@@ -185,6 +192,7 @@ case "$cmd" in
   package)
     install_packages "${BUILD_PACKAGES[@]}" "${TEST_PACKAGES[@]}" "${FULL_PACKAGES[@]}"
     package_debs
+    package_wheel
     ;;
   demo)
     install_packages "${BUILD_PACKAGES[@]}" "${DEMO_PACKAGES[@]}"
@@ -220,7 +228,7 @@ case "$cmd" in
     exec "$ROOT/tests/bench/peer_bench.sh" "$ROOT/build" 1000 60
     ;;
   *)
-    sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac
