@@ -34,6 +34,14 @@ class ProtocolConstantsTest(unittest.TestCase):
         self.assertEqual(self.constant(text, "kSocketEnv"), f'"{ramguard.SOCKET_ENV}"')
         self.assertEqual(self.constant(text, "kRunEnv"), f'"{ramguard.RUN_ENV}"')
         self.assertEqual(self.constant(text, "kRunAttachEnv"), f'"{ramguard.ATTACH_ENV}"')
+        # The backoff, the phase name rule and the failure text's limit.
+        self.assertEqual(int(self.constant(text, "kRetryFirstMilliseconds")),
+                         round(wire.RETRY_FIRST_SECONDS * 1000))
+        self.assertEqual(int(self.constant(text, "kRetryMaxMilliseconds")),
+                         round(wire.RETRY_MAX_SECONDS * 1000))
+        self.assertEqual(int(self.constant(text, "kMaxPhaseBytes")), wire.PHASE_MAX_BYTES)
+        self.assertIn("a-z, 0-9, '_', '.', '-'", self.constant(text, "kPhaseNameRule"))
+        self.assertEqual(int(self.constant(text, "kMaxFailureBytes")), wire.MAX_FAILURE_BYTES)
 
     def test_the_mirror_is_one_module(self):
         # The values above are defined in ramguard.wire, not copied into other modules: one
@@ -107,7 +115,7 @@ class LimitsTest(unittest.TestCase):
             self.assertEqual(wire._MARK_KINDS[value], value, kind)
 
     def test_the_failure_text_fits_the_daemons_limit(self):
-        self.assertLessEqual(wire._FAILURE_MAX_BYTES, 256)
+        self.assertLessEqual(wire._FAILURE_MAX_BYTES, wire.MAX_FAILURE_BYTES)
 
 
 if __name__ == "__main__":

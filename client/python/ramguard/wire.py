@@ -28,8 +28,10 @@ MARK_TIMEOUT_SECONDS = 0.05
 # The daemon's limits on what a client sends, checked here so that a mistake is the caller's
 # ValueError now rather than a refused request later.
 CENSUS_TEXT_BYTES = 256  # a holder's path or a cycle's shape on the wire (the daemon's limit)
-_PHASE_NAME_RE = re.compile(r"[a-z0-9_.-]{1,64}\Z")
-_FAILURE_MAX_BYTES = 200  # the daemon takes 256: the exception's type and its message's start
+PHASE_MAX_BYTES = 64  # phase names: 1 to 64 characters of a-z, 0-9, '_', '.', '-'
+_PHASE_NAME_RE = re.compile(r"[a-z0-9_.-]{1,%d}\Z" % PHASE_MAX_BYTES)
+MAX_FAILURE_BYTES = 256  # the daemon's limit on a run end's failure text
+_FAILURE_MAX_BYTES = 200  # of MAX_FAILURE_BYTES: the exception's type and its message's start
 _MARK_KINDS = {"begin": "PHASE_BEGIN", "end": "PHASE_END", "round_end": "ROUND_END",
                "PHASE_BEGIN": "PHASE_BEGIN", "PHASE_END": "PHASE_END", "ROUND_END": "ROUND_END"}
 _ALLOCATOR_FIELDS = ("allocated_bytes", "active_bytes", "resident_bytes", "retained_bytes")
