@@ -2,6 +2,7 @@
 
 #include <google/protobuf/util/json_util.h>
 
+#include "control/commands.hpp"
 #include "control/json_writer.hpp"
 #include "control/limits.hpp"
 #include "ramguard/base/protocol.hpp"
@@ -47,8 +48,8 @@ Decoded decode_request(std::string_view line) {
     // field of Request is an unknown command when it is an object, which is what clients send.
     const bool unknown_field = detail.find("Cannot find field") != std::string::npos;
     if (unknown_field) {
-      return make_error(v1::Error::UNKNOWN_COMMAND,
-                        "unknown command or field: " + detail + " (commands: " + kCommands + ")");
+      return make_error(v1::Error::UNKNOWN_COMMAND, "unknown command or field: " + detail +
+                                                        " (commands: " + command_names() + ")");
     }
     return make_error(v1::Error::MALFORMED, "malformed request: " + detail);
   }
@@ -78,7 +79,7 @@ std::optional<v1::Error> check_envelope(const v1::Request& request) {
   }
   if (request.command_case() == v1::Request::COMMAND_NOT_SET) {
     return make_error(v1::Error::UNKNOWN_COMMAND,
-                      std::string("request carries no command; expected one of ") + kCommands);
+                      "request carries no command; expected one of " + command_names());
   }
   return std::nullopt;
 }

@@ -20,10 +20,6 @@ using Decoded = std::variant<v1::Request, v1::Error>;
 
 v1::Error make_error(v1::Error::Code code, std::string message);
 
-// The commands, as named on the wire, for error messages.
-inline constexpr const char* kCommands =
-    "hello, runStart, mark, runEnd, admit, release, status, report, compare, listRuns";
-
 // Parses and validates the envelope: JSON syntax, known fields, version, one command set.
 Decoded decode_request(std::string_view line);
 

@@ -6,6 +6,7 @@
 #include "common/log.hpp"
 #include "control/census_convert.hpp"
 #include "control/codec.hpp"
+#include "control/commands.hpp"
 #include "control/convert.hpp"
 #include "control/queries.hpp"
 #include "control/request_ranges.hpp"
@@ -403,8 +404,17 @@ Result<AdmitAsk> admit_ask(const v1::AdmitRequest& in) {
 }  // namespace
 
 bool Dispatcher::wants_prepare(const v1::Request& request) const {
-  return request.has_admit() ||
-         (reader_ != nullptr && (request.has_report() || request.has_compare()));
+  const CommandSpec* spec = command_spec(request.command_case());
+  if (spec == nullptr) return false;
+  switch (spec->prepare) {
+    case CommandSpec::Prepare::kAdmission:
+      return true;
+    case CommandSpec::Prepare::kStoredReads:
+      return reader_ != nullptr;  // without a reader the loop reads the store itself
+    case CommandSpec::Prepare::kNone:
+      return false;
+  }
+  return false;
 }
 
 void Dispatcher::prepare(const v1::Request& request, std::function<void()> ready) {

@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <optional>
 
+#include "control/commands.hpp"
+
 namespace ramguard::control {
 namespace {
 
@@ -99,8 +101,9 @@ FrameDecoded decode_frame(std::string_view buffer, std::size_t max_frame_bytes) 
   out.consumed_bytes = header + body.size();
   // JSON lines refuse fields the server does not know; so does the binary framing.
   if (auto unknown = unknown_field(request, "request")) {
-    out.decoded = make_error(v1::Error::UNKNOWN_COMMAND, "unknown command or field: " + *unknown +
-                                                             " (commands: " + kCommands + ")");
+    out.decoded =
+        make_error(v1::Error::UNKNOWN_COMMAND, "unknown command or field: " + *unknown +
+                                                   " (commands: " + command_names() + ")");
   } else if (auto error = check_envelope(request)) {
     out.decoded = std::move(*error);
   } else {

@@ -5,6 +5,7 @@
 
 #include "common/log.hpp"
 #include "control/codec.hpp"
+#include "control/commands.hpp"
 #include "control/frame_codec.hpp"
 #include "control/rate_limiter.hpp"
 #include "control/session.hpp"
@@ -48,18 +49,9 @@ Peer tcp_peer(asio::ip::tcp::socket& socket) {
   return peer;
 }
 
-// Queries whose replies grow with the ledger (a long run's status is megabytes of JSON, tens
-// to hundreds of milliseconds to encode).
 bool may_be_big(const v1::Request& request) {
-  switch (request.command_case()) {
-    case v1::Request::kStatus:
-    case v1::Request::kReport:
-    case v1::Request::kCompare:
-    case v1::Request::kListRuns:
-      return true;
-    default:
-      return false;
-  }
+  const CommandSpec* spec = command_spec(request.command_case());
+  return spec != nullptr && spec->big_reply;
 }
 
 // A coroutine, not a capturing lambda: its frame owns the reply while it runs on the encoder.
