@@ -256,11 +256,7 @@ TargetState& MetricsExporter::state_of(const TargetRef& target) {
     for (const char* reason : kKnownDegradedReasons) {
       targets_->metric(state, TargetFamily::kDegraded, {{"reason", reason}}) = 0;
     }
-    if (is_run(target)) {
-      for (const std::string& kind : warning_kinds()) {
-        targets_->metric(state, TargetFamily::kVerdictActive, {{"kind", kind}}) = 0;
-      }
-    }
+    if (is_run(target)) clear_warnings(state);
   }
   return state;
 }
@@ -394,11 +390,7 @@ void MetricsExporter::set_target_up(const TargetRef& target, bool readable,
     set_degraded(t, "");
     remove_readings(t);
     // A dead process holds no warning: only the verdict counters remember.
-    if (is_run(target)) {
-      for (const std::string& kind : warning_kinds()) {
-        targets_->metric(t, TargetFamily::kVerdictActive, {{"kind", kind}}) = 0;
-      }
-    }
+    if (is_run(target)) clear_warnings(t);
     return;
   }
   if (t.exited) return;
@@ -510,6 +502,10 @@ void MetricsExporter::run_finished(const TargetRef& target) {
   std::lock_guard lock(mutex_);
   TargetState& t = state_of(target);
   t.finished = true;
+  clear_warnings(t);
+}
+
+void MetricsExporter::clear_warnings(TargetState& t) {
   for (const std::string& kind : warning_kinds()) {
     targets_->metric(t, TargetFamily::kVerdictActive, {{"kind", kind}}) = 0;
   }

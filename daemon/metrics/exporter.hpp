@@ -171,6 +171,8 @@ class MetricsExporter {
   // The whole exposition: daemon-wide families, then every target's series.
   void render(std::string& out, const std::function<void(std::string&)>& flush) const;
   void remove_readings(TargetState& state);
+  // Every warning of a run's series to 0: it ended, its process exited, or it was revived.
+  void clear_warnings(TargetState& state);
   void set_reading(TargetState& state, const MemoryReading& reading);
   void set_peak(TargetState& state, std::uint64_t peak_bytes, bool exact);
   void set_timing(TargetState& state, const ReadTiming& timing);
