@@ -57,7 +57,8 @@ void Daemon::apply(const Config& next) {
   const RunParams params = run_params(next);
   registry_.set_params(params);
   watches_.set_peak_refresh_ticks(params.watch_peak_refresh_ticks);
-  dispatcher_.set_settings(control::dispatch_settings(next));
+  desk_.set_settings(desk_settings(next));
+  dispatcher_.set_peers_read(next.control.peers_read);
   server_.set_limits(control::server_limits(next));
   if (journal_) {
     journal_->set_max_pending_writes(next.store.journal_max_writes);

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <optional>
 
+#include "app/daemon_config.hpp"
 #include "app/ledger_check.hpp"
 #include "common/log.hpp"
 #include "config/describe.hpp"
@@ -87,9 +88,8 @@ Daemon::Daemon(const Config& config, const CommandLine& flags, DaemonSeams seams
       store_(open_ledger(config)),
       baselines_(procfs_, registry_),
       machine_(procfs_, registry_),
-      desk_(admission_, baselines_, machine_, {}),
-      dispatcher_(registry_, admission_, desk_, machine_, store_.get(),
-                  control::dispatch_settings(config)),
+      desk_(admission_, baselines_, machine_, desk_settings(config)),
+      dispatcher_(registry_, admission_, desk_, machine_, store_.get(), config.control.peers_read),
       server_(io_, dispatcher_, control::server_limits(config), RAMGUARD_VERSION),
       forget_batch_listeners_{store_.get()},
       journal_(store_ ? std::make_unique<LedgerJournal>(*store_, config.store.journal_max_writes)

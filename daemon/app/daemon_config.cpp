@@ -77,4 +77,9 @@ std::string small_budget_warning(const Config& config) {
          "16GiB (2^34 bytes)";
 }
 
+DeskSettings desk_settings(const Config& c) {
+  return {c.plans, c.admission.use_calibrated, c.admission.calibration_factor, c.control.peers_read,
+          c.admission.trusted_uids};
+}
+
 }  // namespace ramguard

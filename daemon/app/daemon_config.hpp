@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "admission/desk.hpp"
 #include "config/command_line.hpp"
 #include "config/config.hpp"
 #include "ramguard/base/result.hpp"
@@ -27,6 +28,9 @@ Result<Config> reloaded_config(const Config& running, const std::filesystem::pat
 // from <state_dir>/running-config (the daemon writes it at every apply; config/describe.hpp),
 // as lines "key: RUNNING -> FILE"; says so when there is no such file.
 std::string compared_with_running(const Config& checked);
+
+// The admission desk's settings: plans, calibration, whose history it reads.
+DeskSettings desk_settings(const Config& config);
 
 // A budget under 64 MB is almost always a size written without its unit ("--budget 16" is 16
 // bytes): accepted, but said out loud. Empty when the budget looks meant.

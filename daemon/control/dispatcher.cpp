@@ -120,29 +120,14 @@ Result<AllocatorFacts> allocator_facts(const v1::AllocatorStats& a) {
 
 }  // namespace
 
-namespace {
-
-DeskSettings desk_settings(const DispatchSettings& s) {
-  return {s.plans, s.use_calibrated, s.calibration_factor, s.peers_read, s.trusted_uids};
-}
-
-}  // namespace
-
 Dispatcher::Dispatcher(RunRegistry& registry, Admission& admission, AdmissionDesk& desk,
-                       MachineState& machine, Store* store, DispatchSettings settings)
+                       MachineState& machine, Store* store, PeersRead peers_read)
     : registry_(registry),
       admission_(admission),
       desk_(desk),
       machine_(machine),
       store_(store),
-      settings_(std::move(settings)) {
-  desk_.set_settings(desk_settings(settings_));
-}
-
-void Dispatcher::set_settings(DispatchSettings settings) {
-  settings_ = std::move(settings);
-  desk_.set_settings(desk_settings(settings_));
-}
+      peers_read_(peers_read) {}
 
 std::optional<PhaseRoom> Dispatcher::phase_room(const std::string& run_id) {
   // Only a run with a plan has a phase level to forecast; the others cost no read.
@@ -558,7 +543,7 @@ void Dispatcher::writes_lost(v1::Reply& reply) {
 }
 
 Status Dispatcher::status(const v1::StatusRequest& in, const Caller& caller, v1::StatusReply& out) {
-  const ReadScope scope = read_scope(caller, settings_.peers_read);
+  const ReadScope scope = read_scope(caller, peers_read_);
   out.set_budget_bytes(admission_.budget_bytes());
   out.set_margin_bytes(admission_.margin_bytes());
   out.set_reserved_bytes(admission_.reserved_bytes());
@@ -610,7 +595,7 @@ Status Dispatcher::status(const v1::StatusRequest& in, const Caller& caller, v1:
 
 Status Dispatcher::report(const v1::ReportRequest& in, const Caller& caller, v1::ReportReply& out,
                           StoredReads* read) {
-  const ReadScope scope = read_scope(caller, settings_.peers_read);
+  const ReadScope scope = read_scope(caller, peers_read_);
   if (read != nullptr) {
     if (auto it = read->runs.find(in.run_id()); it != read->runs.end()) {
       StoredRead& r = it->second;
@@ -634,7 +619,7 @@ Status Dispatcher::report(const v1::ReportRequest& in, const Caller& caller, v1:
 
 Status Dispatcher::compare(const v1::CompareRequest& in, const Caller& caller,
                            v1::CompareReply& out, StoredReads* read) {
-  const ReadScope scope = read_scope(caller, settings_.peers_read);
+  const ReadScope scope = read_scope(caller, peers_read_);
   std::vector<std::string> ids(in.run_ids().begin(), in.run_ids().end());
   if (ids.size() > protocol::kMaxCompareRuns) {
     return Error{"compare at most " + std::to_string(protocol::kMaxCompareRuns) + " runs"};
@@ -676,7 +661,7 @@ Status Dispatcher::compare(const v1::CompareRequest& in, const Caller& caller,
 
 Status Dispatcher::list_runs(const v1::ListRunsRequest& in, const Caller& caller,
                              v1::ListRunsReply& out) {
-  const ReadScope scope = read_scope(caller, settings_.peers_read);
+  const ReadScope scope = read_scope(caller, peers_read_);
   const std::size_t limit = in.limit() == 0
                                 ? protocol::kDefaultListRuns
                                 : std::min<std::size_t>(in.limit(), protocol::kMaxListRuns);

@@ -26,22 +26,15 @@ class StoreReader;
 
 namespace ramguard::control {
 
-struct DispatchSettings {
-  std::map<std::string, MemoryPlan> plans;
-  bool use_calibrated = false;
-  double calibration_factor = 1.1;
-  PeersRead peers_read = PeersRead::kOwn;
-  std::vector<std::uint32_t> trusted_uids{0};
-};
-
 class Dispatcher final : public RequestHandler {
  public:
   // store may be null: the daemon then guards in memory and answers from the registry.
   // The desk decides admissions; `machine` is its view of the node and cgroups, also used for
   // the phase-begin forecast.
   Dispatcher(RunRegistry& registry, Admission& admission, AdmissionDesk& desk,
-             MachineState& machine, Store* store, DispatchSettings settings);
-  void set_settings(DispatchSettings settings);
+             MachineState& machine, Store* store, PeersRead peers_read = PeersRead::kOwn);
+  // control.peers_read: whose runs a caller may read (the desk gets its settings from apply()).
+  void set_peers_read(PeersRead peers_read) { peers_read_ = peers_read; }
   void set_metrics(MetricsExporter* metrics) { metrics_ = metrics; }
   // What became of a write a reply says is not stored (the ledger journal's note): it goes
   // into the reply's warning.
@@ -88,7 +81,7 @@ class Dispatcher final : public RequestHandler {
   AdmissionDesk& desk_;
   MachineState& machine_;
   Store* store_;
-  DispatchSettings settings_;
+  PeersRead peers_read_;
   MetricsExporter* metrics_ = nullptr;
   std::function<std::string()> unstored_note_;
   bool group_commit_ = false;

@@ -16,9 +16,4 @@ ServerLimits server_limits(const Config& c) {
   return l;
 }
 
-DispatchSettings dispatch_settings(const Config& c) {
-  return {c.plans, c.admission.use_calibrated, c.admission.calibration_factor, c.control.peers_read,
-          c.admission.trusted_uids};
-}
-
 }  // namespace ramguard::control

@@ -33,14 +33,16 @@ class DispatcherTest : public ::testing::Test {
     store_ = std::move(*opened);
     journal_ = std::make_unique<LedgerJournal>(*store_);
     registry_.add_observer(journal_.get());
-    settings_.plans["fedavg"] = MemoryPlan{
+    DeskSettings settings;
+    settings.plans["fedavg"] = MemoryPlan{
         "fedavg",
         {{"aggregation", {{"global", 1, false}, {"host_updates", 1, true}, {"result", 1, false}}}},
         1'100'000'000};
+    desk_.set_settings(std::move(settings));
     history_ = std::make_unique<StoreJobHistory>(*store_);
     desk_.set_history(history_.get());
-    dispatcher_ = std::make_unique<Dispatcher>(registry_, admission_, desk_, machine_, store_.get(),
-                                               settings_);
+    dispatcher_ =
+        std::make_unique<Dispatcher>(registry_, admission_, desk_, machine_, store_.get());
     EXPECT_TRUE(child_.hold(0));
   }
   ~DispatcherTest() override { std::filesystem::remove_all(dir_); }
@@ -73,7 +75,6 @@ class DispatcherTest : public ::testing::Test {
   RegistryMachineState machine_{procfs_, registry_};
   AdmissionDesk desk_{admission_, baselines_, machine_, {}};
   std::unique_ptr<StoreJobHistory> history_;
-  DispatchSettings settings_;
   std::unique_ptr<Dispatcher> dispatcher_;
   Peer root_{::getpid(), 0, true, false, "test root"};
 };
