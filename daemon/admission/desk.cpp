@@ -94,6 +94,7 @@ Result<AdmitOutcome> AdmissionDesk::admit(const AdmitAsk& ask, const Caller& cal
   if (may_calibrate(ask)) {
     if (std::string note = history_->note(ask.job); !note.empty()) out.reason += "; " + note;
   }
+  if (observer_ != nullptr) observer_->admission_decided(ask, out);
   return out;
 }
 

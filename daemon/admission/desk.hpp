@@ -52,12 +52,20 @@ struct AdmitOutcome {
   std::string reason;           // the decision's sentence and how the estimate came about
 };
 
+// Told of every admission the desk decides: the metrics count them (metrics/run_metrics.hpp).
+class AdmissionObserver {
+ public:
+  virtual ~AdmissionObserver() = default;
+  virtual void admission_decided(const AdmitAsk& ask, const AdmitOutcome& outcome) = 0;
+};
+
 class AdmissionDesk {
  public:
   AdmissionDesk(Admission& admission, LoadBaselines& baselines, MachineState& machine,
                 DeskSettings settings);
   void set_settings(DeskSettings settings) { settings_ = std::move(settings); }
   void set_history(JobHistory* history) { history_ = history; }  // nullptr: no ledger
+  void set_observer(AdmissionObserver* observer) { observer_ = observer; }
 
   // Errors (nothing reserved): an unknown plan naming the configured ones, a bad model size, no
   // estimate, no such process (kNotFound), another UID's process under peers_read own
@@ -75,6 +83,7 @@ class AdmissionDesk {
   LoadBaselines& baselines_;
   MachineState& machine_;
   JobHistory* history_ = nullptr;
+  AdmissionObserver* observer_ = nullptr;
   DeskSettings settings_;
 };
 

@@ -104,7 +104,7 @@ Daemon::Daemon(const Config& config, const CommandLine& flags, DaemonSeams seams
   registry_.add_observer(&run_metrics_);
   watches_.set_observer(&run_metrics_);
   metrics_->set_store_available(store_ != nullptr);
-  dispatcher_.set_metrics(metrics_.get());
+  desk_.set_observer(&run_metrics_);   // admissions reach the metrics as runs do
   dispatcher_.set_group_commit(true);  // the server flushes before each reply
   if (store_) {
     store_->set_writable_listener([this](bool writable) {

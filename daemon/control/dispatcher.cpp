@@ -11,7 +11,6 @@
 #include "control/queries.hpp"
 #include "control/request_ranges.hpp"
 #include "control/visibility.hpp"
-#include "metrics/exporter.hpp"
 #include "ramguard/base/protocol.hpp"
 #include "ramguard/base/utf8.hpp"
 #include "store/store.hpp"
@@ -467,13 +466,6 @@ Status Dispatcher::admit(const v1::AdmitRequest& in, const Caller& caller, v1::A
   out.set_cgroup_limit_bytes(d.cgroup_limit_bytes.value_or(0));
   out.set_cgroup_dir(d.cgroup_dir);
   if (d.admitted) reservations_changed();
-  if (metrics_ != nullptr) {
-    metrics_->observe_admission(in.job().empty() ? "default" : in.job(), owner_uid, d.admitted,
-                                d.headroom_bytes);
-    metrics_->set_admission_caps(d.effective_budget_bytes, d.node_cap_bytes.value_or(0),
-                                 d.cgroup_limit_bytes.value_or(0), d.committed_bytes,
-                                 d.admitted ? "" : cap_name(d.binding_cap));
-  }
   log::info("admission", {{"job", in.job()},
                           {"admitted", d.admitted},
                           {"pid", pid},

@@ -19,7 +19,6 @@
 #include "runs/run_registry.hpp"
 
 namespace ramguard {
-class MetricsExporter;
 class Store;
 class StoreReader;
 }  // namespace ramguard
@@ -35,7 +34,6 @@ class Dispatcher final : public RequestHandler {
              MachineState& machine, Store* store, PeersRead peers_read = PeersRead::kOwn);
   // control.peers_read: whose runs a caller may read (the desk gets its settings from apply()).
   void set_peers_read(PeersRead peers_read) { peers_read_ = peers_read; }
-  void set_metrics(MetricsExporter* metrics) { metrics_ = metrics; }
   // What became of a write a reply says is not stored (the ledger journal's note): it goes
   // into the reply's warning.
   void set_unstored_note(std::function<std::string()> note) { unstored_note_ = std::move(note); }
@@ -82,7 +80,6 @@ class Dispatcher final : public RequestHandler {
   MachineState& machine_;
   Store* store_;
   PeersRead peers_read_;
-  MetricsExporter* metrics_ = nullptr;
   std::function<std::string()> unstored_note_;
   bool group_commit_ = false;
   bool reservations_dirty_ = false;

@@ -70,6 +70,15 @@ void RunMetrics::runs_active(std::size_t count,
   exporter_.set_user_active_runs(by_owner);
 }
 
+void RunMetrics::admission_decided(const AdmitAsk& ask, const AdmitOutcome& outcome) {
+  const Decision& d = outcome.decision;
+  exporter_.observe_admission(ask.job.empty() ? "default" : ask.job, outcome.owner_uid, d.admitted,
+                              d.headroom_bytes);
+  exporter_.set_admission_caps(d.effective_budget_bytes, d.node_cap_bytes.value_or(0),
+                               d.cgroup_limit_bytes.value_or(0), d.committed_bytes,
+                               d.admitted ? "" : cap_name(d.binding_cap));
+}
+
 void RunMetrics::run_refused(std::string_view cap, std::uint32_t /*owner_uid*/) {
   exporter_.observe_run_refusal(cap);
 }

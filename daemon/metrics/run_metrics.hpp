@@ -2,12 +2,13 @@
 // The exporter as runs see it: a RunObserver that turns run events into series. It only
 // records what runs decided; it never changes a run.
 
+#include "admission/desk.hpp"
 #include "metrics/exporter.hpp"
 #include "runs/observer.hpp"
 
 namespace ramguard {
 
-class RunMetrics final : public RunObserver {
+class RunMetrics final : public RunObserver, public AdmissionObserver {
  public:
   explicit RunMetrics(MetricsExporter& exporter) : exporter_(exporter) {}
 
@@ -27,6 +28,7 @@ class RunMetrics final : public RunObserver {
                    const std::map<std::uint32_t, std::uint64_t>& by_owner) override;
   Status reservations(const std::vector<Reservation>& rows, std::uint64_t reserved_bytes) override;
   void run_refused(std::string_view cap, std::uint32_t owner_uid) override;
+  void admission_decided(const AdmitAsk& ask, const AdmitOutcome& outcome) override;
 
  private:
   MetricsExporter& exporter_;
