@@ -74,7 +74,7 @@ std::unique_ptr<RunMachine> RunMachine::resume(RunLedger ledger, const RunParams
   // Gaps judged before the restart are not judged again.
   for (const PhaseGap& gap : measure_phase_gaps(l.marks, run->detectors()).gaps) {
     if (gap.over) {
-      run->gaps_reported_.insert(
+      run->gaps_reported_.first(
           {gap.rule_index, static_cast<std::uint64_t>(gap.from_at.monotonic.count())});
     }
   }
@@ -319,7 +319,7 @@ void RunMachine::trim_history() {
   // Phase gaps are judged over the held marks only: what was reported before them is done.
   if (!marks.empty()) {
     const auto oldest = static_cast<std::uint64_t>(marks.front().reading.at.monotonic.count());
-    std::erase_if(gaps_reported_, [&](const auto& key) { return key.second < oldest; });
+    gaps_reported_.forget_if([&](const auto& key) { return key.second < oldest; });
   }
   trim_phases();
   trim_verdicts();

@@ -16,6 +16,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -23,6 +24,7 @@
 #include "ramguard/base/result.hpp"
 #include "runs/observer_set.hpp"
 #include "runs/run_params.hpp"
+#include "runs/said_once.hpp"
 #include "runs/sample_series.hpp"
 #include "runs/target_probe.hpp"
 #include "sampling/exit_info.hpp"
@@ -205,12 +207,13 @@ class RunMachine {
   BudgetState budget_state_ = BudgetState::kOk;
   bool runaway_flagged_ = false;                      // once per mark interval
   std::map<std::string, std::uint64_t> phase_peaks_;  // largest peak of each ended phase
-  std::set<std::string> forecast_phases_;             // phases already forecast at a begin
-  std::set<std::string> room_forecasts_;  // "phase/cap/kind" already said against node or cgroup
-  std::set<std::string> checked_phase_names_;  // phases already checked against the plan
+  SaidOnce<std::string> forecast_phases_;             // phases already forecast at a begin
+  // (phase, cap, verdict kind) already said against the node's or the cgroup's room.
+  SaidOnce<std::tuple<std::string, RoomCap, std::string>> room_forecasts_;
+  SaidOnce<std::string> checked_phase_names_;  // phases already checked against the plan
   std::set<std::string> phase_names_;          // every phase name begun (at most max_phase_names)
   // Phase gaps over target already turned into verdicts, by rule and the `from` mark's time.
-  std::set<std::pair<std::size_t, std::uint64_t>> gaps_reported_;
+  SaidOnce<std::pair<std::size_t, std::uint64_t>> gaps_reported_;
   std::optional<std::size_t> settling_;  // the boundary whose settle window is open
   std::optional<Instant> exited_at_;
   std::optional<CgroupDeathPeak> death_peak_;

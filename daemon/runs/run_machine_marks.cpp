@@ -149,8 +149,7 @@ Result<MarkOutcome> RunMachine::mark(const MarkInput& input, TargetProbe& probe)
     out.warning = check_phase_in_plan(input.phase);
     // Warn before the memory is allocated: once per phase name, when the plan says it will
     // pass the budget or its headroom.
-    if (auto planned = yardstick(input.phase);
-        planned && forecast_phases_.insert(input.phase).second) {
+    if (auto planned = yardstick(input.phase); planned && forecast_phases_.first(input.phase)) {
       if (auto v = forecast_phase(*planned, input.phase, mark.round, ledger_.info.model_bytes, now,
                                   detectors())) {
         emit(std::move(*v));
@@ -163,8 +162,7 @@ Result<MarkOutcome> RunMachine::mark(const MarkInput& input, TargetProbe& probe)
         auto v =
             forecast_phase_room(*planned, cap, *input.room, reading->counted_bytes(), input.phase,
                                 mark.round, ledger_.info.model_bytes, now, detectors());
-        if (v &&
-            room_forecasts_.insert(input.phase + '/' + room_cap_name(cap) + '/' + v->kind).second) {
+        if (v && room_forecasts_.first({input.phase, cap, v->kind})) {
           emit(std::move(*v));
         }
       }
@@ -229,7 +227,7 @@ void RunMachine::evaluate_gaps(std::vector<Verdict>& out) {
     if (!gap.over) continue;
     const auto key =
         std::make_pair(gap.rule_index, static_cast<std::uint64_t>(gap.from_at.monotonic.count()));
-    if (verdict_index < gaps.verdicts.size() && gaps_reported_.insert(key).second) {
+    if (verdict_index < gaps.verdicts.size() && gaps_reported_.first(key)) {
       emit(gaps.verdicts[verdict_index], &out);
     }
     ++verdict_index;

@@ -120,7 +120,7 @@ std::optional<PhaseYardstick> RunMachine::yardstick(const std::string& phase) co
 
 std::string RunMachine::check_phase_in_plan(const std::string& phase) {
   const RunInfo& info = ledger_.info;
-  if (info.plan.empty() || !checked_phase_names_.insert(phase).second) return {};
+  if (info.plan.empty() || !checked_phase_names_.first(phase)) return {};
   auto plan = params_.plans.find(info.plan);
   if (plan == params_.plans.end()) return {};
   std::string warning = unplanned_phase_warning(plan->second, phase);
