@@ -60,6 +60,9 @@ struct CensusRecord {
   std::uint64_t other_bytes = 0;
   std::vector<CensusGroup> groups;  // the largest first
   CensusPlacement placement;
+  // Not stored: nonzero while a worker reads the placement (the registry's job number); the
+  // census is written once it is placed.
+  std::uint64_t placing_job = 0;
   // The gap, against the mark's reading: counted = anon + shmem + swap; explained = the
   // census's resident bytes (host bytes when pagemap was not read) + the allocator's free bytes.
   std::uint64_t rss_bytes = 0;
