@@ -131,10 +131,11 @@ class RunMachine {
   void set_boundary_pss(std::uint32_t round, std::uint64_t pss_bytes);
   // The client's census with a round end or the end: kept in the ledger (the newest
   // kCensusHeld; the verdicts read its groups at once) and written by the observers
-  // (run_machine_census.cpp), at once when placed, or by census_placed when placing_job is set.
+  // (run_machine_census.cpp).
   void add_census(CensusRecord census);
   // The placement of the census whose placing_job is JOB, read by a worker: kept and the census
-  // written. False when that census is no longer held (a newer one of its round replaced it).
+  // written again. False when that census is no longer held (a newer one of its round replaced
+  // it).
   bool census_placed(std::uint64_t job, CensusPlacement placement);
   std::uint32_t rounds_ended() const { return rounds_ended_; }
   // The round phases and verdicts belong to: the next one, or, once the declared rounds have

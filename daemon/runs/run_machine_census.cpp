@@ -15,7 +15,6 @@ void RunMachine::add_census(CensusRecord census) {
   ledger_.censuses.push_back(std::move(census));
   if (ledger_.censuses.size() > kCensusHeld) ledger_.censuses.erase(ledger_.censuses.begin());
   const CensusRecord& added = ledger_.censuses.back();
-  if (added.placing_job != 0) return;  // written when placed
   write("census", [&](RunObserver& o) { return o.census(ledger_, added); });
 }
 

@@ -341,6 +341,8 @@ Status RunRegistry::add_census(const std::string& run_id, const Caller& caller, 
   if (census.round == 0) census.round = run.rounds_ended();
   const std::uint64_t job = ++placing_jobs_;
   census.placing_job = job;
+  census.placement = CensusPlacement{};
+  census.placement.error = kCensusPlacementPending;
   run.add_census(std::move(census));
   // One maps read and 8 bytes of pagemap per mapped page of the ranges: up to hundreds of ms
   // for a multi-GB census, so not on the loop, where every other run's marks wait. The reply

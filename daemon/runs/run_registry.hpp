@@ -87,8 +87,8 @@ class RunRegistry {
                         double read_seconds);
   // The client's census with a round end (ROUND) or the run's end (at_end, before it ends):
   // its gap against READING (the mark's; nullopt: the run's last) and the allocator's free
-  // bytes, kept by the run at once (the verdicts need only its groups); its ranges are placed
-  // against the process's mappings on the placer's worker, and the census is written then.
+  // bytes, kept and written by the run at once (the verdicts need only its groups); its ranges
+  // are placed against the process's mappings on the placer's worker, and written again then.
   Status add_census(const std::string& run_id, const Caller& caller, CensusRecord census,
                     const std::optional<MemoryReading>& reading);
   std::vector<const RunMachine*> runs() const;  // oldest first

@@ -60,6 +60,14 @@ v1::CensusPlacement placement_of(const Daemon& d, const std::string& run) {
   return censuses.empty() ? v1::CensusPlacement{} : censuses[0].placement();
 }
 
+std::string stored_census(const std::filesystem::path& dir, const std::string& run) {
+  const CommandResult stored = run_command(
+      {"/usr/bin/sqlite3", (dir / "state" / "ramguard.db").string(),
+       "SELECT placed_anon, resident, placement_error FROM censuses WHERE run_id = '" + run + "'"});
+  EXPECT_EQ(stored.exit_code, 0) << stored.output;
+  return stored.output;
+}
+
 TEST(CensusPlacement, PlacedOffTheLoopWhileOtherRunsMarksAreAnswered) {
   const std::filesystem::path dir = make_temp_dir("census-placement");
   Daemon::Options o;
@@ -87,6 +95,9 @@ TEST(CensusPlacement, PlacedOffTheLoopWhileOtherRunsMarksAreAnswered) {
   }
   const v1::CensusPlacement pending = placement_of(*d, run_a);
   EXPECT_EQ(pending.anon_bytes(), 0U) << "placed before the other run's marks were answered";
+  EXPECT_NE(pending.error().find("not read yet"), std::string::npos) << pending.error();
+  // Stored at once, so a daemon stopped before the worker is done keeps the census.
+  EXPECT_EQ(stored_census(dir, run_a), "0||" + pending.error() + "\n");
 
   // The worker's placement reaches the run and the ledger: the whole range is anonymous
   // address space, none of it resident.
@@ -100,12 +111,7 @@ TEST(CensusPlacement, PlacedOffTheLoopWhileOtherRunsMarksAreAnswered) {
   EXPECT_EQ(placed.anon_bytes(), kReservedBytes);
   EXPECT_EQ(placed.unmapped_bytes(), 0U);
   EXPECT_EQ(placed.error(), "");
-  const CommandResult stored =
-      run_command({"/usr/bin/sqlite3", (dir / "state" / "ramguard.db").string(),
-                   "SELECT placed_anon, resident, placement_error FROM censuses WHERE run_id = '" +
-                       run_a + "'"});
-  EXPECT_EQ(stored.exit_code, 0) << stored.output;
-  EXPECT_EQ(stored.output, std::to_string(kReservedBytes) + "|0|\n");
+  EXPECT_EQ(stored_census(dir, run_a), std::to_string(kReservedBytes) + "|0|\n");
 
   d.reset();
   std::error_code ec;
