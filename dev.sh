@@ -11,25 +11,33 @@
 #   ./dev.sh test --quick  format, build + tests only
 #   ./dev.sh bench         the benchmarks (figures, not pass/fail)
 #   ./dev.sh package       the Debian packages (ramguard, libramguard-dev, python3-ramguard)
-#                          into build/packages/, checked with lintian
+#                          into build/packages/, checked with lintian, and the Python client's
+#                          wheel (pip install --no-index build/packages/ramguard-*.whl)
 set -euo pipefail
 cd "$(dirname "$0")"
 ROOT=$PWD
 
-PACKAGES=(build-essential cmake ninja-build pkg-config ccache
-  clang-14 libclang-rt-14-dev clang-format
-  libasio-dev prometheus-cpp-dev libcivetweb-dev libyaml-cpp-dev libjemalloc-dev libprotobuf-dev protobuf-compiler
-  libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev
-  prometheus prometheus-alertmanager python3 python3-jsonschema socat curl util-linux
+# What each command installs (Debian 12 packages), so a newcomer's demo does not wait for Slurm,
+# podman and lintian. `test` installs all three lists, `test --quick` the first two.
+# Building the daemon, the CLI and the clients:
+BUILD_PACKAGES=(build-essential cmake ninja-build pkg-config ccache python3
+  libasio-dev prometheus-cpp-dev libcivetweb-dev libyaml-cpp-dev libjemalloc-dev libprotobuf-dev
+  protobuf-compiler libsqlite3-dev)
+# The demo's coordinators and its scrape:
+DEMO_PACKAGES=(python3-torch python3-torchvision curl)
+# The tests of the normal build: GoogleTest and Google Benchmark, the real Prometheus,
+# Alertmanager and promtool, a one-node Slurm, podman for the container, the chart's renderer
+# (rsvg-convert), headless Chromium for the run page, the Python package's offline build and
+# type check, the man pages' check.
+TEST_PACKAGES=(clang-format libgtest-dev libgmock-dev libbenchmark-dev
+  prometheus prometheus-alertmanager python3-jsonschema socat util-linux
   podman mmdebstrap runc
-  python3-torch python3-torchvision
   libslurm-dev slurm-wlm slurmctld slurmd slurm-client munge
-  librsvg2-bin  # rsvg-convert: the chart test renders the SVGs to PNG
-  chromium)  # the run page's test (tests/web) drives it headless
-# Packaging (./dev.sh package, tests/packaging): debhelper and pybuild, lintian, the Python
-# package's offline build and type check, the man pages' check.
-PACKAGES+=(debhelper dh-python python3-all python3-setuptools pybuild-plugin-pyproject
-  python3-build python3-wheel python3-installer python3-venv lintian mypy groff)
+  librsvg2-bin chromium
+  python3-setuptools python3-build python3-wheel python3-installer python3-venv mypy groff)
+# The sanitizer and fuzz builds (clang) and the Debian packages (debhelper, pybuild, lintian):
+FULL_PACKAGES=(clang-14 libclang-rt-14-dev
+  debhelper dh-python python3-all pybuild-plugin-pyproject lintian)
 
 # Tests whose code runs on several threads: the metrics exporter (scraped by civetweb's
 # threads), the C++ client called from many threads, admission with 64 racing threads.
@@ -38,9 +46,10 @@ TSAN_TESTS='^(MetricsExporter|Exposition|Client|AdmissionRace|WalCheckpointer|Wa
 FUZZ_TARGETS=(procfs_parse_fuzz codec_fuzz frame_fuzz config_fuzz)
 FUZZ_SECONDS=60
 
+# install_packages PACKAGE...: the ones not installed yet, in one apt-get call.
 install_packages() {
   local missing=()
-  for p in "${PACKAGES[@]}"; do
+  for p in "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
@@ -97,7 +106,7 @@ format_check() {
 }
 
 normal_tests() {
-  configure "$ROOT/build"
+  configure "$ROOT/build" -DRAMGUARD_BUILD_TESTS=ON
   build "$ROOT/build"
   (cd "$ROOT/build" && ctest --output-on-failure -j 2 --timeout 300)
 }
@@ -161,6 +170,12 @@ package_debs() {
   ls -l "$out"/*.deb
 }
 
+# The Python client's wheel next to the .debs, for `pip install --no-index` into any venv
+# (client/python/build_wheel.sh; tests/packaging/python_package.sh installs the same build).
+package_wheel() {
+  "$ROOT/client/python/build_wheel.sh" "$ROOT/build/packages"
+}
+
 # What the demo runs (tests/demo/run_demo.sh): the daemon and the CLI, nothing else.
 DEMO_TARGETS=(ramguardd ramguard)
 
@@ -175,18 +190,25 @@ package_tests() {
 cmd=${1:-}
 case "$cmd" in
   package)
-    install_packages
+    install_packages "${BUILD_PACKAGES[@]}" "${TEST_PACKAGES[@]}" "${FULL_PACKAGES[@]}"
     package_debs
+    package_wheel
     ;;
   demo)
-    install_packages
-    configure "$ROOT/build"
+    install_packages "${BUILD_PACKAGES[@]}" "${DEMO_PACKAGES[@]}"
+    # Without the tests GoogleTest and Benchmark are not needed; `test` turns them back on.
+    configure "$ROOT/build" -DRAMGUARD_BUILD_TESTS=OFF
     build "$ROOT/build" "${DEMO_TARGETS[@]}"
     exec "$ROOT/tests/demo/run_demo.sh" "$ROOT/build"
     ;;
   test)
     trap report_timings EXIT
-    stage install install_packages
+    if [ "${2:-}" = "--quick" ]; then
+      stage install install_packages "${BUILD_PACKAGES[@]}" "${DEMO_PACKAGES[@]}" "${TEST_PACKAGES[@]}"
+    else
+      stage install install_packages "${BUILD_PACKAGES[@]}" "${DEMO_PACKAGES[@]}" \
+        "${TEST_PACKAGES[@]}" "${FULL_PACKAGES[@]}"
+    fi
     stage format format_check
     stage build+test normal_tests
     [ "${2:-}" = "--quick" ] && exit 0
@@ -196,16 +218,17 @@ case "$cmd" in
     stage packages package_tests
     ;;
   bench)
-    PACKAGES+=(prometheus-process-exporter)  # the peer of peer_bench.sh; not needed by CI
-    install_packages
-    configure "$ROOT/build"
+    # prometheus-process-exporter: the peer of peer_bench.sh; not needed by CI.
+    install_packages "${BUILD_PACKAGES[@]}" "${DEMO_PACKAGES[@]}" "${TEST_PACKAGES[@]}" \
+      prometheus-process-exporter
+    configure "$ROOT/build" -DRAMGUARD_BUILD_TESTS=ON
     build "$ROOT/build"
     "$ROOT/tests/bench/run_bench.sh" "$ROOT/build"
     # The peer, on the same 1,000 processes.
     exec "$ROOT/tests/bench/peer_bench.sh" "$ROOT/build" 1000 60
     ;;
   *)
-    sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "ramguard/base/closest_word.hpp"
+#include "ramguard/base/protocol.hpp"
 #include "ramguard/units.hpp"
 
 namespace ramguard::cli {
@@ -272,13 +273,8 @@ void expect_positionals(const Scanned& s, std::string_view command, std::size_t 
 
 // The same rule the daemon applies to phase names.
 std::string phase_name(const std::string& phase) {
-  const bool ok =
-      !phase.empty() && phase.size() <= 64 && std::all_of(phase.begin(), phase.end(), [](char c) {
-        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
-      });
-  if (!ok) {
-    throw UsageError{"invalid phase '" + phase +
-                     "': a phase is 1 to 64 characters of a-z, 0-9, '_', '.', '-'"};
+  if (!protocol::is_phase_name(phase)) {
+    throw UsageError{"invalid phase '" + phase + "': a phase is " + protocol::kPhaseNameRule};
   }
   return phase;
 }

@@ -77,7 +77,6 @@ class Daemon {
   Daemon(const Config& config, const CommandLine& flags, DaemonSeams seams,
          std::unique_ptr<StateLock> lock, std::unique_ptr<MetricsExporter> metrics,
          std::optional<FleetSettings> fleet);
-  void open_store();
   void seed_job_history();
   void show_journal();  // the journal's gauges
   Status listen_and_recover();

@@ -54,7 +54,6 @@ class FakeClock final : public Clock {
     now_.monotonic += d;
     now_.wall += d;
   }
-  void jump_wall(std::chrono::nanoseconds d) { now_.wall += d; }
 
  private:
   Instant now_;

@@ -37,7 +37,6 @@ inline constexpr double kMinCalibrationFactor = 1.0;  // below 1 admits less tha
 inline constexpr double kMaxCalibrationFactor = 10.0;
 inline constexpr double kMaxPlanCopies = 1e6;
 inline constexpr double kMaxThresholdCopies = 1e4;  // thresholds in model copies
-inline constexpr std::int64_t kMaxPid = 4'194'304;  // PID_MAX_LIMIT on 64-bit Linux
 inline constexpr std::uint64_t kMaxConfigFileBytes = 1024 * 1024;
 inline constexpr std::size_t kMaxNameLength = 64;  // plan, phase and state names
 

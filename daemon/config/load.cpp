@@ -15,6 +15,7 @@
 #include "config/schema.hpp"
 #include "config/values.hpp"
 #include "config/yaml_walk.hpp"
+#include "ramguard/base/protocol.hpp"
 #include "ramguard/base/units.hpp"
 
 namespace ramguard {
@@ -173,7 +174,8 @@ Status validate_config(const Config& c, std::string_view source_name) {
          "belongs to, so the fleet has no history to ask for");
   }
   for (pid_t pid : c.watch) {
-    if (pid <= 0 || pid > limits::kMaxPid) fail("watch", "invalid PID " + std::to_string(pid));
+    if (pid <= 0 || static_cast<std::uint32_t>(pid) > protocol::kMaxPid)
+      fail("watch", "invalid PID " + std::to_string(pid));
   }
   if (errors.empty()) return ok_status();
   std::string joined;

@@ -2,6 +2,7 @@
 #include "config/limits.hpp"
 #include "config/schema.hpp"
 #include "config/values.hpp"
+#include "ramguard/base/protocol.hpp"
 #include "ramguard/base/units.hpp"
 
 namespace ramguard {
@@ -14,8 +15,10 @@ void read_phases(YamlWalk& walk, const YAML::Node& node, const std::string& path
   walk.entries(
       node, path,
       [&](const std::string& phase, const YAML::Node& states, const std::string& phase_path) {
-        if (!is_valid_name(phase)) {
-          walk.error(states, phase_path, "invalid phase name '" + phase + "'; " + kNameRule);
+        if (!protocol::is_phase_name(phase)) {
+          walk.error(states, phase_path,
+                     "invalid phase name '" + phase + "'; a phase is " +
+                         std::string(protocol::kPhaseNameRule) + ", as in marks");
           return;
         }
         PlanPhase out{phase, {}};

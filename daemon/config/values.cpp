@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "config/limits.hpp"
+#include "ramguard/base/protocol.hpp"
 #include "ramguard/base/units.hpp"
 
 namespace ramguard {
@@ -164,9 +165,9 @@ Result<PhaseEdge> parse_phase_edge(std::string_view text) {
   if (dot == std::string_view::npos) return Error{"invalid phase edge " + quoted(text) + allowed};
   const std::string_view phase = text.substr(0, dot);
   const std::string_view edge = text.substr(dot + 1);
-  if (!is_valid_name(phase)) {
-    return Error{"invalid phase name in " + quoted(text) + allowed +
-                 ", names of letters, digits, '_' and '-'"};
+  if (!protocol::is_phase_name(phase)) {
+    return Error{"invalid phase name in " + quoted(text) + allowed + ", a phase is " +
+                 protocol::kPhaseNameRule};
   }
   if (edge == "begin") return PhaseEdge{std::string(phase), PhaseEdge::Edge::kBegin};
   if (edge == "end") return PhaseEdge{std::string(phase), PhaseEdge::Edge::kEnd};
@@ -197,10 +198,10 @@ Result<PlanCopies> parse_plan_copies(std::string_view text) {
 }
 
 Result<pid_t> parse_pid(std::string_view text) {
-  auto pid = parse_count(text, 1, static_cast<std::uint64_t>(limits::kMaxPid));
+  auto pid = parse_count(text, 1, static_cast<std::uint64_t>(protocol::kMaxPid));
   if (!pid.ok()) {
     return Error{"invalid PID " + quoted(text) + "; expected a positive integer up to " +
-                 std::to_string(limits::kMaxPid)};
+                 std::to_string(protocol::kMaxPid)};
   }
   return static_cast<pid_t>(*pid);
 }

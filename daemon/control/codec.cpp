@@ -4,6 +4,7 @@
 
 #include "control/json_writer.hpp"
 #include "control/limits.hpp"
+#include "ramguard/base/protocol.hpp"
 #include "ramguard/base/utf8.hpp"
 
 namespace ramguard::control {
@@ -67,6 +68,14 @@ std::optional<v1::Error> check_envelope(const v1::Request& request) {
                           " is not supported; this server speaks version " +
                           std::to_string(kProtocolVersion));
   }
+  // The id is echoed in the reply and logged: a megabyte of it would be echoed whole. The
+  // error carries no id (the request is treated as unparsed), which clients accept.
+  if (request.request_id().size() > protocol::kMaxRequestIdBytes) {
+    return make_error(v1::Error::INVALID_ARGUMENT,
+                      "requestId of " + std::to_string(request.request_id().size()) +
+                          " bytes is out of range: at most " +
+                          std::to_string(protocol::kMaxRequestIdBytes) + " bytes");
+  }
   if (request.command_case() == v1::Request::COMMAND_NOT_SET) {
     return make_error(v1::Error::UNKNOWN_COMMAND,
                       std::string("request carries no command; expected one of ") + kCommands);
@@ -76,10 +85,10 @@ std::optional<v1::Error> check_envelope(const v1::Request& request) {
 
 std::optional<v1::Error> check_fields(const v1::Request& request) {
   auto check_pid = [](const char* field, std::uint32_t pid) -> std::optional<v1::Error> {
-    if (pid <= kMaxPid) return std::nullopt;
+    if (pid <= protocol::kMaxPid) return std::nullopt;
     return make_error(v1::Error::INVALID_ARGUMENT, std::string(field) + " " + std::to_string(pid) +
                                                        " is out of range: a PID is 1 to " +
-                                                       std::to_string(kMaxPid) +
+                                                       std::to_string(protocol::kMaxPid) +
                                                        ", or 0 for the caller's own");
   };
   switch (request.command_case()) {

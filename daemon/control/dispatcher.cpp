@@ -11,6 +11,7 @@
 #include "control/request_ranges.hpp"
 #include "control/visibility.hpp"
 #include "metrics/exporter.hpp"
+#include "ramguard/base/protocol.hpp"
 #include "ramguard/base/utf8.hpp"
 #include "store/store.hpp"
 #include "store/store_reader.hpp"
@@ -68,7 +69,10 @@ std::string first_control(const std::string& text) {
 
 // Job names become metric labels: keep them short and printable.
 Status check_job(const std::string& job) {
-  if (job.size() > 128) return Error{"job name is longer than 128 characters"};
+  if (job.size() > protocol::kMaxJobBytes) {
+    return Error{"job name is longer than " + std::to_string(protocol::kMaxJobBytes) +
+                 " characters"};
+  }
   if (auto c = first_control(job); !c.empty()) {
     return Error{"job name contains a control character (" + c + ")"};
   }
@@ -77,9 +81,9 @@ Status check_job(const std::string& job) {
 
 // A run end's failure goes into a verdict's one-line summary, the ledger and the log.
 Status check_failure(const std::string& failure) {
-  if (failure.size() > 256) {
-    return Error{"run end failure is " + std::to_string(failure.size()) +
-                 " bytes long; at most 256 are allowed"};
+  if (failure.size() > protocol::kMaxFailureBytes) {
+    return Error{"run end failure is " + std::to_string(failure.size()) + " bytes long; at most " +
+                 std::to_string(protocol::kMaxFailureBytes) + " are allowed"};
   }
   if (auto c = first_control(failure); !c.empty()) {
     return Error{"run end failure contains a control character (" + c + ")"};
@@ -213,14 +217,18 @@ Status Dispatcher::hello(const v1::HelloRequest&, const Peer& peer, v1::HelloRep
 Status Dispatcher::run_start(const v1::RunStartRequest& in, const Caller& caller,
                              v1::RunStartReply& out) {
   if (auto s = check_job(in.job()); !s) return s;
-  if (in.labels_size() > 32) return Error{"at most 32 labels per run"};
+  if (static_cast<std::size_t>(in.labels_size()) > protocol::kMaxLabels) {
+    return Error{"at most " + std::to_string(protocol::kMaxLabels) + " labels per run"};
+  }
   StartRunInput input;
   input.pid = static_cast<pid_t>(in.pid());
-  if (in.pid() > 4194304) return Error{"pid " + std::to_string(in.pid()) + " is out of range"};
   input.job = in.job();
   for (const auto& [k, v] : in.labels()) {
-    if (k.empty() || k.size() > 64 || v.size() > 256) {
-      return Error{"label '" + k.substr(0, 64) + "': keys are 1-64 characters, values up to 256"};
+    if (k.empty() || k.size() > protocol::kMaxLabelKeyBytes ||
+        v.size() > protocol::kMaxLabelValueBytes) {
+      return Error{"label '" + k.substr(0, protocol::kMaxLabelKeyBytes) + "': keys are 1-" +
+                   std::to_string(protocol::kMaxLabelKeyBytes) + " characters, values up to " +
+                   std::to_string(protocol::kMaxLabelValueBytes)};
     }
     input.labels[k] = v;
   }
@@ -229,8 +237,10 @@ Status Dispatcher::run_start(const v1::RunStartRequest& in, const Caller& caller
   input.hosts = in.hosts();
   input.reservation_id = in.reservation_id();
   input.end_on_exit = in.end_on_exit();
-  if (in.cgroup_path().size() > 4096 || in.cgroup_path().find('\0') != std::string::npos) {
-    return Error{"cgroup_path is a path of at most 4096 bytes"};
+  if (in.cgroup_path().size() > protocol::kMaxCgroupPathBytes ||
+      in.cgroup_path().find('\0') != std::string::npos) {
+    return Error{"cgroup_path is a path of at most " +
+                 std::to_string(protocol::kMaxCgroupPathBytes) + " bytes"};
   }
   auto scope = parse_scope(in.scope());
   if (!scope) return scope.error();
@@ -623,14 +633,16 @@ Status Dispatcher::compare(const v1::CompareRequest& in, const Caller& caller,
                            v1::CompareReply& out, StoredReads* read) {
   const ReadScope scope = read_scope(caller, settings_.peers_read);
   std::vector<std::string> ids(in.run_ids().begin(), in.run_ids().end());
-  if (ids.size() > 100) return Error{"compare at most 100 runs"};
+  if (ids.size() > protocol::kMaxCompareRuns) {
+    return Error{"compare at most " + std::to_string(protocol::kMaxCompareRuns) + " runs"};
+  }
   if (!in.labels().empty()) {
     if (store_ == nullptr) {
       return Error{"comparing by label needs the ledger database, which is unavailable",
                    ErrorKind::kUnavailable};
     }
     std::map<std::string, std::string> labels(in.labels().begin(), in.labels().end());
-    auto found = store_->find_runs_by_labels(labels, 100);
+    auto found = store_->find_runs_by_labels(labels, protocol::kMaxCompareRuns);
     if (!found) return Error{found.error().message, ErrorKind::kUnavailable};
     for (auto it = found->rbegin(); it != found->rend(); ++it) {
       if (scope.covers(it->info.owner_uid)) ids.push_back(it->info.run_id);
@@ -662,7 +674,9 @@ Status Dispatcher::compare(const v1::CompareRequest& in, const Caller& caller,
 Status Dispatcher::list_runs(const v1::ListRunsRequest& in, const Caller& caller,
                              v1::ListRunsReply& out) {
   const ReadScope scope = read_scope(caller, settings_.peers_read);
-  const std::size_t limit = in.limit() == 0 ? 20 : std::min<std::size_t>(in.limit(), 1000);
+  const std::size_t limit = in.limit() == 0
+                                ? protocol::kDefaultListRuns
+                                : std::min<std::size_t>(in.limit(), protocol::kMaxListRuns);
   if (store_ == nullptr) {
     for (const RunMachine* r : registry_.runs()) {
       if (scope.covers(r->ledger().info.owner_uid)) {

@@ -11,9 +11,6 @@ namespace ramguard::control {
 
 using namespace std::chrono_literals;
 
-// PID_MAX_LIMIT on 64-bit Linux: the one range every PID field of a request is checked against.
-inline constexpr std::uint32_t kMaxPid = 4'194'304;
-
 struct ServerLimits {
   std::size_t max_frame_bytes = protocol::kMaxRequestBytes;
   std::size_t max_connections = 64;

@@ -55,9 +55,9 @@ Status check_allocator(const std::string& at, const v1::AllocatorStats& a) {
 }
 
 Status id_in_range(const std::string& field, const std::string& id) {
-  if (id.size() <= kMaxIdBytes) return ok_status();
+  if (id.size() <= protocol::kMaxIdBytes) return ok_status();
   return out_of_range(field, "of " + std::to_string(id.size()) + " bytes",
-                      "at most " + std::to_string(kMaxIdBytes) + " bytes");
+                      "at most " + std::to_string(protocol::kMaxIdBytes) + " bytes");
 }
 
 // A probe's RSS may rise while it runs (gc allocates, other threads run): "after" above "before"
@@ -109,9 +109,9 @@ Status check_request_ranges(const v1::Request& request, std::uint64_t node_memor
     case v1::Request::kMark: {
       const auto& m = request.mark();
       if (auto s = id_in_range("mark.runId", m.run_id()); !s) return s;
-      if (m.phase().size() > kMaxPhaseBytes) {
+      if (m.phase().size() > protocol::kMaxPhaseBytes) {
         return out_of_range("mark.phase", "of " + std::to_string(m.phase().size()) + " bytes",
-                            "at most " + std::to_string(kMaxPhaseBytes) + " bytes");
+                            "at most " + std::to_string(protocol::kMaxPhaseBytes) + " bytes");
       }
       if (m.at_unix_us() < 0 || m.at_unix_us() > kMaxUnixUs) {
         return out_of_range("mark.atUnixUs", std::to_string(m.at_unix_us()),

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "ramguard.pb.h"
+#include "ramguard/base/protocol.hpp"
 #include "ramguard/base/result.hpp"
 
 namespace ramguard::control {
@@ -23,10 +24,6 @@ inline constexpr double kMaxProbeSeconds = 24 * 3600.0;
 // The latest time in microseconds that nanoseconds since the epoch still hold (year 2262): a
 // mark's atUnixUs above it would wrap when converted, and come out in the past.
 inline constexpr std::int64_t kMaxUnixUs = std::numeric_limits<std::int64_t>::max() / 1000;
-// Run and reservation ids the daemon makes are 24 characters ("r-20261204-184500-a1b2c3");
-// a longer one is no id of ours and is refused before it is looked up, logged or echoed.
-inline constexpr std::size_t kMaxIdBytes = 64;
-inline constexpr std::size_t kMaxPhaseBytes = 64;
 
 // This node's physical memory (sysconf): no process's RSS, so no probe's figure, is above it.
 std::uint64_t physical_memory_bytes();

@@ -67,6 +67,14 @@ bool says_exited(std::string_view status_text) {
          status_text.find("State:\tX") != std::string_view::npos;
 }
 
+// A process that had an address space when it was opened and has none now is exiting: SIGKILL
+// tears the memory down before the process turns zombie, and in that window status still says
+// "R" or "D" but has no Vm lines. That is an exit on its way, not an unreadable process.
+bool address_space_gone(std::string_view status_text) {
+  return status_text.find("State:\t") != std::string_view::npos &&
+         status_text.find("\nVmSize:") == std::string_view::npos;
+}
+
 }  // namespace
 
 Result<std::string> read_small_file(const std::filesystem::path& path, std::size_t max_bytes) {
@@ -128,7 +136,7 @@ Result<MemoryReading> ProcessHandle::read_complete(const Instant& at) {
   const std::string_view text(status_buffer().data(), len);
   auto fields = parse_status(text);
   if (!fields) {
-    if (says_exited(text))
+    if (says_exited(text) || address_space_gone(text))
       return Error{"process " + std::to_string(id_.pid) + " has exited", ErrorKind::kNotFound};
     return Error{"process " + std::to_string(id_.pid) + ": " + fields.error().message};
   }

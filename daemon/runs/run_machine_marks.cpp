@@ -5,6 +5,7 @@
 #include <span>
 
 #include "common/log.hpp"
+#include "ramguard/base/protocol.hpp"
 #include "runs/mark_time.hpp"
 #include "runs/run_machine.hpp"
 #include "verdicts/attribution.hpp"
@@ -14,13 +15,6 @@
 
 namespace ramguard {
 namespace {
-
-bool valid_phase_name(const std::string& phase) {
-  if (phase.empty() || phase.size() > 64) return false;
-  return std::all_of(phase.begin(), phase.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
-  });
-}
 
 // Only the recent marks are measured at each mark: a gap spans a few marks, and re-measuring
 // the whole run would make every mark cost O(marks). Reports measure the whole run.
@@ -75,7 +69,7 @@ Status RunMachine::validate_mark(const MarkInput& input) const {
   switch (input.kind) {
     case MarkKind::kPhaseBegin:
     case MarkKind::kPhaseEnd:
-      if (!valid_phase_name(input.phase)) {
+      if (!protocol::is_phase_name(input.phase)) {
         return Error{"phase name '" + input.phase.substr(0, 80) +
                      "' is invalid: use 1-64 characters of a-z 0-9 _ . -"};
       }

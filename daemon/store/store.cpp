@@ -24,8 +24,8 @@ namespace {
 constexpr std::string_view kUnknownRun = "unknown run id '";
 
 Status configure(SqliteDb& db, bool sync_every_commit) {
-  // WAL: readers never block the writer and a commit is one append + fsync. synchronous=FULL
-  // fsyncs the WAL at every commit, which is what "acknowledged only after stored" needs.
+  // WAL: readers never block the writer and a commit is one append. FULL adds an fsync of the
+  // WAL to every commit; NORMAL (the daemon's choice) leaves it to checkpoints.
   if (auto s = db.exec("PRAGMA busy_timeout = 2000", "configuring the connection"); !s) return s;
   // A 512 KiB page cache per connection (SQLite's default is 2 MiB): the ledger is written
   // append-mostly and read by key, and the daemon's footprint must not grow with the ledger

@@ -2,10 +2,10 @@
 // The durable run ledger: every run's info, marks, phase peaks, boundary readings, verdicts and
 // downsampled samples, plus admission reservations, in <state_dir>/ramguard.db (SQLite, WAL).
 //
-// Durability: by default the connection runs with synchronous=FULL, so a write method that
-// returns Ok has been fsync'ed to the WAL; a mark is acknowledged only after append_mark returns
-// Ok. (NORMAL in WAL mode may lose the last commits on power loss, which would break "nothing
-// acknowledged is lost"; StoreOptions::sync_every_commit = false trades that for speed.) Instants
+// Durability: a mark is acknowledged only after append_mark returns Ok. The daemon opens the
+// store with synchronous=NORMAL (StoreOptions::sync_every_commit = false, app/daemon.cpp): a
+// commit is in the kernel before the call returns, so kill -9 loses nothing acknowledged and only
+// power loss may lose the last commits. The option's default, FULL, fsyncs each commit. Instants
 // are stored as wall ns since the epoch and CLOCK_MONOTONIC ns; both come back exactly as given. A
 // failed write is rolled back whole and leaves the Store usable. Not thread-safe: call it from the
 // daemon's io_context only.

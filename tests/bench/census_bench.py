@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""What the census of client/python/ramguard.py costs, in this process (figures, not pass/fail):
+"""What ramguard.census() costs, in this process (figures, not pass/fail):
 
   synthetic coordinator: 10^4 tensors in a state dict (roots mode, registered roots only), then
   10^4 tensors among 10^6 other Python objects (full mode: the whole heap), each beside one

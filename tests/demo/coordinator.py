@@ -19,7 +19,7 @@ state lives in such a namespace, so dropping it frees nothing.
 Round boundaries are between rounds (after rounds 1 and 2): the third round ends in the save
 and the run end, whose lasting reading is the "after completion" figure.
 
-Uses only client/python/ramguard.py and the standard library.
+Uses only the client package (client/python/ramguard) and the standard library.
 """
 
 import argparse

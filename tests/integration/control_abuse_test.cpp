@@ -279,7 +279,11 @@ TEST(ControlAbuse, PipelinedBigRepliesNeitherStallOthersNorGrowTheDaemon) {
   (void)per_client_bound;  // ASan's quarantine keeps freed replies resident: the normal build
                            // asserts the bound
 #else
-  EXPECT_LT(hoard_peak, rss_quiet + 3 * per_client_bound + 8 * 1024 * 1024)
+  // Measured from the daemon's peak while it served the same replies to a reading client: the
+  // transient memory of building a reply is not what the hoarders pin (a CI run went 0.2 MiB
+  // over a bound measured from the quiet RSS). Unbounded, 300 unread replies pin ~113 MiB.
+  const std::uint64_t serving_rss = std::max<std::uint64_t>(rss_quiet, peak_rss.load());
+  EXPECT_LT(hoard_peak, serving_rss + 3 * per_client_bound + 8 * 1024 * 1024)
       << "the non-reading clients pinned more than their bound";
   EXPECT_LT(hoard_peak, 64u * 1024 * 1024);
 #endif

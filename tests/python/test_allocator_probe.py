@@ -6,7 +6,7 @@ the application; a true leak (blocks a reference cycle still holds) must still b
 jemalloc the release passes.
 
 Run by ctest with the system python3. Environment (tests/python/CMakeLists.txt): RAMGUARD_DAEMON,
-RAMGUARD_CLIENT_PY (copied next to the coordinator) and RAMGUARD_TEST_TMPDIR.
+RAMGUARD_CLIENT_PACKAGE (copied next to the coordinator) and RAMGUARD_TEST_TMPDIR.
 """
 
 import json
@@ -72,8 +72,8 @@ class AllocatorFactsAtRunEnd(unittest.TestCase):
         if base:
             os.makedirs(base, exist_ok=True)
         cls.workdir = tempfile.mkdtemp(prefix="rg-alloc-", dir=base)
-        module_path = os.path.join(cls.workdir, "ramguard.py")
-        shutil.copyfile(os.environ["RAMGUARD_CLIENT_PY"], module_path)
+        module_path = os.path.join(cls.workdir, "ramguard")
+        shutil.copytree(os.environ["RAMGUARD_CLIENT_PACKAGE"], module_path)
         cls.coordinator = os.path.join(cls.workdir, "coordinator.py")
         with open(cls.coordinator, "w") as f:
             f.write(COORDINATOR)

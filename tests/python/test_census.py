@@ -1,4 +1,4 @@
-"""The census of ramguard.py (who holds the large objects) on real PyTorch and numpy objects,
+"""ramguard.census() (who holds the large objects) on real PyTorch and numpy objects,
 in this process: storages counted once, groups named by their path from a root, objects held
 only by a reference cycle named with the cycle's shape (without freeing them), the budget,
 roots mode, nothing held after it returns, torch never imported by it; and the summary it

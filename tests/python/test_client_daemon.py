@@ -1,15 +1,16 @@
-"""The Python client end to end: a coordinator with ONE copied file (ramguard.py) admits a
+"""The Python client end to end: a coordinator with a copy of the package (ramguard/) admits a
 Load, runs rounds with phase marks and ends the run against the REAL ramguardd, and the daemon's
 report and metrics show exact phase peaks, boundary readings and the gc probe; memory held by a
 reference cycle (the failure described in daemon/README.md) is named as such. Also the
 RAMGUARD_SOCKET/RAMGUARD_RUN pickup under `ramguard exec`.
 
 Run by ctest with the system python3. Environment (set by tests/python/CMakeLists.txt):
-RAMGUARD_DAEMON (ramguardd), RAMGUARD_CLI (ramguard), RAMGUARD_CLIENT_PY (client/python/
-ramguard.py, copied, never imported from where it lies) and RAMGUARD_TEST_TMPDIR.
+RAMGUARD_DAEMON (ramguardd), RAMGUARD_CLI (ramguard), RAMGUARD_CLIENT_PACKAGE (client/python/
+ramguard, copied, never imported from where it lies) and RAMGUARD_TEST_TMPDIR.
 """
 
 import importlib.util
+import itertools
 import json
 import os
 import re
@@ -29,7 +30,7 @@ MODEL = 40 * MB
 # process's own statm reads differ by up to a few dozen pages.
 TOLERANCE = 8 * MB
 
-# The coordinator: a separate process that sits next to its copy of ramguard.py, as a user's
+# The coordinator: a separate process that sits next to its copy of ramguard/, as a user's
 # would. It allocates real memory (touched bytearrays) inside the phases and reports what it
 # measured itself on stdout as one JSON line; with --cycles it builds, in rounds 2 and 3, a
 # reference cycle holding two model copies (the original and the resulting state in a
@@ -177,9 +178,17 @@ elif sys.argv[1] == "restart":
 '''
 
 
-def load_copied_module(path):
-    spec = importlib.util.spec_from_file_location("ramguard_copy", path)
+_copies = itertools.count()
+
+
+def load_copied_module(package_dir):
+    """The client package at package_dir imported under a name of its own (each call a new
+    one), so that nothing else on sys.path, nor an earlier copy, is used."""
+    name = "ramguard_copy%d" % next(_copies)
+    spec = importlib.util.spec_from_file_location(
+        name, os.path.join(package_dir, "__init__.py"), submodule_search_locations=[package_dir])
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # its modules import each other relatively, through this name
     spec.loader.exec_module(module)
     return module
 
@@ -256,15 +265,16 @@ class ClientAgainstTheRealDaemon(unittest.TestCase):
         if base:
             os.makedirs(base, exist_ok=True)
         cls.workdir = tempfile.mkdtemp(prefix="rg-client-", dir=base)
-        # The one-file claim: the module is copied next to the coordinator and used from there.
-        cls.module_path = os.path.join(cls.workdir, "ramguard.py")
-        shutil.copyfile(os.environ["RAMGUARD_CLIENT_PY"], cls.module_path)
+        # The package stands alone: copied next to the coordinator and used from there.
+        package = os.path.join(cls.workdir, "ramguard")
+        shutil.copytree(os.environ["RAMGUARD_CLIENT_PACKAGE"], package)
+        cls.module_path = os.path.join(package, "__init__.py")
         cls.coordinator = os.path.join(cls.workdir, "coordinator.py")
         with open(cls.coordinator, "w") as f:
             f.write(COORDINATOR)
         cls.daemon = Daemon(cls.workdir, "growth:\n  min_bytes: 32MB\n  settle: 300ms\n"
                                          "metrics: { job_names: plain }\n")
-        cls.rg = load_copied_module(cls.module_path)
+        cls.rg = load_copied_module(os.path.dirname(cls.module_path))
         cls.client = cls.rg.Client(cls.daemon.socket)
 
     @classmethod
@@ -554,7 +564,7 @@ class StartRunAtTheRunBound(unittest.TestCase):
             os.makedirs(base, exist_ok=True)
         self.workdir = tempfile.mkdtemp(prefix="rg-bound-", dir=base)
         self.daemon = Daemon(self.workdir, "control: { max_runs: 1 }\n")
-        self.rg = load_copied_module(os.environ["RAMGUARD_CLIENT_PY"])
+        self.rg = load_copied_module(os.environ["RAMGUARD_CLIENT_PACKAGE"])
         self.sleeper = subprocess.Popen(["sleep", "60"])
 
     def tearDown(self):

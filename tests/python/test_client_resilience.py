@@ -165,7 +165,7 @@ class ResilienceTestCase(unittest.TestCase):
         self.addCleanup(self.client.close)
         # No waiting out the backoff in tests: each call may try again at once unless a test
         # says otherwise.
-        patcher = mock.patch.object(ramguard, "RETRY_FIRST_SECONDS", 0.0)
+        patcher = mock.patch.object(ramguard.client, "RETRY_FIRST_SECONDS", 0.0)
         patcher.start()
         self.addCleanup(patcher.stop)
 
@@ -264,7 +264,7 @@ class DaemonRestartTest(ResilienceTestCase):
         def counted(timeout):
             attempts.append(1)
             real_connect(timeout)
-        with mock.patch.object(ramguard, "RETRY_FIRST_SECONDS", 30.0), \
+        with mock.patch.object(ramguard.client, "RETRY_FIRST_SECONDS", 30.0), \
                 mock.patch.object(self.client, "_connect", counted), \
                 self.assertLogs("ramguard", logging.WARNING):
             for _ in range(50):

@@ -58,7 +58,7 @@ class Loop(threading.Thread):
 
 class MarksThroughAStoppedDaemon(unittest.TestCase):
     def test_loop_keeps_its_pace_and_no_mark_is_applied_late(self):
-        rg = load_copied_module(os.environ["RAMGUARD_CLIENT_PY"])
+        rg = load_copied_module(os.environ["RAMGUARD_CLIENT_PACKAGE"])
         base = os.environ.get("RAMGUARD_TEST_TMPDIR") or None
         if base:
             os.makedirs(base, exist_ok=True)
@@ -123,7 +123,7 @@ class PhasesThroughAStoppedDaemon(unittest.TestCase):
         """Stopped for 3 s inside a 76 ms phase the daemon heard begin: the coordinator leaves
         it (not heard), enters and leaves it again while the daemon is stopped, and when it
         resynchronises the daemon's phase ends when it was first left, not 3.6 s later."""
-        rg = load_copied_module(os.environ["RAMGUARD_CLIENT_PY"])
+        rg = load_copied_module(os.environ["RAMGUARD_CLIENT_PACKAGE"])
         base = os.environ.get("RAMGUARD_TEST_TMPDIR") or None
         if base:
             os.makedirs(base, exist_ok=True)

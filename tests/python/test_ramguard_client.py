@@ -1,5 +1,6 @@
-"""Unit tests of client/python/ramguard.py against a fake server: a thread listening on a Unix
-socket in a temp directory that answers each JSON line with a canned reply and records requests."""
+"""Unit tests of the Python client (client/python/ramguard) against a fake server: a thread
+listening on a Unix socket in a temp directory that answers each JSON line with a canned reply
+and records requests."""
 
 import gc
 import json
@@ -440,7 +441,7 @@ class AllocatorProbeTest(ServerTestCase):
         self.assertGreaterEqual(trim["duration_seconds"], 0.0)
 
     def test_missing_allocator_symbols_say_unavailable_and_never_raise(self):
-        with mock.patch.object(ramguard, "_process_symbols", return_value=object()):
+        with mock.patch.object(ramguard.probes, "_process_symbols", return_value=object()):
             stats = ramguard.allocator_stats(trim=True)
             self.assertEqual(stats["allocator"], "unknown")
             self.assertFalse(stats["available"])

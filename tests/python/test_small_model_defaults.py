@@ -11,7 +11,7 @@ keeps its growth warning: no "growth stopped", no cleared verdict, and the last 
 before the teardown.
 
 Run by ctest with the system python3. Environment (tests/python/CMakeLists.txt): RAMGUARD_DAEMON,
-RAMGUARD_CLIENT_PY (copied next to the coordinator) and RAMGUARD_TEST_TMPDIR.
+RAMGUARD_CLIENT_PACKAGE (copied next to the coordinator) and RAMGUARD_TEST_TMPDIR.
 """
 
 import json
@@ -68,8 +68,8 @@ class SmallModelOnTheEmbeddedDefaults(unittest.TestCase):
         if base:
             os.makedirs(base, exist_ok=True)
         cls.workdir = tempfile.mkdtemp(prefix="rg-small-", dir=base)
-        shutil.copyfile(os.environ["RAMGUARD_CLIENT_PY"],
-                        os.path.join(cls.workdir, "ramguard.py"))
+        shutil.copytree(os.environ["RAMGUARD_CLIENT_PACKAGE"],
+                        os.path.join(cls.workdir, "ramguard"))
         cls.script = os.path.join(cls.workdir, "coordinator.py")
         with open(cls.script, "w") as f:
             f.write(COORDINATOR)

@@ -46,7 +46,7 @@ class TextStaysData(unittest.TestCase):
             os.makedirs(base, exist_ok=True)
         cls.workdir = tempfile.mkdtemp(prefix="rg-text-", dir=base)
         cls.daemon = Daemon(cls.workdir, "")
-        cls.rg = load_copied_module(os.environ["RAMGUARD_CLIENT_PY"])
+        cls.rg = load_copied_module(os.environ["RAMGUARD_CLIENT_PACKAGE"])
         cls.client = cls.rg.Client(cls.daemon.socket, strict=True)
 
     @classmethod

@@ -22,7 +22,7 @@ import tempfile
 import time
 import unittest
 
-from test_client_daemon import Daemon
+from test_client_daemon import Daemon, load_copied_module
 
 GB = 1000 ** 3
 MB = 1000 ** 2
@@ -211,11 +211,8 @@ class TorchFedAvgAgainstTheRealDaemon(unittest.TestCase):
         return out.stdout
 
     def daemon_report(self, run_id):
-        import importlib.util
-        path = os.path.join(os.path.dirname(os.path.abspath(self.example)), "..", "ramguard.py")
-        spec = importlib.util.spec_from_file_location("ramguard_for_test", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+        module = load_copied_module(
+            os.path.join(os.path.dirname(os.path.abspath(self.example)), "..", "ramguard"))
         with module.Client(self.daemon.socket) as client:
             return client.report(run_id)["run"]
 

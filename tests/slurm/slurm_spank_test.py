@@ -6,7 +6,7 @@ temp dir (private ports chosen now, spool and state in the temp dir, proctrack/l
 task/none), and ramguardd on a private socket with a 2 GB budget, then checks:
   - srun --ramguard-estimate past the budget fails before the task runs (its marker file never
     appears) with the admission's reason on stderr;
-  - an admitted srun of a Python coordinator that leaks across rounds (client/python/ramguard.py,
+  - an admitted srun of a Python coordinator that leaks across rounds (client/python/ramguard,
     whose start_run attaches to the step's run) ends with the growth verdict in the job's stderr,
     and the run is in the ledger with its Slurm labels;
   - an sbatch batch script is guarded (its run, its verdict lines in the job's output file);

@@ -6,7 +6,7 @@ CPU share, the mark round trip (p50/p99) and the page fetch time (p50/p99).
 
 Not a ctest (its figures depend on the machine); docs/page.md quotes a run of it:
   RAMGUARD_DAEMON=build/daemon/ramguardd RAMGUARD_CLI=build/client/cli/ramguard \
-  RAMGUARD_MEMCHILD=build/tests/tools/memchild RAMGUARD_CLIENT_PY=client/python/ramguard.py \
+  RAMGUARD_MEMCHILD=build/tests/tools/memchild RAMGUARD_CLIENT_PACKAGE=client/python/ramguard \
   python3 tests/web/page_cost.py [--seconds 20]
 """
 
@@ -44,7 +44,7 @@ def main():
     args = parser.parse_args()
     workdir = tempfile.mkdtemp(prefix="rg-page-cost-")
     daemon = Daemon(workdir, "control:\n  max_requests_per_second: 100000\n")
-    rg = load_copied_module(os.environ["RAMGUARD_CLIENT_PY"])
+    rg = load_copied_module(os.environ["RAMGUARD_CLIENT_PACKAGE"])
     # Marks wait up to 5 s here: the round trip is what is measured, not dropped.
     client = rg.Client(daemon.socket, strict=True, mark_timeout_seconds=5.0)
     children, runs = [], []

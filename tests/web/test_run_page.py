@@ -14,7 +14,7 @@ whose memory the daemon measures. Asserts on the rendered DOM and on screenshots
 - a census: the run page names who holds the memory (a hostile holder name stays text).
 
 Environment (tests/web/CMakeLists.txt): RAMGUARD_DAEMON, RAMGUARD_CLI, RAMGUARD_MEMCHILD,
-RAMGUARD_CLIENT_PY, RAMGUARD_TEST_TMPDIR, optionally RAMGUARD_PAGE_SCREENSHOTS (a directory
+RAMGUARD_CLIENT_PACKAGE, RAMGUARD_TEST_TMPDIR, optionally RAMGUARD_PAGE_SCREENSHOTS (a directory
 that receives the screenshots). Needs chromium and root (a failure, not a skip, without them).
 """
 
@@ -227,7 +227,7 @@ class RunPage(unittest.TestCase):
         cls.daemon = Daemon(cls.workdir, "sampling:\n  interval: 250ms\ncontrol:\n  socket_mode: \"0666\"\n"
                             "  max_requests_per_second: 100000\n"
                             "growth:\n  min_bytes: 16MB\n  settle: 200ms\n")
-        cls.rg = load_copied_module(os.environ["RAMGUARD_CLIENT_PY"])
+        cls.rg = load_copied_module(os.environ["RAMGUARD_CLIENT_PACKAGE"])
         cls.client = cls.rg.Client(cls.daemon.socket, strict=True)
         cls.children = []
 

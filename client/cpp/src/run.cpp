@@ -15,8 +15,8 @@ std::int64_t unix_us_now() {
       .count();
 }
 
-constexpr std::chrono::milliseconds kFirstBackoff{500};
-constexpr std::chrono::milliseconds kMaxBackoff{30000};
+constexpr std::chrono::milliseconds kFirstBackoff{protocol::kRetryFirstMilliseconds};
+constexpr std::chrono::milliseconds kMaxBackoff{protocol::kRetryMaxMilliseconds};
 
 }  // namespace
 

@@ -23,7 +23,7 @@ end the coordinator drops its last reference and the newest namespace (two copie
 --build final calls a plain function that takes the previous state as an argument: nothing
 outlives the round.
 
-Guarding (client/python/ramguard.py, imported from this script's parent folder): the Load is
+Guarding (client/python/ramguard, imported from this script's parent folder): the Load is
 admitted (plan fedavg, the state dict's size in bytes, the hosts) before the hosts are claimed;
 the run is started with that admission; every phase is marked and every round ends with a
 round-end mark. The last round end carries the gc probe (RSS just before and after
@@ -60,7 +60,7 @@ import time
 import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, ".."))  # client/python/ramguard.py
+sys.path.insert(0, os.path.join(HERE, ".."))  # client/python: the package ramguard/
 import ramguard  # noqa: E402
 
 try:

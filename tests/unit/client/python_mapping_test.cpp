@@ -1,5 +1,5 @@
-// The Python client (client/python/ramguard.py) maps requests and replies to protobuf's JSON by
-// hand, with no protobuf dependency: 64-bit integers travel as strings and map keys are data.
+// The Python client (client/python/ramguard/wire.py) maps requests and replies to protobuf's JSON
+// by hand, with no protobuf dependency: 64-bit integers travel as strings and map keys are data.
 // Its two lists are checked here against the schema itself, so a field added to
 // proto/ramguard.proto without its Python mapping fails a test rather than a coordinator.
 

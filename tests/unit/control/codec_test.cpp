@@ -24,6 +24,11 @@ TEST(DecodeRequest, AcceptsEveryCommandWithNumbersOrStringsForInt64) {
   Decoded d2 = decode_request(R"({"version":1,"admit":{"estimateBytes":11100000000}})");
   ASSERT_TRUE(std::holds_alternative<v1::Request>(d2));
   EXPECT_EQ(std::get<v1::Request>(d2).admit().estimate_bytes(), 11'100'000'000ULL);
+
+  const std::string id64(64, '7');  // a request id at its limit is taken
+  Decoded d3 = decode_request(R"({"version":1,"requestId":")" + id64 + R"(","hello":{}})");
+  ASSERT_TRUE(std::holds_alternative<v1::Request>(d3));
+  EXPECT_EQ(std::get<v1::Request>(d3).request_id(), id64);
 }
 
 TEST(DecodeRequest, NamesTheProblem) {
@@ -43,6 +48,8 @@ TEST(DecodeRequest, NamesTheProblem) {
       {R"({"version":1,"runStart":{"pid":"abc"}})", v1::Error::MALFORMED, "pid"},
       {R"({"version":1,"mark":{"kind":"SIDEWAYS"}})", v1::Error::MALFORMED, "kind"},
       {R"({"version":1,"runStart":{"modelBytes":-5}})", v1::Error::MALFORMED, "model_bytes"},
+      {R"({"version":1,"requestId":"12345678901234567890123456789012345678901234567890123456789012345","hello":{}})",
+       v1::Error::INVALID_ARGUMENT, "requestId of 65 bytes is out of range: at most 64 bytes"},
   };
   for (const Case& c : cases) {
     v1::Error e = error_of(c.line);

@@ -124,6 +124,13 @@ TEST_F(ServerTest, SocketModeIs0660AndPeerCredentialsAreKnown) {
   EXPECT_NE(line.find("\"peerPid\":" + std::to_string(::getpid())), std::string::npos) << line;
   EXPECT_NE(line.find("\"requestId\":\"a\""), std::string::npos) << line;
   EXPECT_NE(line.find("\"serverVersion\":\"test\""), std::string::npos) << line;
+  // An id past its limit is not echoed: a megabyte of it would come back whole.
+  const std::string long_id(10'000, 'i');  // within the 64 KiB frame limit
+  c.send(R"({"version":1,"requestId":")" + long_id + R"(","hello":{}})" + "\n");
+  const std::string refused = c.read_line();
+  EXPECT_NE(refused.find("requestId of 10000 bytes is out of range"), std::string::npos)
+      << refused.substr(0, 300);
+  EXPECT_LT(refused.size(), 1000u) << "the id was echoed";
 }
 
 // control.socket_group: the file belongs to that group (here nogroup, 65534) with mode 0660, so

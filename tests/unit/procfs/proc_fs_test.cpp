@@ -179,6 +179,9 @@ TEST(ProcFsFake, GarbageAfterOpenIsAnErrorReading) {
   tree.write(42, "status", "Name:\tx\nState:\tZ (zombie)\nUid:\t0\t0\t0\t0\n");
   EXPECT_EQ(h->read_periodic(Instant{}).error().message, "process 42 has exited");
   EXPECT_EQ(h->read_complete(Instant{}).error().message, "process 42 has exited");
+  // Killed and exiting, not yet a zombie: still running, but its memory is already gone.
+  tree.write(42, "status", "Name:\tx\nState:\tR (running)\nUid:\t0\t0\t0\t0\n");
+  EXPECT_EQ(h->read_periodic(Instant{}).error().kind, ErrorKind::kNotFound);
 }
 
 TEST(ProcFsReal, ReadsFollowARealChild) {

@@ -258,7 +258,7 @@ class Run {
   bool gone_ = false;        // the daemon ended the run
   std::uint64_t dropped_marks_ = 0;
   std::chrono::steady_clock::time_point next_try_{};
-  std::chrono::milliseconds backoff_{500};
+  std::chrono::milliseconds backoff_{protocol::kRetryFirstMilliseconds};
 };
 
 }  // namespace ramguard
