@@ -39,6 +39,22 @@ HolderChanges holder_changes(const v1::Census& before, const v1::Census& after) 
   return out;
 }
 
+std::string census_status_line(const v1::RunStatus& run, bool binary) {
+  if (run.censuses().empty()) return {};
+  auto b = [&](std::uint64_t n) { return format_bytes(static_cast<double>(n), binary); };
+  const v1::RoundCensus& rc = *run.censuses().rbegin();
+  std::string out = "census at " + census_name(rc) + ": ";
+  if (rc.census().groups().empty()) {
+    out += "no holder listed";
+  } else {
+    const v1::CensusGroup& top = rc.census().groups(0);
+    out += "largest holder " + escape_text(holder_label(top)) + " " + b(top.bytes());
+  }
+  const std::int64_t gap = rc.unexplained_bytes();
+  return out + ", unexplained " + (gap < 0 ? "-" : "") +
+         b(static_cast<std::uint64_t>(std::llabs(gap)));
+}
+
 void census_text_section(const v1::RunStatus& run, bool binary, std::string& out) {
   if (run.censuses().empty()) return;
   auto b = [&](std::uint64_t n) { return format_bytes(static_cast<double>(n), binary); };

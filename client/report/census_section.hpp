@@ -17,6 +17,9 @@ struct HolderChanges {
 HolderChanges holder_changes(const v1::Census& before, const v1::Census& after);
 
 void census_text_section(const v1::RunStatus& run, bool binary_units, std::string& out);
+// The status's line for a run's newest census: "census at round 3: largest holder
+// `server.state` 2.00 GB, unexplained 0.31 GB"; "" without one.
+std::string census_status_line(const v1::RunStatus& run, bool binary_units);
 // The report JSON's "holders" array (report.schema.json).
 void census_json(JsonWriter& w, const v1::RunStatus& run);
 

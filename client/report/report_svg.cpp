@@ -314,6 +314,32 @@ void round_boundaries(Chart& c) {
   }
 }
 
+// The rounds the client took a census at: a tick up from the time axis, its title the
+// largest holder and the unexplained bytes (the text report's "What holds the memory" has it
+// all).
+void census_ticks(Chart& c) {
+  for (const v1::RoundCensus& rc : c.run.censuses()) {
+    if (rc.at_unix_ms() <= 0) continue;
+    const double px = c.x_at_ms(rc.at_unix_ms());
+    std::string title = "census at " + (rc.at_end() ? std::string("the run's end")
+                                                    : "round " + std::to_string(rc.round()));
+    if (!rc.census().groups().empty()) {
+      const v1::CensusGroup& top = rc.census().groups(0);
+      title += ": largest holder " + top.holder() + (top.reachable() ? "" : " (reference cycle)") +
+               ", " + c.bytes(static_cast<double>(top.bytes()));
+    }
+    const std::int64_t gap = rc.unexplained_bytes();
+    title += "; unexplained " + std::string(gap < 0 ? "-" : "") +
+             c.bytes(static_cast<double>(gap < 0 ? -gap : gap));
+    c.out += "<g class=\"census\"><title>" + escape_xml(title) + "</title>";
+    c.out += "<line x1=\"" + num(px) + "\" y1=\"" + num(kBottom) + "\" x2=\"" + num(px) +
+             "\" y2=\"" + num(kBottom - 12) + "\" stroke=\"#8e44ad\" stroke-width=\"3\"/>";
+    // Above the round's "R" label; left out where it would collide with another label.
+    c.text(px + 2, kBottom - 18, "census", 9, Anchor::kStart, " fill=\"#8e44ad\"");
+    c.out += "</g>\n";
+  }
+}
+
 // Where the run ended and how (ended, exited, lost): memory after this line is the release.
 void run_end_marker(Chart& c) {
   if (c.run.ended_unix_ms() <= 0) return;
@@ -452,6 +478,7 @@ double legend(Chart& c) {
   for (const std::string& p : phases) item(box(phase_color(p)), p);
   if (!phases.empty()) item(line("#555", ""), "exact phase peak");
   if (!c.run.boundaries().empty()) item(line("#666", "3 3"), "round end (R1...), floor \u25c6");
+  if (!c.run.censuses().empty()) item(line("#8e44ad", ""), "census (who holds the memory)");
   if (c.run.ended_unix_ms() > 0) {
     item(line("#000", ""), "run end");
     item(box("#cccccc"), "release window");
@@ -578,6 +605,7 @@ std::string report_svg(const v1::ReportReply& reply, const RenderOptions& option
   phase_bands(c);
   y_axis(c);
   round_boundaries(c);
+  census_ticks(c);
   rss_series(c);
   run_end_marker(c);
   reference_lines(c, refs);

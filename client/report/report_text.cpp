@@ -353,6 +353,10 @@ std::string status_text(const v1::StatusReply& reply, const RenderOptions& o) {
                verdict_label(worst_verdict(run.verdicts()))});
   }
   out += "\nRuns\n" + t.text("  ");
+  for (const v1::RunStatus& run : reply.runs()) {
+    const std::string census = census_status_line(run, o.binary_units);
+    if (!census.empty()) out += "  " + run.run_id() + " " + census + "\n";
+  }
   return out;
 }
 

@@ -554,6 +554,13 @@ Status Dispatcher::status(const v1::StatusRequest& in, const Caller& caller, v1:
     auto* run = out.add_runs();
     to_proto(ledger, *run, kStatusLimits);
     add_gaps(ledger, registry_.params().detectors, *run, kStatusLimits.gaps);
+    // The newest census, its largest holder only: the status line, and a status stays small.
+    if (!ledger.censuses.empty()) {
+      v1::RoundCensus& census = *run->add_censuses();
+      to_proto(ledger.censuses.back(), census);
+      auto& groups = *census.mutable_census()->mutable_groups();
+      if (groups.size() > 1) groups.DeleteSubrange(1, groups.size() - 1);
+    }
   };
   if (!in.run_id().empty()) {
     // A run in memory is read in place: a status costs the same at round 10,000 as at 10.

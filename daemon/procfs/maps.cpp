@@ -184,6 +184,23 @@ Result<std::string> read_text(const std::filesystem::path& path) {
   return text;
 }
 
+// The parts of the ranges that lie in a mapping.
+std::vector<CensusRange> mapped_parts(std::span<const Mapping> maps,
+                                      std::span<const CensusRange> ranges) {
+  std::vector<CensusRange> out;
+  for (const CensusRange& r : ranges) {
+    const std::uint64_t end = r.address + r.nbytes < r.address ? UINT64_MAX : r.address + r.nbytes;
+    auto it = std::upper_bound(maps.begin(), maps.end(), r.address,
+                               [](std::uint64_t a, const Mapping& m) { return a < m.end; });
+    for (; it != maps.end() && it->start < end; ++it) {
+      const std::uint64_t lo = std::max(r.address, it->start);
+      const std::uint64_t hi = std::min(end, it->end);
+      if (hi > lo) out.push_back({lo, hi - lo});
+    }
+  }
+  return out;
+}
+
 // Resident pages of the ranges (pagemap bit 63), in bytes; an Error when pagemap is unreadable.
 Result<std::uint64_t> resident_bytes(const std::filesystem::path& pagemap_path,
                                      std::span<const CensusRange> ranges,
@@ -239,7 +256,10 @@ CensusPlacement place_census(const std::filesystem::path& proc_root, pid_t pid,
   }
   CensusPlacement out = place_ranges(*maps, ranges);
   if (page_size_bytes > 0) {
-    if (auto resident = resident_bytes(dir / "pagemap", ranges, page_size_bytes)) {
+    // Only the mapped parts: nothing there is resident, and a client's range over a hole of
+    // the address space (up to 1 PB) would otherwise cost a pagemap read of terabytes.
+    const std::vector<CensusRange> mapped = mapped_parts(*maps, ranges);
+    if (auto resident = resident_bytes(dir / "pagemap", mapped, page_size_bytes)) {
       out.resident_bytes = *resident;
       out.resident_known = true;
     }

@@ -108,8 +108,9 @@ Status copy_into_fresh(const std::filesystem::path& state_dir, SalvageReport& re
   SalvageCopier copier(from.get(), to.get(), report);
   copier.copy("runs", {}, {}, /*resume_by_rowid=*/true);
   for (const std::string& run : copier.keys("SELECT run_id FROM runs ORDER BY rowid")) {
-    for (const char* table :
-         {"run_labels", "run_scopes", "marks", "phases", "boundaries", "verdicts", "samples"}) {
+    // A census before its groups (their foreign key).
+    for (const char* table : {"run_labels", "run_scopes", "marks", "phases", "boundaries",
+                              "verdicts", "samples", "censuses", "census_groups"}) {
       copier.copy(table, "run_id = ?", run);
     }
   }

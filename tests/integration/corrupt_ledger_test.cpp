@@ -15,6 +15,7 @@ namespace ramguard::testing {
 namespace {
 
 constexpr std::uint64_t kGB = 1'000'000'000;
+constexpr std::uint64_t kCensusBytes = 1 << 20;
 constexpr int kFillerRounds = 400;  // run C's round ends: the pages the damage lands on
 
 std::string sql(const std::filesystem::path& db, const std::string& query) {
@@ -64,7 +65,8 @@ class CorruptLedger : public ::testing::Test {
       auto d = start();
       const v1::Reply a = start_run(*d, a_.pid());
       run_a_ = a.run_start().run_id();
-      for (int i = 0; i < 3; ++i) EXPECT_TRUE(round_end(*d, run_a_).stored());
+      for (int i = 0; i < 2; ++i) EXPECT_TRUE(round_end(*d, run_a_).stored());
+      census_round_end(*d);
       v1::Request admit;
       admit.mutable_admit()->set_estimate_bytes(kGB);
       rsv_ = d->call(admit).admit().reservation_id();
@@ -80,6 +82,32 @@ class CorruptLedger : public ::testing::Test {
     }
     EXPECT_FALSE(std::filesystem::exists(state_ / "ramguard.db-wal"));
     return first;
+  }
+
+  // Run A's third round end carries a census of 1 MiB of its address space; returns once the
+  // census is stored with its placement (placed after the mark's reply).
+  void census_round_end(const Daemon& d) {
+    const std::uint64_t address = a_.command("reserve held " + std::to_string(kCensusBytes));
+    v1::Request r;
+    r.mutable_mark()->set_run_id(run_a_);
+    r.mutable_mark()->set_kind(v1::MarkRequest::ROUND_END);
+    v1::Census& c = *r.mutable_mark()->mutable_census();
+    c.set_mode("roots");
+    c.set_host_bytes(kCensusBytes);
+    v1::CensusGroup& g = *c.add_groups();
+    g.set_holder("server.state");
+    g.set_reachable(true);
+    g.set_bytes(kCensusBytes);
+    g.mutable_ranges()->Add()->set_address(address);
+    g.mutable_ranges(0)->set_nbytes(kCensusBytes);
+    const v1::Reply marked = d.call(r);
+    EXPECT_TRUE(marked.mark().stored()) << marked.DebugString();
+    EXPECT_TRUE(eventually(
+        [&] {
+          return sql(db_, "SELECT placed_anon FROM censuses WHERE run_id = '" + run_a_ + "'") ==
+                 std::to_string(kCensusBytes) + "\n";
+        },
+        30s));
   }
 
   std::vector<std::filesystem::path> moved_aside() const {
@@ -125,8 +153,12 @@ class CorruptLedger : public ::testing::Test {
     EXPECT_EQ(r.report().run().state(), "active") << r.DebugString();
     EXPECT_EQ(r.report().run().boundaries_size(), 1) << r.DebugString();
     again.reset();
-    // Both runs of the old file (A and the filler) came over.
+    // Both runs of the old file (A and the filler) came over, and A's census with its group.
     EXPECT_EQ(sql(db_, "SELECT count(*) FROM runs WHERE run_id = '" + run_a_ + "'"), "1\n");
+    EXPECT_EQ(sql(db_, "SELECT round, placed_anon FROM censuses WHERE run_id = '" + run_a_ + "'"),
+              "3|" + std::to_string(kCensusBytes) + "\n");
+    EXPECT_EQ(sql(db_, "SELECT holder, bytes FROM census_groups WHERE run_id = '" + run_a_ + "'"),
+              "server.state|" + std::to_string(kCensusBytes) + "\n");
     EXPECT_EQ(sql(db_, "SELECT count(*) FROM runs"), "3\n");
   }
 

@@ -13,6 +13,8 @@
 //   worker PATH BYTES    fork a child that maps PATH shared and reads all of it (as a worker of
 //                        torch.multiprocessing reads a shared tensor), then waits; it dies with
 //                        this process                                          -> ok <child_pid>
+//   reserve NAME BYTES   map BYTES of address space, inaccessible and never touched (no
+//                        memory: a large range to place)                 -> ok <address>
 //   rss                  current RSS                                           -> ok <rss_bytes>
 //   sleep MS             sleep                                                 -> ok <rss_bytes>
 //   exit CODE            exit with CODE
@@ -204,6 +206,21 @@ int main() {
           std::cout << "ok " << worker << std::endl;
           continue;
         }
+      }
+    } else if (cmd == "reserve") {
+      std::size_t bytes = 0;
+      ok = static_cast<bool>(in >> name >> bytes);
+      if (ok) {
+        release(g_mappings[name]);
+        void* p =
+            mmap(nullptr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        ok = p != MAP_FAILED;
+        if (ok) {
+          g_mappings[name] = {p, bytes};
+          std::cout << "ok " << reinterpret_cast<std::uintptr_t>(p) << std::endl;
+          continue;
+        }
+        g_mappings.erase(name);
       }
     } else if (cmd == "sleep") {
       long ms = 0;

@@ -54,6 +54,48 @@ TEST(ReportSvg, MarksTheRunEndAndWhetherTheReleasePassed) {
   EXPECT_THAT(passed, Not(HasSubstr("release fail")));
 }
 
+TEST(ReportSvg, MarksTheCensusRoundsWithTheirLargestHolder) {
+  v1::ReportReply reply = design_report(design_build(0));
+  const std::string without = report_svg(reply, {});
+  EXPECT_THAT(without, Not(HasSubstr("class=\"census\"")));
+  EXPECT_THAT(without, Not(HasSubstr("census (who holds the memory)")));
+  ASSERT_GE(reply.run().boundaries_size(), 2);
+  for (int i : {0, 1}) {
+    const v1::BoundaryReading& b = reply.run().boundaries(i);
+    v1::RoundCensus& rc = *reply.mutable_run()->add_censuses();
+    rc.set_round(b.round());
+    rc.set_at_unix_ms(b.reading().at_unix_ms());
+    rc.set_unexplained_bytes(-250'000'000 * (i + 1));
+    v1::CensusGroup& g = *rc.mutable_census()->add_groups();
+    g.set_holder(i == 0 ? "server.state" : "ns['<previous>']");
+    g.set_reachable(i == 0);
+    g.set_bytes(2'000'000'000ULL * static_cast<std::uint64_t>(i + 1));
+  }
+  const std::string svg = report_svg(reply, {});
+  std::size_t ticks = 0;
+  for (auto at = svg.find("<g class=\"census\">"); at != std::string::npos;
+       at = svg.find("<g class=\"census\">", at + 1)) {
+    ++ticks;
+  }
+  EXPECT_EQ(ticks, 2U);
+  const std::string round = std::to_string(reply.run().boundaries(0).round());
+  EXPECT_THAT(svg, HasSubstr("<title>census at round " + round +
+                             ": largest holder server.state, 2.00 GB; unexplained -0.25 GB"));
+  // The client's holder text is escaped, and a cycle's holder is said to be one.
+  EXPECT_THAT(svg, HasSubstr("largest holder ns[&apos;&lt;previous&gt;&apos;] (reference cycle), "
+                             "4.00 GB; unexplained -0.50 GB"));
+  EXPECT_THAT(svg, HasSubstr(">census</text>"));
+  EXPECT_THAT(svg, HasSubstr("census (who holds the memory)"));
+  // Each tick sits on its round's boundary line.
+  const std::string boundary = svg.substr(svg.find("<g class=\"round\">"));
+  const auto x_of = [](const std::string& text) {
+    const auto at = text.find("<line x1=\"") + 10;
+    return text.substr(at, text.find('"', at) - at);
+  };
+  EXPECT_EQ(x_of(svg.substr(svg.find("<g class=\"census\">"))), x_of(boundary));
+  EXPECT_EQ(run_python_check("check_svg.py", write_temp("census.svg", svg) + " census"), 0);
+}
+
 TEST(ReportSvg, HostileLabelsAreEscaped) {
   v1::ReportReply reply = design_report(design_build(0));
   const std::string hostile = "<script>alert('x')</script> & \"q\"";

@@ -210,3 +210,34 @@ TEST(StatusText, SaysWhenTheLedgerCannotBeWritten) {
 
 }  // namespace
 }  // namespace ramguard::report
+
+namespace ramguard::report {
+namespace {
+
+TEST(StatusText, NamesTheNewestCensusLargestHolderAndItsGap) {
+  v1::StatusReply reply;
+  v1::RunStatus& with = *reply.add_runs();
+  with.set_run_id("r-census");
+  for (std::uint32_t round : {2u, 3u}) {
+    v1::RoundCensus& rc = *with.add_censuses();
+    rc.set_round(round);
+    rc.set_unexplained_bytes(round == 3 ? 310'000'000 : -5'000'000'000);
+    v1::CensusGroup& g = *rc.mutable_census()->add_groups();
+    g.set_holder(round == 3 ? "ns['previous']" : "old.holder");
+    g.set_reachable(round != 3);
+    g.set_bytes(2'000'000'000);
+  }
+  reply.add_runs()->set_run_id("r-plain");
+  const std::string text = status_text(reply, {});
+  EXPECT_THAT(text, ::testing::HasSubstr("  r-census census at round 3: largest holder "
+                                         "ns['previous'] (cycle) 2.00 GB, unexplained 0.31 GB\n"));
+  EXPECT_THAT(text, ::testing::Not(::testing::HasSubstr("old.holder")));
+  EXPECT_THAT(text, ::testing::Not(::testing::HasSubstr("r-plain census")));
+  // A gap below zero (the census lists more than is counted) keeps its sign.
+  with.mutable_censuses()->RemoveLast();
+  EXPECT_THAT(status_text(reply, {}),
+              ::testing::HasSubstr("largest holder old.holder 2.00 GB, unexplained -5.00 GB\n"));
+}
+
+}  // namespace
+}  // namespace ramguard::report
