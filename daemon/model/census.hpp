@@ -60,10 +60,6 @@ struct CensusRecord {
   std::uint64_t other_bytes = 0;
   std::vector<CensusGroup> groups;  // the largest first
   CensusPlacement placement;
-  // Not stored: nonzero while a worker reads the placement (the registry's job number). The
-  // census is written at once with kCensusPlacementPending as its placement's error, and again
-  // when placed; a daemon stopped meanwhile leaves that error in the ledger.
-  std::uint64_t placing_job = 0;
   // The gap, against the mark's reading: counted = anon + shmem + swap; explained = the
   // census's resident bytes (host bytes when pagemap was not read) + the allocator's free bytes.
   std::uint64_t rss_bytes = 0;
@@ -79,8 +75,6 @@ struct CensusRecord {
   }
 };
 
-inline constexpr const char* kCensusPlacementPending =
-    "not read yet: the daemon places a census after answering its mark";
 inline constexpr std::size_t kCensusMaxGroups = 32;
 inline constexpr std::size_t kCensusMaxRanges = 1024;  // over all groups
 inline constexpr std::size_t kCensusMaxText = 256;     // bytes of a holder, cycle or partial

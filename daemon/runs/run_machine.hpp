@@ -131,14 +131,9 @@ class RunMachine {
   void store_lost() { store_ok_ = false; }  // a batch with its writes was rolled back
   // The tree's PSS at ROUND's boundary, measured after its mark (off the event loop).
   void set_boundary_pss(std::uint32_t round, std::uint64_t pss_bytes);
-  // The client's census with a round end or the end: kept in the ledger (the newest
-  // kCensusHeld; the verdicts read its groups at once) and written by the observers
-  // (run_machine_census.cpp).
+  // The client's census with a round end or the end (placed by the caller): kept in the
+  // ledger (the newest kCensusHeld) and written by the observers (run_machine_census.cpp).
   void add_census(CensusRecord census);
-  // The placement of the census whose placing_job is JOB, read by a worker: kept and the census
-  // written again. False when that census is no longer held (a newer one of its round replaced
-  // it).
-  bool census_placed(std::uint64_t job, CensusPlacement placement);
   std::uint32_t rounds_ended() const { return rounds_ended_; }
   // The round phases and verdicts belong to: the next one, or, once the declared rounds have
   // all ended, the last (a save after the last round end is the run's end, not a round more).

@@ -1,7 +1,5 @@
 // The client's censuses in the run: kept in the ledger, written by the observers, and named in
 // the growth and release verdicts (verdicts/census.hpp).
-#include <algorithm>
-
 #include "runs/run_machine.hpp"
 #include "verdicts/census.hpp"
 
@@ -16,17 +14,6 @@ void RunMachine::add_census(CensusRecord census) {
   if (ledger_.censuses.size() > kCensusHeld) ledger_.censuses.erase(ledger_.censuses.begin());
   const CensusRecord& added = ledger_.censuses.back();
   write("census", [&](RunObserver& o) { return o.census(ledger_, added); });
-}
-
-bool RunMachine::census_placed(std::uint64_t job, CensusPlacement placement) {
-  auto it = std::find_if(ledger_.censuses.begin(), ledger_.censuses.end(),
-                         [&](const CensusRecord& c) { return c.placing_job == job; });
-  if (job == 0 || it == ledger_.censuses.end()) return false;  // replaced meanwhile
-  it->placement = std::move(placement);
-  it->placing_job = 0;
-  const CensusRecord& placed = *it;
-  write("census", [&](RunObserver& o) { return o.census(ledger_, placed); });
-  return true;
 }
 
 Verdict RunMachine::with_census(Verdict verdict) const {

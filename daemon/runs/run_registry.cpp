@@ -9,6 +9,7 @@
 
 #include "common/log.hpp"
 #include "procfs/cgroup_limit.hpp"
+#include "procfs/maps.hpp"
 #include "runs/mark_time.hpp"
 
 namespace ramguard {
@@ -42,9 +43,7 @@ RunRegistry::RunRegistry(asio::io_context& io, const Clock& clock, Sampler& samp
       sampler_(sampler),
       exits_(exits),
       admission_(admission),
-      params_(std::move(params)),
-      placer_(std::make_unique<CensusPlacer>(io.get_executor(), sampler.procfs().root(),
-                                             sampler.procfs().page_size_bytes())) {}
+      params_(std::move(params)) {}
 
 RunRegistry::~RunRegistry() {
   *alive_ = false;
@@ -335,27 +334,16 @@ Status RunRegistry::add_census(const std::string& run_id, const Caller& caller, 
   std::vector<CensusRange> ranges;
   for (const CensusGroup& g : census.groups)
     ranges.insert(ranges.end(), g.ranges.begin(), g.ranges.end());
+  // One maps read and 8 bytes of pagemap per page of the ranges: a census is a round's event
+  // (at most one per round end), and the ranges are the client's largest storages only.
+  const ProcFs& procfs = sampler_.procfs();
+  census.placement =
+      place_census(procfs.root(), run.ledger().info.target.pid, ranges, procfs.page_size_bytes());
   census.at_unix_ms = unix_ms(at.at);
   census.rss_bytes = at.rss_bytes;
   census.counted_bytes = at.anon_bytes + at.shmem_bytes + at.swap_bytes;
   if (census.round == 0) census.round = run.rounds_ended();
-  const std::uint64_t job = ++placing_jobs_;
-  census.placing_job = job;
-  census.placement = CensusPlacement{};
-  census.placement.error = kCensusPlacementPending;
   run.add_census(std::move(census));
-  // One maps read and 8 bytes of pagemap per mapped page of the ranges: up to hundreds of ms
-  // for a multi-GB census, so not on the loop, where every other run's marks wait. The reply
-  // does not wait either; the process is read as it is when the worker gets to it.
-  placer_->place(
-      run.ledger().info.target.pid, std::move(ranges),
-      [this, alive = alive_, run_id, job](CensusPlacement placement) {
-        if (!*alive) return;
-        Entry* entry = find_entry(run_id);
-        if (entry == nullptr || !entry->machine->census_placed(job, std::move(placement))) {
-          log::debug("run.census_placement_dropped", {{"run", run_id}});
-        }
-      });
   return ok_status();
 }
 

@@ -25,7 +25,6 @@
 #include "runs/run_machine.hpp"
 #include "runs/run_params.hpp"
 #include "runs/run_source.hpp"
-#include "sampling/census_placer.hpp"
 #include "sampling/exit_watcher.hpp"
 #include "sampling/sampler.hpp"
 
@@ -86,9 +85,8 @@ class RunRegistry {
   void set_boundary_pss(const std::string& run_id, std::uint32_t round, std::uint64_t pss_bytes,
                         double read_seconds);
   // The client's census with a round end (ROUND) or the run's end (at_end, before it ends):
-  // its gap against READING (the mark's; nullopt: the run's last) and the allocator's free
-  // bytes, kept and written by the run at once (the verdicts need only its groups); its ranges
-  // are placed against the process's mappings on the placer's worker, and written again then.
+  // its ranges placed against the run's process's mappings, its gap against READING (the
+  // mark's; nullopt: the run's last) and the allocator's free bytes, then kept by the run.
   Status add_census(const std::string& run_id, const Caller& caller, CensusRecord census,
                     const std::optional<MemoryReading>& reading);
   std::vector<const RunMachine*> runs() const;  // oldest first
@@ -139,8 +137,6 @@ class RunRegistry {
   ObserverSet observers_;
   std::map<std::string, std::unique_ptr<Entry>> runs_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
-  std::uint64_t placing_jobs_ = 0;
-  std::unique_ptr<CensusPlacer> placer_;  // last: its worker stops first
 };
 
 }  // namespace ramguard

@@ -569,10 +569,6 @@ def census(roots: Optional[Dict[str, Any]] = None, mode: str = "full",
         c.close()
 
 
-# In group_of's cache: "the object itself is its group".
-_SELF = object()
-
-
 def _census_is_view(obj: Any) -> bool:
     if isinstance(obj, memoryview):
         return True
@@ -613,21 +609,10 @@ def _census_groups(c: _Census, complete: bool) -> Dict[str, Any]:
     obj: Any = None
     group_obj: Any = None
     storage: Optional[_Storage] = None
-    # The group depends only on the holder's own path: a state dict's 10^4 tensors share one
-    # walk up (roots mode at 10^4 tensors: 45 ms -> see docs/benchmarks.md).
-    by_holder: Dict[int, Any] = {}
-    c.ignore.add(id(by_holder))
     for obj, storage in items:
-        holder = c.parent.get(id(obj))
-        known = by_holder.get(id(holder)) if holder is not None else None
-        if known is None:
-            chain = c.ancestors(obj)
-            group_obj = c.group_of(obj, chain)
-            chain.clear()
-            if holder is not None:
-                by_holder[id(holder)] = _SELF if group_obj is obj else group_obj
-        else:
-            group_obj = obj if known is _SELF else known
+        chain = c.ancestors(obj)
+        group_obj = c.group_of(obj, chain)
+        chain.clear()
         g = groups.get(id(group_obj))
         if g is None:
             # Named once per group; "" when no root reaches it (named from its cycle below).
@@ -637,8 +622,7 @@ def _census_groups(c: _Census, complete: bool) -> Dict[str, Any]:
             counted.add(storage.key)
             g.storages.append(storage)
     del items
-    by_holder.clear()
-    obj = group_obj = storage = holder = known = None
+    obj = group_obj = storage = None
     ordered = sorted(groups.values(),
                      key=lambda g: -sum(s.nbytes for s in g.storages))
     groups.clear()
