@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "harness.hpp"
+#include "ledger_fill.hpp"
 #include "ramguard/client.hpp"
 #include "store/store.hpp"
 
@@ -22,37 +23,6 @@ constexpr std::uint64_t kLongRunMarks = 100'000;
 // The phases a report of it counts: listed plus left out.
 std::uint64_t phases_of(const v1::ReportReply& report) {
   return static_cast<std::uint64_t>(report.run().phases_size()) + report.run().earlier_phases();
-}
-
-// Ends `run_id` in the stopped daemon's ledger with marks up to kLongRunMarks, as a run at its
-// bound leaves it: written straight into the file, which takes a second rather than the minutes
-// 100,000 marks through the socket take on a loaded machine.
-void grow_to_the_bound(const std::filesystem::path& state_dir, const std::string& run_id) {
-  auto store = Store::open(state_dir);
-  ASSERT_TRUE(store) << store.error().message;
-  auto run = (*store)->load_run(run_id);
-  ASSERT_TRUE(run) << run.error().message;
-  ASSERT_FALSE(run->marks.empty());
-  const MarkRecord last = run->marks.back();
-  ASSERT_TRUE((*store)->atomically([&]() -> Status {
-    for (std::uint64_t seq = last.seq + 1; seq <= kLongRunMarks; ++seq) {
-      MarkRecord m = last;
-      m.seq = seq;
-      m.kind = seq % 2 == 0 ? MarkKind::kPhaseBegin : MarkKind::kPhaseEnd;
-      m.phase = "train";
-      m.round = 1;
-      m.reading.at.monotonic += std::chrono::microseconds(seq);
-      m.reading.at.wall += std::chrono::microseconds(seq);
-      if (auto s = (*store)->append_mark(run_id, m); !s) return s;
-      if (m.kind == MarkKind::kPhaseEnd) {  // the phase that mark ends, as the daemon saves it
-        PhaseRecord phase{"train", 1, m.reading.at, m.reading.at, m.reading.rss_bytes, true};
-        phase.begin.monotonic -= std::chrono::microseconds(1);
-        phase.begin.wall -= std::chrono::microseconds(1);
-        if (auto s = (*store)->save_phase(run_id, phase); !s) return s;
-      }
-    }
-    return ok_status();
-  }));
 }
 
 TEST(LongReads, ACoordinatorsMarksAreDeliveredWhileTenReportsOfA100kMarkRunAreRead) {
@@ -80,7 +50,11 @@ TEST(LongReads, ACoordinatorsMarksAreDeliveredWhileTenReportsOfA100kMarkRunAreRe
     long_run = run.id();
     ASSERT_EQ(d->signal_and_wait(SIGTERM), 0);
   }
-  grow_to_the_bound(state_dir, long_run);
+  {
+    auto store = Store::open(state_dir);
+    ASSERT_TRUE(store) << store.error().message;
+    fill_run_to(**store, long_run, kLongRunMarks);
+  }
 
   Daemon::Options o;
   o.state_dir = state_dir;

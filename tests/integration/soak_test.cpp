@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "harness.hpp"
+#include "ledger_fill.hpp"
 #include "ramguard/client.hpp"
 #include "store/store.hpp"
 
@@ -212,29 +213,7 @@ TEST(Soak, ARestartRecoveringRunsAtTheirMarksBoundReadsThemOneAtATime) {
   {
     auto store = Store::open(state_dir);
     ASSERT_TRUE(store) << store.error().message;
-    for (const std::string& id : runs) {
-      auto run = (*store)->load_run(id);
-      ASSERT_TRUE(run) << run.error().message;
-      const MarkRecord last = run->marks.back();
-      ASSERT_TRUE((*store)->atomically([&]() -> Status {
-        for (std::uint64_t seq = last.seq + 1; seq <= kMarks; ++seq) {
-          MarkRecord m = last;
-          m.seq = seq;
-          m.kind = seq % 2 == 0 ? MarkKind::kPhaseBegin : MarkKind::kPhaseEnd;
-          m.phase = "train";
-          m.round = 1;
-          m.reading.at.monotonic += std::chrono::microseconds(seq);
-          m.reading.at.wall += std::chrono::microseconds(seq);
-          if (auto s = (*store)->append_mark(id, m); !s) return s;
-          if (m.kind != MarkKind::kPhaseEnd) continue;
-          PhaseRecord phase{"train", 1, m.reading.at, m.reading.at, m.reading.rss_bytes, true};
-          phase.begin.monotonic -= std::chrono::microseconds(1);
-          phase.begin.wall -= std::chrono::microseconds(1);
-          if (auto s = (*store)->save_phase(id, phase); !s) return s;
-        }
-        return ok_status();
-      }));
-    }
+    for (const std::string& id : runs) fill_run_to(**store, id, kMarks);
   }
 
   Daemon::Options o;
