@@ -138,7 +138,45 @@ Run start_run_on_child(Client& client, pid_t child, const ExecArgs& a,
 
 }  // namespace
 
-int cmd_exec(const GlobalOptions& g, const ExecArgs& a, std::ostream& err) {
+std::vector<OptionSpec> exec_options() {
+  std::vector<OptionSpec> options = admit_options();
+  std::erase_if(options, [](const OptionSpec& o) { return o.name == "pid"; });
+  options.push_back({"label", true, true});
+  options.push_back({"rounds", true});
+  options.push_back({"allocator", true});
+  options.push_back({"cgroup", true});
+  return options;
+}
+
+ExecArgs build_exec(const Scanned& s) {
+  ExecArgs a;
+  a.admit = admit_args(s, false);
+  a.admission = s.has("estimate") || s.has("plan") || a.admit.use_calibrated;
+  a.labels = label_options(s);
+  a.rounds = u32_option(s, "rounds");
+  if (const std::string* allocator = s.get("allocator")) {
+    if (*allocator != "jemalloc" && *allocator != "glibc-tuned" && *allocator != "glibc") {
+      throw UsageError{"ramguard exec --allocator '" + *allocator +
+                       "' is not known; use jemalloc, glibc-tuned or glibc"};
+    }
+    a.allocator = *allocator;
+    // The allocator is a label, so `ramguard compare --label job=...` shows them side by side.
+    const auto given = a.labels.find("allocator");
+    if (given != a.labels.end() && given->second != a.allocator) {
+      throw UsageError{"ramguard exec: --label allocator=" + given->second +
+                       " contradicts --allocator " + a.allocator};
+    }
+    a.labels["allocator"] = a.allocator;
+  }
+  a.scope = scope_option(s);
+  a.cgroup_path = text_option(s, "cgroup");
+  a.command = s.rest;
+  if (a.command.empty())
+    throw UsageError{"ramguard exec needs a command: ramguard exec [OPTIONS] -- CMD ARGS..."};
+  return a;
+}
+
+int cmd_exec(const GlobalOptions& g, const ExecArgs& a, std::ostream&, std::ostream& err) {
   // Checked before anything is admitted: a missing allocator must not cost a reservation.
   const auto environment = allocator_environment(a.allocator, std::getenv("LD_PRELOAD"));
   if (!environment.ok()) {

@@ -1,5 +1,6 @@
 // status, runs, report, compare: fetched here, rendered by ramguard::report (client/report).
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <fstream>
 #include <ostream>
@@ -45,21 +46,76 @@ void write_file(const std::string& path, const char* what, const std::string& co
 
 }  // namespace
 
-int cmd_status(const GlobalOptions& g, const StatusArgs& a, std::ostream& out) {
+StatusArgs build_status(const Scanned& s) {
+  expect_positionals(s, "status", 0, 1, "");
+  return StatusArgs{s.positionals.empty() ? "" : s.positionals[0]};
+}
+
+RunsArgs build_runs(const Scanned& s) {
+  expect_positionals(s, "runs", 0, 0, "");
+  return RunsArgs{u32_option(s, "limit"), label_options(s)};
+}
+
+ReportArgs build_report(const Scanned& s) {
+  expect_positionals(s, "report", 1, 1, "RUN");
+  return ReportArgs{s.positionals[0], text_option(s, "svg"), text_option(s, "html")};
+}
+
+CompareArgs build_compare(const Scanned& s) {
+  if (!s.rest.empty()) throw UsageError{"ramguard compare takes no command after --"};
+  CompareArgs a;
+  a.run_ids = s.positionals;
+  a.labels = label_options(s);
+  a.job = text_option(s, "job");
+  // The job is not a label, but people write it as one: --label job=NAME means --job NAME.
+  if (const auto job = a.labels.find("job"); job != a.labels.end()) {
+    if (!a.job.empty() && a.job != job->second) {
+      throw UsageError{"--label job=" + job->second + " contradicts --job " + a.job};
+    }
+    a.job = job->second;
+    a.labels.erase(job);
+  }
+  if (a.run_ids.empty() && a.labels.empty() && a.job.empty()) {
+    throw UsageError{"ramguard compare needs run ids, --job NAME or --label KEY=VALUE"};
+  }
+  if (const std::string* format = s.get("format")) {
+    static const std::array<std::pair<std::string_view, CompareFormat>, 4> kFormats{{
+        {"text", CompareFormat::kText},
+        {"markdown", CompareFormat::kMarkdown},
+        {"csv", CompareFormat::kCsv},
+        {"json", CompareFormat::kJson},
+    }};
+    auto it = std::find_if(kFormats.begin(), kFormats.end(),
+                           [&](const auto& f) { return f.first == *format; });
+    if (it == kFormats.end()) {
+      throw UsageError{"--format '" + *format + "': expected text, markdown, json or csv"};
+    }
+    a.format = it->second;
+  }
+  if (s.has("json")) {
+    if (s.has("format") && a.format != CompareFormat::kJson) {
+      throw UsageError{"--json contradicts --format " + *s.get("format")};
+    }
+    a.format = CompareFormat::kJson;
+  }
+  return a;
+}
+
+int cmd_status(const GlobalOptions& g, const StatusArgs& a, std::ostream& out, std::ostream&) {
   Client client = connect(g);
   const v1::StatusReply reply = client.status(a.run_id);
   out << (g.json ? to_json(reply) + "\n" : report::status_text(reply, render_options(g)));
   return kExitOk;
 }
 
-int cmd_runs(const GlobalOptions& g, const RunsArgs& a, std::ostream& out) {
+int cmd_runs(const GlobalOptions& g, const RunsArgs& a, std::ostream& out, std::ostream&) {
   Client client = connect(g);
   const v1::ListRunsReply reply = list_runs(client, a);
   out << (g.json ? to_json(reply) + "\n" : report::runs_table(reply, render_options(g)));
   return kExitOk;
 }
 
-int cmd_report(const GlobalOptions& g, const ReportArgs& a, std::ostream& out) {
+int cmd_report(const GlobalOptions& g, const ReportArgs& a, std::ostream& out, std::ostream&) {
   Client client = connect(g);
   const bool svg = !a.svg_path.empty(), html = !a.html_path.empty();
   const v1::ReportReply reply = client.report(a.run_id, svg || html);
@@ -78,7 +134,7 @@ int cmd_report(const GlobalOptions& g, const ReportArgs& a, std::ostream& out) {
   return kExitOk;
 }
 
-int cmd_compare(const GlobalOptions& g, const CompareArgs& a, std::ostream& out) {
+int cmd_compare(const GlobalOptions& g, const CompareArgs& a, std::ostream& out, std::ostream&) {
   Client client = connect(g);
   v1::CompareReply reply;
   if (a.job.empty()) {

@@ -7,6 +7,7 @@
 #include <ostream>
 
 #include "commands.hpp"
+#include "ramguard/units.hpp"
 #include "web/page.hpp"
 #include "web/server.hpp"
 
@@ -103,6 +104,34 @@ class DaemonSource final : public web::Source {
 };
 
 }  // namespace
+
+// ui --listen HOST:PORT (IPv4; PORT 0 or omitted: any free port) --refresh DURATION.
+UiArgs build_ui(const Scanned& s) {
+  expect_positionals(s, "ui", 0, 0, "");
+  UiArgs a;
+  if (const std::string* listen = s.get("listen")) {
+    const std::size_t colon = listen->rfind(':');
+    const std::string host = colon == std::string::npos ? *listen : listen->substr(0, colon);
+    if (host.empty())
+      throw UsageError{"--listen '" + *listen + "' needs a host, e.g. 127.0.0.1:8080"};
+    a.host = host;
+    if (colon != std::string::npos) {
+      auto port = units::parse_count(listen->substr(colon + 1), 65535);
+      if (!port) throw UsageError{"--listen '" + *listen + "': port: " + port.error};
+      a.port = static_cast<std::uint16_t>(*port.value);
+    }
+  }
+  if (const std::string* refresh = s.get("refresh")) {
+    auto parsed = units::parse_duration(*refresh);
+    if (!parsed) throw UsageError{"--refresh: " + parsed.error};
+    const auto ms = std::chrono::ceil<std::chrono::milliseconds>(*parsed.value).count();
+    if (ms < 500 || ms > 3'600'000) {
+      throw UsageError{"--refresh '" + *refresh + "' must be between 500ms and 1h"};
+    }
+    a.refresh_ms = static_cast<std::uint32_t>(ms);
+  }
+  return a;
+}
 
 int cmd_ui(const GlobalOptions& g, const UiArgs& a, std::ostream& out, std::ostream& err) {
   {

@@ -161,7 +161,7 @@ struct AdmissionConfig {
   bool use_calibrated = false;           // prefer measured peak x factor over declared estimates
   double calibration_factor = 1.1;       // in [1, 10]
   // Fairness, per UID other than root (0: no cap): what its reservations may add up to, and
-  // how many active runs it may have. On by default (docs/security.md, "Per-user caps"):
+  // how many active runs it may have. On by default (docs/security.md, "Fair shares"):
   // without them one member of the socket's group could reserve the whole budget and fill the
   // run slots, and root would be refused. The reservation cap is a share of the budget unless
   // the file gives bytes (`max_reserved_per_user: 75%` or `: 12GB`): 75% admits one ViT-H/14

@@ -402,29 +402,41 @@ bool Dispatcher::wants_prepare(const v1::Request& request) const {
 }
 
 void Dispatcher::prepare(const v1::Request& request, std::function<void()> ready) {
-  if (reader_ != nullptr && (request.has_report() || request.has_compare())) {
-    auto planned = plan_stored_reads(registry_, store_, request);
-    if (!planned) {
-      ready();  // memory answers, or handle() refuses the request
-      return;
-    }
-    auto read = std::make_shared<StoredReads>(std::move(*planned));
-    read_ahead_[&request] = read;
-    reader_->post([read, params = registry_.params().detectors,
-                   ready = std::move(ready)](Store& ledger) mutable {
-      read_stored(ledger, params, *read);
-      ready();  // posts the request's resumption to the loop
-      ready = nullptr;
-    });
+  const CommandSpec* spec = command_spec(request.command_case());
+  const auto kind = spec == nullptr ? CommandSpec::Prepare::kNone : spec->prepare;
+  switch (kind) {
+    case CommandSpec::Prepare::kStoredReads:
+      if (reader_ != nullptr) return prepare_stored_reads(request, std::move(ready));
+      break;
+    case CommandSpec::Prepare::kAdmission:
+      return prepare_admission(request.admit(), std::move(ready));
+    case CommandSpec::Prepare::kNone:
+      break;
+  }
+  ready();
+}
+
+void Dispatcher::prepare_stored_reads(const v1::Request& request, std::function<void()> ready) {
+  auto planned = plan_stored_reads(registry_, store_, request);
+  if (!planned) {
+    ready();  // memory answers, or handle() refuses the request
     return;
   }
-  if (!request.has_admit() || !check_job(request.admit().job())) {
-    ready();
-    return;
-  }
-  auto ask = admit_ask(request.admit());
+  auto read = std::make_shared<StoredReads>(std::move(*planned));
+  read_ahead_[&request] = read;
+  reader_->post([read, params = registry_.params().detectors,
+                 ready = std::move(ready)](Store& ledger) mutable {
+    read_stored(ledger, params, *read);
+    ready();  // posts the request's resumption to the loop
+    ready = nullptr;
+  });
+}
+
+void Dispatcher::prepare_admission(const v1::AdmitRequest& in, std::function<void()> ready) {
+  // A bad job or request has nothing to fetch: admit() answers with its error.
+  auto ask = check_job(in.job()) ? admit_ask(in) : Result<AdmitAsk>(Error{"job"});
   if (!ask) {
-    ready();  // admit() answers with the error
+    ready();
     return;
   }
   desk_.prepare(*ask, std::move(ready));

@@ -56,6 +56,9 @@ class Dispatcher final : public RequestHandler {
   void pss_measured(const PssJob& job, std::uint64_t pss_bytes, double read_seconds) override;
 
  private:
+  // The two kinds of CommandSpec::Prepare.
+  void prepare_stored_reads(const v1::Request& request, std::function<void()> ready);
+  void prepare_admission(const v1::AdmitRequest& in, std::function<void()> ready);
   Status hello(const v1::HelloRequest& in, const Peer& peer, v1::HelloReply& out);
   Status run_start(const v1::RunStartRequest& in, const Caller& caller, v1::RunStartReply& out);
   Status mark(const v1::MarkRequest& in, const Caller& caller, v1::MarkReply& out);

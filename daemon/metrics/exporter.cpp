@@ -334,21 +334,12 @@ void MetricsExporter::set_reading(TargetState& t, const MemoryReading& reading) 
   }
   TargetSeries::hot(t, HotSeries::kRss) = bytes(reading.rss_bytes);
   TargetSeries::hot(t, HotSeries::kAnon) = bytes(reading.anon_bytes);
-  double& file = TargetSeries::hot(t, HotSeries::kFile);
-  if (reading.source == ReadingSource::kMark) {
-    t.last_shmem_bytes = reading.shmem_bytes;
-    file = bytes(reading.file_bytes);
-    TargetSeries::hot(t, HotSeries::kSwap) = bytes(reading.swap_bytes);
-  } else {
-    // statm's shared pages are file + shmem: split with the shmem of the last mark, so the
-    // three kinds still add up to RSS.
-    const std::uint64_t shmem = std::min(t.last_shmem_bytes, reading.file_bytes);
-    file = bytes(reading.file_bytes - shmem);
-  }
-  TargetSeries::hot(t, HotSeries::kShmem) = bytes(
-      reading.source == ReadingSource::kMark ? reading.shmem_bytes
-                                             : std::min(t.last_shmem_bytes, reading.file_bytes));
-  // The figure the verdicts judge, as they read it (periodic statm readings: anon only).
+  // Every reading, periodic or at a mark, splits file, shmem and swap the same way (status or
+  // memory.stat): the series say what the reading says.
+  TargetSeries::hot(t, HotSeries::kFile) = bytes(reading.file_bytes);
+  TargetSeries::hot(t, HotSeries::kShmem) = bytes(reading.shmem_bytes);
+  TargetSeries::hot(t, HotSeries::kSwap) = bytes(reading.swap_bytes);
+  // The figure the verdicts judge, as they read it.
   TargetSeries::hot(t, HotSeries::kCounted) = bytes(reading.counted_bytes());
   // Only cgroups have kernel memory to show: no zero series for every process.
   if (reading.kernel_bytes > 0 || t.kernel_series) {

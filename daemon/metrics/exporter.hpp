@@ -86,8 +86,8 @@ class MetricsExporter {
   // The ledger journal's size, bound and drops since the start (a running total).
   void set_store_journal(std::size_t writes, std::size_t max_writes, std::uint64_t dropped_total);
 
-  // A reading of the target's process: RSS and its split; swap only from mark readings
-  // (periodic statm readings do not carry it). A reading proves the process readable again.
+  // A reading of the target's process: RSS and its split into anon, file, shmem and swap. A
+  // reading proves the process readable again.
   // Ignored once the process has exited.
   void observe_reading(const TargetRef& target, const MemoryReading& reading);
   // A peak candidate: the exported peak is the largest seen since the target was first watched.

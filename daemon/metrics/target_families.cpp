@@ -35,8 +35,8 @@ constexpr std::array<TargetFamilyInfo, kTargetFamilyCount> kFamilies = {{
     {"ramguard_target_last_reading_timestamp_seconds",
      "Wall-clock time of the last reading of the watched process", false},
     {"ramguard_target_read_seconds",
-     "Time the last reading of the watched process took the daemon's event loop (statm, status "
-     "at marks; a tree's members and walk included), on the steady clock",
+     "Time the last reading of the watched process took the daemon's event loop (its status; "
+     "a tree's members and walk included), on the steady clock",
      false},
     {"ramguard_target_slow_reads_total",
      "Readings of the watched process slower than sampling.slow_read (10ms by default): each "

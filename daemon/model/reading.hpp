@@ -1,6 +1,6 @@
 #pragma once
-// One observation of a process's memory. Periodic readings come from statm (RSS and the
-// anon / file+shmem split only); mark-time readings come from status and are complete.
+// One observation of a process's memory (its status) or a cgroup's (memory.stat). Periodic and
+// mark readings split it alike; a mark's reading also carries the kernel high-water mark.
 
 #include <sys/types.h>
 
@@ -55,11 +55,11 @@ struct MemoryReading {
   ReadingSource source = ReadingSource::kPeriodic;
   std::uint64_t rss_bytes = 0;
   std::uint64_t anon_bytes = 0;
-  // Periodic readings cannot tell file from shmem: statm's "shared" is both, kept in file_bytes.
+  // Periodic and mark readings split alike (a process's status, a cgroup's memory.stat).
   std::uint64_t file_bytes = 0;
   std::uint64_t shmem_bytes = 0;
-  std::uint64_t swap_bytes = 0;  // mark readings only
-  std::uint64_t hwm_bytes = 0;   // kernel high-water mark since the last reset; mark readings only
+  std::uint64_t swap_bytes = 0;
+  std::uint64_t hwm_bytes = 0;  // kernel high-water mark since the last reset; mark readings only
   // Proportional set size, shared pages split among their processes: tree-scope marks only
   // (0: not measured).
   std::uint64_t pss_bytes = 0;
@@ -70,7 +70,6 @@ struct MemoryReading {
 
   // The memory that counts: what the OOM killer cannot reclaim (anonymous + shmem + swap).
   // Page cache (file_bytes) and kernel memory are reported beside it and never judged.
-  // Periodic process readings (statm) cannot tell shmem from file: there it is anon only.
   std::uint64_t counted_bytes() const { return anon_bytes + shmem_bytes + swap_bytes; }
   // What of rss_bytes (resident memory, or a cgroup's usage) does not count: page cache and
   // kernel memory. rss_bytes never includes swap, so this is rss - anon - shmem.

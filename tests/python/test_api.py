@@ -4,11 +4,12 @@ a name defined twice (one definition, re-exported)."""
 
 import ast
 import os
+import re
 import unittest
 
 import ramguard
 
-# The public names of ramguard.py, the one-file client before the split (0.2.0).
+# The public names of ramguard.py, the one-file client before the split.
 API = """
     ATTACH_ENV Admission CENSUS_BUDGET_SECONDS CENSUS_MIN_BYTES CENSUS_RANGES CENSUS_ROWS
     CENSUS_TEXT_BYTES Client DeadlineExceededError FailedPreconditionError Hello InternalError
@@ -68,6 +69,19 @@ class ApiTest(unittest.TestCase):
     def test_the_version_is_sent_in_hello(self):
         from ramguard import client
         self.assertIs(client.__version__, ramguard.__version__)
+
+
+class VersionTest(unittest.TestCase):
+    def test_one_version_for_the_project_its_debian_packages_and_this_package(self):
+        root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+        with open(os.path.join(root, "CMakeLists.txt"), encoding="utf-8") as f:
+            project = re.search(r"project\(ramguard VERSION ([0-9.]+)", f.read())
+        with open(os.path.join(root, "debian", "changelog"), encoding="utf-8") as f:
+            debian = re.match(r"ramguard \(([0-9.]+)\)", f.readline())
+        self.assertIsNotNone(project)
+        self.assertIsNotNone(debian)
+        self.assertEqual(ramguard.__version__, project.group(1))
+        self.assertEqual(debian.group(1), project.group(1))
 
 
 if __name__ == "__main__":

@@ -78,8 +78,9 @@ RunStart, MarkResult, RunEndResult, Verdict, Reading), which also answer reply["
 .get("field"); queries return dicts with snake_case keys.
 """
 
-# First: client.py sends it in hello.
-__version__ = "0.2.0"
+# First: client.py sends it in hello. The project's version (CMakeLists.txt, debian/changelog):
+# tests/python/test_api.py holds the three to one number.
+__version__ = "0.1.0"
 
 # The modules, each one concern (docs/development.md has the map). The names below are the
 # package's API, as they were when it was one module: those of __all__, then the others, written

@@ -5,6 +5,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <set>
+
+#include "subcommands.hpp"
+
 namespace ramguard::cli {
 namespace {
 
@@ -157,6 +161,22 @@ TEST(CliArgs, HelpForEverythingAndForOneCommand) {
   EXPECT_EQ(std::get<HelpArgs>(parse_ok({"help", "exec"}).command).topic, "exec");
   EXPECT_THAT(usage_text("exec"), HasSubstr("128+N"));
   EXPECT_THAT(usage_text(), HasSubstr("compare"));
+}
+
+// The table is the one home of a subcommand: each alternative of Command has exactly one row,
+// every row is listed in the overview and has its own help, and a help topic parses back to it.
+TEST(CliArgs, TheSubcommandTableHasOneRowPerCommandWithItsHelp) {
+  std::set<std::size_t> indexes;
+  for (const Subcommand& sub : subcommands()) {
+    EXPECT_TRUE(indexes.insert(sub.command_index).second) << sub.name << " shares its Args type";
+    EXPECT_THAT(std::string(sub.help),
+                ::testing::StartsWith("usage: ramguard " + std::string(sub.name)));
+    EXPECT_THAT(usage_text(), HasSubstr("  " + std::string(sub.synopsis)));
+    EXPECT_EQ(std::get<HelpArgs>(parse_ok({"help", std::string(sub.name)}).command).topic,
+              sub.name);
+  }
+  EXPECT_EQ(indexes.size(), std::variant_size_v<Command>);
+  EXPECT_TRUE(std::holds_alternative<VersionArgs>(parse_ok({"version"}).command));
 }
 
 TEST(CliArgs, EveryBadInputGetsAMessageNamingIt) {

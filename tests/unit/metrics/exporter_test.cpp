@@ -189,7 +189,10 @@ TEST(MetricsExporter, PeakIsTheLargestSeenAndSaysWhetherItIsExact) {
   EXPECT_EQ(sample(s, "ramguard_target_peak_exact", of(kJ)), 0);
 }
 
-TEST(MetricsExporter, PeriodicReadingSplitStillAddsUpToRss) {
+// A periodic reading splits memory as a mark does (status, memory.stat): its shmem and swap are
+// exported as read, not carried over from the last mark (which would count /dev/shm memory
+// freed or grown since then wrongly until the next mark).
+TEST(MetricsExporter, PeriodicReadingIsExportedAsReadBetweenMarks) {
   auto exporter = start_exporter();
   ASSERT_NE(exporter, nullptr);
   MemoryReading mark;
@@ -200,17 +203,21 @@ TEST(MetricsExporter, PeriodicReadingSplitStillAddsUpToRss) {
   mark.shmem_bytes = 100;
   mark.swap_bytes = 50;
   exporter->observe_reading(kJ, mark);
-  MemoryReading periodic;  // statm: shared = file + shmem, no swap
+  MemoryReading periodic;
+  periodic.source = ReadingSource::kPeriodic;
   periodic.rss_bytes = 2000;
-  periodic.anon_bytes = 1500;
+  periodic.anon_bytes = 1200;
   periodic.file_bytes = 500;
+  periodic.shmem_bytes = 300;
+  periodic.swap_bytes = 20;
   exporter->observe_reading(kJ, periodic);
   const auto s = testkit::parse_samples(scrape(*exporter));
   EXPECT_EQ(sample(s, "ramguard_target_rss_bytes", of(kJ)), 2000);
-  EXPECT_EQ(sample(s, "ramguard_target_memory_bytes", of(kJ, {{"kind", "anon"}})), 1500);
-  EXPECT_EQ(sample(s, "ramguard_target_memory_bytes", of(kJ, {{"kind", "file"}})), 400);
-  EXPECT_EQ(sample(s, "ramguard_target_memory_bytes", of(kJ, {{"kind", "shmem"}})), 100);
-  EXPECT_EQ(sample(s, "ramguard_target_swap_bytes", of(kJ)), 50);  // from the mark
+  EXPECT_EQ(sample(s, "ramguard_target_memory_bytes", of(kJ, {{"kind", "anon"}})), 1200);
+  EXPECT_EQ(sample(s, "ramguard_target_memory_bytes", of(kJ, {{"kind", "file"}})), 500);
+  EXPECT_EQ(sample(s, "ramguard_target_memory_bytes", of(kJ, {{"kind", "shmem"}})), 300);
+  EXPECT_EQ(sample(s, "ramguard_target_swap_bytes", of(kJ)), 20);
+  EXPECT_EQ(sample(s, "ramguard_target_counted_bytes", of(kJ)), 1200 + 300 + 20);
 }
 
 TEST(MetricsExporter, DegradedReasonIsReplacedAndCleared) {
