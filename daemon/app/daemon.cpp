@@ -31,6 +31,7 @@ std::unique_ptr<Store> open_ledger(const Config& config) {
   // Room to write the journal when the daemon stops on a full disk (store/ledger_journal.hpp):
   // a run's end and a few hundred marks.
   options.reserve_bytes = 1 << 20;
+  options.coalesce_wal_writes = config.store.coalesce_wal_writes;
   std::optional<SalvageReport> salvaged;
   auto opened = open_or_salvage(config.state_dir, options, salvaged);
   if (salvaged) log_salvage(*salvaged);

@@ -191,6 +191,9 @@ struct StoreConfig {
   // can; past this the oldest are dropped (about 1 KB each: 16,384 is ~16 MB at most,
   // counted in the daemon's worst case in docs/measuring.md).
   std::uint32_t journal_max_writes = 16'384;
+  // Each commit's write-ahead log in one write (store/wal_write_vfs.hpp); false: SQLite's own
+  // VFS, a write per frame header and page. Read when the ledger is opened (at start).
+  bool coalesce_wal_writes = true;
   friend bool operator==(const StoreConfig&, const StoreConfig&) = default;
 };
 

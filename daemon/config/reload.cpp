@@ -159,6 +159,11 @@ std::vector<std::string> restart_required_changes(const Config& running, const C
     out.push_back(change("admission.history", running.admission.history.prometheus_url,
                          next.admission.history.prometheus_url));
   }
+  if (next.store.coalesce_wal_writes != running.store.coalesce_wal_writes) {
+    out.push_back(change("store.coalesce_wal_writes",
+                         running.store.coalesce_wal_writes ? "true" : "false",
+                         next.store.coalesce_wal_writes ? "true" : "false"));
+  }
   if (next.metrics.listen != running.metrics.listen) {
     out.push_back(change("metrics.listen", running.metrics.listen.to_string(),
                          next.metrics.listen.to_string()));
@@ -184,6 +189,7 @@ Result<Config> reload(const Config& current, const std::filesystem::path& path,
   next.control.socket_group = current.control.socket_group;
   next.control.tcp = current.control.tcp;
   next.metrics.listen = current.metrics.listen;
+  next.store.coalesce_wal_writes = current.store.coalesce_wal_writes;
   return next;
 }
 

@@ -171,7 +171,8 @@ void read_store(Reader r, const YAML::Node& n, const std::string& p, StoreConfig
   r.walk.fields(
       n, p,
       {{"retention", retention},
-       {"journal_max_writes", r.count(c.journal_max_writes, 1, limits::kMaxJournalWrites)}});
+       {"journal_max_writes", r.count(c.journal_max_writes, 1, limits::kMaxJournalWrites)},
+       {"coalesce_wal_writes", r.flag(c.coalesce_wal_writes)}});
 }
 
 void read_growth(Reader r, const YAML::Node& n, const std::string& p, GrowthConfig& c) {

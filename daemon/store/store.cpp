@@ -103,7 +103,7 @@ Result<std::unique_ptr<Store>> Store::open(const std::filesystem::path& state_di
   if (auto s = prepare_state_dir(state_dir); !s) return s.error();
   const std::filesystem::path file = state_dir / kFileName;
   // Each commit's log in one write (store/wal_write_vfs.hpp), not two per page.
-  auto db = SqliteDb::open(file, coalescing_wal_vfs());
+  auto db = SqliteDb::open(file, options.coalesce_wal_writes ? coalescing_wal_vfs() : nullptr);
   if (!db) return open_read_only(file, db.error());
   auto read_only_fallback = [&](const Error& e) -> Result<std::unique_ptr<Store>> {
     // Only a disk that refuses writes falls back; a corrupt or foreign file stays refused.

@@ -52,6 +52,8 @@ struct StoreOptions {
   // of inside the commit that crosses SQLite's threshold: the daemon's event loop never waits
   // for one. Off for short-lived tools, which gain nothing from a thread.
   bool checkpoint_in_background = false;
+  // Each commit's log in one write (store/wal_write_vfs.hpp); false: SQLite's default VFS.
+  bool coalesce_wal_writes = true;
 };
 
 // Jobs whose peak on record is kept in memory between admissions.

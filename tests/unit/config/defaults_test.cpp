@@ -152,6 +152,7 @@ TEST(ConfigDefaults, ExampleFileParsesToTheDefaults) {
                           "retention:",
                           "max_age_days:",
                           "max_bytes:",
+                          "coalesce_wal_writes:",
                           "phase_gaps:",
                           "plans:",
                           "overhead:",

@@ -241,7 +241,8 @@ TEST(ConfigReload, ListenersAndPathsNeedARestart) {
   const auto path = dir.write("r.yaml",
                               "state_dir: /new/state\nmetrics: { listen: \"0.0.0.0:9000\" }\n"
                               "control: { socket: /new.sock, socket_mode: \"0600\" }\n"
-                              "release: { grace: 45s }\n");
+                              "release: { grace: 45s }\n"
+                              "store: { coalesce_wal_writes: false }\n");
   Config current = default_config();
   current.state_dir = "/old/state";
   current.control.socket = "/old.sock";
@@ -253,12 +254,14 @@ TEST(ConfigReload, ListenersAndPathsNeedARestart) {
   EXPECT_EQ(next->control.socket, "/old.sock");
   EXPECT_EQ(next->control.socket_mode, 0660u);
   EXPECT_EQ(next->metrics.listen, current.metrics.listen);
-  ASSERT_EQ(notes.size(), 4u);
+  EXPECT_TRUE(next->store.coalesce_wal_writes);  // the open ledger keeps its VFS
+  ASSERT_EQ(notes.size(), 5u);
   EXPECT_THAT(notes[0],
               HasSubstr("state_dir: '/old/state' -> '/new/state' takes effect after a restart"));
   EXPECT_THAT(notes[1], HasSubstr("control.socket: '/old.sock' -> '/new.sock'"));
   EXPECT_THAT(notes[2], HasSubstr("control.socket_mode: '0660' -> '0600'"));
-  EXPECT_THAT(notes[3], HasSubstr("metrics.listen: '127.0.0.1:9797' -> '0.0.0.0:9000'"));
+  EXPECT_THAT(notes[3], HasSubstr("store.coalesce_wal_writes: 'true' -> 'false'"));
+  EXPECT_THAT(notes[4], HasSubstr("metrics.listen: '127.0.0.1:9797' -> '0.0.0.0:9000'"));
 }
 
 TEST(ConfigReload, UnsetPathsInTheNewFileAreNoChange) {

@@ -13,7 +13,7 @@ namespace {
 TEST(LedgerJournal, ReservationsFollowTheAdmissionStateIncludingRestoredOnes) {
   TempDir dir;
   {
-    auto store = Store::open(dir.path());
+    auto store = Store::open(dir.path(), test_vfs());
     ASSERT_TRUE(store.ok());
     LedgerJournal journal(**store);
     ASSERT_TRUE(journal
@@ -23,7 +23,7 @@ TEST(LedgerJournal, ReservationsFollowTheAdmissionStateIncludingRestoredOnes) {
                     .ok());
   }
   // After a restart the rows come back; once admission no longer holds them they are deleted.
-  auto store = Store::open(dir.path());
+  auto store = Store::open(dir.path(), test_vfs());
   ASSERT_TRUE(store.ok());
   LedgerJournal journal(**store);
   auto restored = journal.load_reservations();
@@ -40,7 +40,7 @@ TEST(LedgerJournal, ReservationsFollowTheAdmissionStateIncludingRestoredOnes) {
 TEST(LedgerJournal, ReservationOwnersAndClaimsSurviveARestart) {
   TempDir dir;
   {
-    auto store = Store::open(dir.path());
+    auto store = Store::open(dir.path(), test_vfs());
     ASSERT_TRUE(store.ok());
     LedgerJournal journal(**store);
     ASSERT_TRUE(journal.reservations({{"res-a", "j", 1000, {}, "", 1234, 1, 2}}, 1000).ok());
@@ -51,7 +51,7 @@ TEST(LedgerJournal, ReservationOwnersAndClaimsSurviveARestart) {
                                   3000)
                     .ok());
   }
-  auto store = Store::open(dir.path());
+  auto store = Store::open(dir.path(), test_vfs());
   ASSERT_TRUE(store.ok());
   LedgerJournal journal(**store);
   auto restored = journal.load_reservations();
@@ -70,7 +70,7 @@ TEST(LedgerJournal, ReservationOwnersAndClaimsSurviveARestart) {
 
 TEST(LedgerJournal, ARunIdAlreadyStoredIsRefusedNotReplaced) {
   TempDir dir;
-  auto store = Store::open(dir.path());
+  auto store = Store::open(dir.path(), test_vfs());
   ASSERT_TRUE(store.ok());
   LedgerJournal journal(**store);
   RunLedger first = sample_ledger("r-same", "first");
@@ -84,7 +84,7 @@ TEST(LedgerJournal, ARunIdAlreadyStoredIsRefusedNotReplaced) {
 
 TEST(LedgerJournal, AFinishedRunIsStoredWithItsEndMarkAndClosedPhases) {
   TempDir dir;
-  auto store = Store::open(dir.path());
+  auto store = Store::open(dir.path(), test_vfs());
   ASSERT_TRUE(store.ok());
   LedgerJournal journal(**store);
   RunLedger l = sample_ledger("r-end");

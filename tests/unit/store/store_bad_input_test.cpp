@@ -17,6 +17,7 @@ namespace {
 using ::testing::HasSubstr;
 using testing::open_store;
 using testing::TempDir;
+using testing::test_vfs;
 
 #define EXPECT_ERROR(result, ...)                                                     \
   do {                                                                                \
@@ -100,7 +101,7 @@ TEST(StoreBadInput, CorruptFileIsRefused) {
     const std::string junk(std::filesystem::file_size(db) - 4096, '\x5a');
     f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
   }
-  auto store = Store::open(dir.path());
+  auto store = Store::open(dir.path(), test_vfs());
   EXPECT_ERROR(store, db.string(), "is corrupt or not a ramguard database");
 }
 
@@ -126,10 +127,10 @@ TEST(StoreBadInput, CorruptDataPagesAreFoundAtOpenOrWhenRead) {
     const std::string junk(3 * 4096, '\x5a');
     f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
   }
-  EXPECT_ERROR(Store::open(dir.path()), db.string(), "is corrupt or not a ramguard database",
-               "quick_check");
+  EXPECT_ERROR(Store::open(dir.path(), test_vfs()), db.string(),
+               "is corrupt or not a ramguard database", "quick_check");
   // Without the check at open, the damage surfaces as an Error when the run is read.
-  auto store = Store::open(dir.path(), StoreOptions{.verify_on_open = false});
+  auto store = Store::open(dir.path(), test_vfs(StoreOptions{.verify_on_open = false}));
   ASSERT_TRUE(store.ok()) << store.error().message;
   EXPECT_ERROR((*store)->load_run("r"), db.string(), "is corrupt", "while loading run 'r'");
 }
@@ -138,7 +139,7 @@ TEST(StoreBadInput, TextFileIsNotADatabase) {
   TempDir dir;
   const auto db = dir.path() / "ramguard.db";
   write_file(db, std::string(5000, 'x') + "this is a text file, not SQLite\n");
-  auto store = Store::open(dir.path());
+  auto store = Store::open(dir.path(), test_vfs());
   EXPECT_ERROR(store, db.string(), "is corrupt or not a ramguard database");
 }
 
@@ -146,9 +147,9 @@ TEST(StoreBadInput, AnotherApplicationsDatabaseIsRefused) {
   TempDir dir;
   const auto db = dir.path() / "ramguard.db";
   raw_sql(db, "CREATE TABLE invoices (id INTEGER PRIMARY KEY, amount REAL)");
-  EXPECT_ERROR(Store::open(dir.path()), db.string(), "is not a ramguard database");
+  EXPECT_ERROR(Store::open(dir.path(), test_vfs()), db.string(), "is not a ramguard database");
   raw_sql(db, "PRAGMA application_id = 1234");
-  EXPECT_ERROR(Store::open(dir.path()), db.string(), "is not a ramguard database",
+  EXPECT_ERROR(Store::open(dir.path(), test_vfs()), db.string(), "is not a ramguard database",
                "application_id 0x4d2");
   // The foreign file was not modified.
   EXPECT_GT(std::filesystem::file_size(db), 0u);
@@ -160,7 +161,7 @@ TEST(StoreBadInput, NewerSchemaIsRefused) {
   const auto db = dir.path() / "ramguard.db";
   raw_sql(db, "PRAGMA user_version = 99");
   EXPECT_ERROR(
-      Store::open(dir.path()), db.string(), "schema version 99",
+      Store::open(dir.path(), test_vfs()), db.string(), "schema version 99",
       "newer than this ramguardd understands (" + std::to_string(current_schema_version()) + ")");
 }
 
@@ -169,7 +170,7 @@ TEST(StoreBadInput, StateDirUnderARegularFile) {
   TempDir dir;
   write_file(dir.path() / "plain-file", "x");
   const auto state = dir.path() / "plain-file" / "state";
-  EXPECT_ERROR(Store::open(state), "cannot create state directory", state.string(),
+  EXPECT_ERROR(Store::open(state, test_vfs()), "cannot create state directory", state.string(),
                "Not a directory");
 }
 
@@ -177,13 +178,14 @@ TEST(StoreBadInput, StateDirThatIsAFile) {
   TempDir dir;
   const auto state = dir.path() / "state";
   write_file(state, "x");
-  EXPECT_ERROR(Store::open(state), state.string(), "is not a directory");
+  EXPECT_ERROR(Store::open(state, test_vfs()), state.string(), "is not a directory");
 }
 
 TEST(StoreBadInput, DatabasePathThatIsADirectoryCannotBeWritten) {
   TempDir dir;
   std::filesystem::create_directories(dir.path() / "ramguard.db");
-  EXPECT_ERROR(Store::open(dir.path()), "cannot write", (dir.path() / "ramguard.db").string());
+  EXPECT_ERROR(Store::open(dir.path(), test_vfs()), "cannot write",
+               (dir.path() / "ramguard.db").string());
 }
 
 TEST(StoreBadInput, NewStateDirIsCreatedWithMode0750) {
@@ -228,7 +230,7 @@ TEST(StoreBadInput, SizeCapFromOptionsApplies) {
     auto store = open_store(dir.path());
     ASSERT_TRUE(store && store->begin_run(testing::sample_ledger("r")).ok());
   }
-  auto store = open_store(dir.path(), StoreOptions{.max_db_bytes = 4096});
+  auto store = open_store(dir.path(), test_vfs(StoreOptions{.max_db_bytes = 4096}));
   ASSERT_TRUE(store);
   std::vector<ProgressSample> batch(5000);
   for (std::size_t i = 0; i < batch.size(); ++i) batch[i].at_unix_ms = static_cast<std::int64_t>(i);

@@ -19,6 +19,7 @@ namespace {
 
 using testing::open_store;
 using testing::TempDir;
+using testing::test_vfs;
 
 // The child: opens the store itself (nothing shared with the parent but the directory), appends
 // marks and reports each seq on the pipe only after append_mark returned Ok.
@@ -43,11 +44,11 @@ class HardKill : public ::testing::TestWithParam<Durability> {};
 
 TEST_P(HardKill, LosesNothingAcknowledged) {
   const bool sync_every_commit = GetParam() == Durability::kSyncFull;
-  const StoreOptions options{
-      .max_db_bytes = 0,
-      .verify_on_open = true,
-      .sync_every_commit = sync_every_commit,
-      .checkpoint_in_background = GetParam() == Durability::kSyncNormalCheckpointThread};
+  const StoreOptions options =
+      test_vfs({.max_db_bytes = 0,
+                .verify_on_open = true,
+                .sync_every_commit = sync_every_commit,
+                .checkpoint_in_background = GetParam() == Durability::kSyncNormalCheckpointThread});
   TempDir dir;
   {
     auto store = open_store(dir.path());
@@ -161,7 +162,8 @@ TEST(StoreDurability, MeasureAcknowledgedMarkCost) {
   constexpr int kMarks = 200;
   for (bool sync_every_commit : {true, false}) {
     TempDir dir;
-    auto store = open_store(dir.path(), StoreOptions{.sync_every_commit = sync_every_commit});
+    auto store =
+        open_store(dir.path(), test_vfs(StoreOptions{.sync_every_commit = sync_every_commit}));
     ASSERT_TRUE(store && store->begin_run(testing::sample_ledger("bench")).ok());
     const MarkCost c = measure_marks(*store, kMarks);
     std::printf(

@@ -8,8 +8,10 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 #include "model/ledger.hpp"
 #include "store/store.hpp"
@@ -126,8 +128,17 @@ inline RunLedger full_ledger(const std::string& run_id) {
   return l;
 }
 
+// The store tests run twice (tests/unit/store/CMakeLists.txt): on the coalescing WAL VFS, the
+// daemon's default, and on SQLite's own (RAMGUARD_TEST_WAL_VFS=sqlite, as with
+// `store.coalesce_wal_writes: false`).
+inline StoreOptions test_vfs(StoreOptions options = {}) {
+  const char* vfs = std::getenv("RAMGUARD_TEST_WAL_VFS");
+  options.coalesce_wal_writes = vfs == nullptr || std::string_view(vfs) != "sqlite";
+  return options;
+}
+
 inline std::unique_ptr<Store> open_store(const std::filesystem::path& dir,
-                                         const StoreOptions& options = {}) {
+                                         const StoreOptions& options = test_vfs()) {
   auto store = Store::open(dir, options);
   EXPECT_TRUE(store.ok()) << (store.ok() ? "" : store.error().message);
   if (!store) return nullptr;

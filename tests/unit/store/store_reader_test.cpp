@@ -18,9 +18,10 @@ namespace {
 using testing::full_ledger;
 using testing::mark;
 using testing::TempDir;
+using testing::test_vfs;
 
 std::unique_ptr<Store> open_writer(const std::filesystem::path& dir) {
-  StoreOptions options;
+  StoreOptions options = test_vfs();
   options.sync_every_commit = false;
   auto store = Store::open(dir, options);
   EXPECT_TRUE(store) << store.error().message;

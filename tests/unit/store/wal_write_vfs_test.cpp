@@ -136,5 +136,19 @@ TEST(WalWriteVfs, OtherFilesAndTheNameAreSQLitesOwn) {
   EXPECT_EQ(scalar(**db, "SELECT n FROM t"), 1);
 }
 
+// store.coalesce_wal_writes chooses the VFS: the store's writes go through this one only when
+// it is on (the store tests run on both, see tests/unit/store/CMakeLists.txt).
+TEST(WalWriteVfs, TheStoreOptionChoosesIt) {
+  for (const bool coalesce : {false, true}) {
+    TempDir dir;
+    const WalWriteCounts before = wal_write_counts();
+    auto store = testing::open_store(dir.path(), StoreOptions{.coalesce_wal_writes = coalesce});
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->begin_run(testing::sample_ledger("vfs")).ok());
+    store.reset();
+    EXPECT_EQ(wal_write_counts().requested > before.requested, coalesce) << coalesce;
+  }
+}
+
 }  // namespace
 }  // namespace ramguard
