@@ -62,19 +62,6 @@ Result<std::uint64_t> pages_to_bytes(std::uint64_t pages, std::uint64_t page_siz
   return pages * page_size;
 }
 
-bool says_exited(std::string_view status_text) {
-  return status_text.find("State:\tZ") != std::string_view::npos ||
-         status_text.find("State:\tX") != std::string_view::npos;
-}
-
-// A process that had an address space when it was opened and has none now is exiting: SIGKILL
-// tears the memory down before the process turns zombie, and in that window status still says
-// "R" or "D" but has no Vm lines. That is an exit on its way, not an unreadable process.
-bool address_space_gone(std::string_view status_text) {
-  return status_text.find("State:\t") != std::string_view::npos &&
-         status_text.find("\nVmSize:") == std::string_view::npos;
-}
-
 }  // namespace
 
 Result<std::string> read_small_file(const std::filesystem::path& path, std::size_t max_bytes) {
@@ -136,7 +123,7 @@ Result<MemoryReading> ProcessHandle::read_complete(const Instant& at) {
   const std::string_view text(status_buffer().data(), len);
   auto fields = parse_status(text);
   if (!fields) {
-    if (says_exited(text) || address_space_gone(text))
+    if (fields.error().kind == ErrorKind::kNotFound)
       return Error{"process " + std::to_string(id_.pid) + " has exited", ErrorKind::kNotFound};
     return Error{"process " + std::to_string(id_.pid) + ": " + fields.error().message};
   }
@@ -274,7 +261,8 @@ Result<ProcFs::Snapshot> ProcFs::snapshot(pid_t pid) const {
   const std::string_view text(status_buffer().data(), len);
   auto status = parse_status(text);
   if (!status) {
-    if (says_exited(text)) return Error{who + ": process has exited", ErrorKind::kNotFound};
+    if (status.error().kind == ErrorKind::kNotFound)
+      return Error{who + ": process has exited", ErrorKind::kNotFound};
     return Error{who + ": " + status.error().message};
   }
   return Snapshot{status->real_uid, status->vm_rss_bytes};
