@@ -136,6 +136,7 @@ Result<MemoryReading> ProcessHandle::read_complete(const Instant& at) {
   r.shmem_bytes = fields->rss_shmem_bytes;
   r.swap_bytes = fields->vm_swap_bytes;
   r.hwm_bytes = fields->vm_hwm_bytes;
+  last_hwm_bytes_ = fields->vm_hwm_bytes;
   return r;
 }
 
@@ -226,6 +227,7 @@ Status ProcessHandle::reset_hwm() {
     if (is_gone(err)) return Error{prefix + ": process has exited", ErrorKind::kNotFound};
     return Error{prefix + ": write " + in_dir("clear_refs") + ": " + errno_text(err)};
   }
+  last_hwm_bytes_ = 0;  // the mark before the reset is not this phase's
   return ok_status();
 }
 

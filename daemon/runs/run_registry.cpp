@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <filesystem>
 #include <random>
 
 #include "common/log.hpp"
@@ -427,8 +428,17 @@ void RunRegistry::on_exit(const std::string& run_id, const ExitInfo& info) {
   if (entry == nullptr) return;
   const bool was_active = entry->machine->active();
   entry->exit_watch = 0;  // it has fired
-  if (was_active && entry->key != 0 && entry->machine->ledger().info.scope == Scope::kCgroup) {
-    if (auto peak = sampler_.cgroup_peak(entry->key)) {
+  const RunLedger& ledger = entry->machine->ledger();
+  if (was_active && entry->key != 0 && ledger.info.scope == Scope::kCgroup) {
+    // What the exit watcher read when it saw the exit comes first: by now the cgroup may be
+    // gone (removed right after the kill).
+    const bool seen_at_exit =
+        info.cgroup_peak && std::filesystem::path(info.cgroup_dir).lexically_normal() ==
+                                std::filesystem::path(ledger.info.cgroup_dir).lexically_normal();
+    if (seen_at_exit) {
+      entry->machine->cgroup_peak_at_death(
+          {info.cgroup_peak->peak_usage_bytes, info.cgroup_peak->limit_bytes});
+    } else if (auto peak = sampler_.cgroup_peak(entry->key)) {
       entry->machine->cgroup_peak_at_death({peak->peak_usage_bytes, peak->limit_bytes});
     } else {
       log::debug("run.cgroup_peak_unreadable",
@@ -443,6 +453,9 @@ void RunRegistry::on_exit(const std::string& run_id, const ExitInfo& info) {
   }
   after_change(*entry);
 }
+  if (was_active && entry->key != 0 && ledger.info.scope == Scope::kProcess) {
+    entry->machine->process_hwm_at_death(sampler_.last_hwm_bytes(entry->key));
+  }
 
 void RunRegistry::on_deadline(const std::string& run_id) {
   Entry* entry = find_entry(run_id);

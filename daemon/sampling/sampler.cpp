@@ -201,6 +201,12 @@ Result<CgroupPeak> Sampler::cgroup_peak(TargetKey key) {
   return CgroupPeak{*peak, limit ? *limit : 0};
 }
 
+std::uint64_t Sampler::last_hwm_bytes(TargetKey key) const {
+  auto it = targets_.find(key);
+  if (it == targets_.end() || it->second->cgroup || it->second->tree) return 0;
+  return it->second->handle.last_hwm_bytes();
+}
+
 std::vector<ProcessShare> Sampler::tree_shares(TargetKey key) const {
   auto it = targets_.find(key);
   if (it == targets_.end() || !it->second->tree) return {};

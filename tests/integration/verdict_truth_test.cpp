@@ -201,5 +201,46 @@ TEST(ExecPeak, AShortProcessKeepsItsPeak) {
       << result.output;
 }
 
+// A process-scope coordinator killed between marks (as by the OOM killer) after a spike the
+// periodic readings never saw: its last known VmHWM is the peak at death, the run's and its
+// open phase's (counted: the page cache beside it is left out, as at a mark).
+TEST(DeathPeak, AProcessKilledBetweenMarksKeepsItsLastKnownHighWaterMark) {
+  auto d = Daemon::with_args({"--interval", "1s"});
+  MemChild child;
+  const v1::Reply started = start_run(*d, child.pid());
+  ASSERT_FALSE(started.has_error()) << started.error().message();
+  const std::string run = started.run_start().run_id();
+  v1::Request begin;
+  begin.mutable_mark()->set_run_id(run);
+  begin.mutable_mark()->set_kind(v1::MarkRequest::PHASE_BEGIN);
+  begin.mutable_mark()->set_phase("aggregation");
+  ASSERT_FALSE(d->call(begin).has_error());
+  // Touched and unmapped inside one command: no reading holds it, the high-water mark does.
+  child.command("spike " + std::to_string(192 * kMiB) + " 0");
+  // A reading after the spike: its VmHWM is 192 MiB above the baseline.
+  std::this_thread::sleep_for(1300ms);
+  const v1::RunStatus before = status(*d, run);
+  ASSERT_LT(before.peak_bytes(), 150 * kMiB) << "a reading saw the spike: " << describe(before);
+  child.kill(SIGKILL);
+  child.wait();
+  v1::RunStatus s;
+  ASSERT_TRUE(eventually(
+      [&] {
+        s = status(*d, run);
+        return s.state() == "exited";
+      },
+      10s, 20ms))
+      << describe(s);
+  EXPECT_GE(s.peak_bytes(), 180 * kMiB) << describe(s);
+  ASSERT_GE(s.phases_size(), 1) << describe(s);
+  EXPECT_GE(s.phases(s.phases_size() - 1).peak_bytes(), 180 * kMiB) << describe(s);
+  const v1::Verdict* exited = nullptr;
+  for (const auto& v : s.verdicts()) {
+    if (v.kind() == "exited") exited = &v;
+  }
+  ASSERT_NE(exited, nullptr) << describe(s);
+  EXPECT_GE(exited->figures().at("peak_bytes"), 180.0 * kMiB) << exited->summary();
+}
+
 }  // namespace
 }  // namespace ramguard::testing
