@@ -122,6 +122,14 @@ std::vector<const RunMachine*> RunRegistry::runs() const {
   return out;
 }
 
+Result<std::vector<SharedSegment>> RunRegistry::shared_segments(const std::string& run_id) const {
+  auto it = runs_.find(run_id);
+  if (it == runs_.end() || it->second->key == 0) {
+    return Error{"run " + run_id + " is not sampled", ErrorKind::kNotFound};
+  }
+  return sampler_.shared_segments(it->second->key);
+}
+
 Result<RunRegistry::Entry*> RunRegistry::find_for_change(const std::string& run_id,
                                                          const Caller& caller, const char* what) {
   if (run_id.empty()) return Error{std::string(what) + " needs a run id"};
@@ -445,6 +453,9 @@ void RunRegistry::on_exit(const std::string& run_id, const ExitInfo& info) {
                  {{"run", entry->machine->run_id()}, {"reason", peak.error().message}});
     }
   }
+  if (was_active && entry->key != 0 && ledger.info.scope == Scope::kProcess) {
+    entry->machine->process_hwm_at_death(sampler_.last_hwm_bytes(entry->key));
+  }
   entry->machine->process_exited(info, clock_.now());
   if (was_active) {
     admission_.release_run(run_id);
@@ -453,9 +464,6 @@ void RunRegistry::on_exit(const std::string& run_id, const ExitInfo& info) {
   }
   after_change(*entry);
 }
-  if (was_active && entry->key != 0 && ledger.info.scope == Scope::kProcess) {
-    entry->machine->process_hwm_at_death(sampler_.last_hwm_bytes(entry->key));
-  }
 
 void RunRegistry::on_deadline(const std::string& run_id) {
   Entry* entry = find_entry(run_id);

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <thread>
+#include <vector>
 
 #include "harness.hpp"
 
@@ -181,6 +182,42 @@ TEST(SharedMemory, ATreeCountsASegmentItsWorkersShareOnce) {
   EXPECT_LT(s.peak_bytes(), 280 * kMiB) << describe(s);  // 3 x 200 MiB without counting once
   for (const auto& v : s.verdicts()) EXPECT_NE(v.kind(), "over_budget") << v.summary();
   ASSERT_FALSE(end_run(*d, run).has_error());
+}
+
+// Two runs whose coordinators map one 128 MiB /dev/shm segment: each run's counted memory holds
+// it, but the node holds it once, and so does admission's sum of what the runs hold.
+TEST(SharedMemory, TwoRunsMappingOneSegmentAreHeldOnceInAdmission) {
+  auto d = Daemon::with_args({"--interval", "100ms"});
+  const std::string path = "/dev/shm/ramguard-runs-" + std::to_string(::getpid());
+  MemChild first;
+  MemChild second;
+  first.command("shm states " + path + " " + std::to_string(128 * kMiB));
+  second.command("shm states " + path + " " + std::to_string(128 * kMiB));
+  std::filesystem::remove(path);
+  std::vector<std::string> runs;
+  for (const MemChild* child : {&first, &second}) {
+    const v1::Reply started = start_run(*d, child->pid());
+    ASSERT_FALSE(started.has_error()) << started.error().message();
+    runs.push_back(started.run_start().run_id());
+  }
+  std::this_thread::sleep_for(300ms);  // periodic readings: each run's shmem holds the segment
+  for (const auto& run : runs) {
+    const v1::RunStatus s = status(*d, run);
+    ASSERT_GE(s.last().shmem_bytes(), 120 * kMiB) << describe(s);
+  }
+  v1::Request admit;
+  admit.mutable_admit()->set_job("verdict-truth");
+  admit.mutable_admit()->set_estimate_bytes(1);
+  const v1::Reply reply = d->call(admit);
+  ASSERT_FALSE(reply.has_error()) << reply.error().message();
+  const auto& a = reply.admit();
+  ASSERT_EQ(a.committed_runs_size(), 2) << reply.DebugString();
+  std::uint64_t held = 0;
+  for (const auto& term : a.committed_runs()) held += term.held_bytes();
+  EXPECT_GE(held, 128 * kMiB) << reply.DebugString();
+  EXPECT_LT(held, 180 * kMiB) << "the segment is counted once: " << reply.DebugString();
+  EXPECT_LT(a.committed_bytes(), 180 * kMiB) << reply.DebugString();
+  for (const auto& run : runs) ASSERT_FALSE(end_run(*d, run).has_error());
 }
 
 // A process too short for any reading: `ramguard exec` hands the daemon its ru_maxrss, so the
