@@ -177,8 +177,13 @@ std::string labels_string(const google::protobuf::Map<std::string, std::string>&
 
 std::string format_figure(std::string_view name, double value, bool binary) {
   if (name.ends_with("_bytes")) return format_bytes(value, binary);
+  if (name.ends_with("_bytes_per_round")) return format_bytes(value, binary) + "/round";
+  if (name.ends_with("_bytes_per_second")) return format_bytes(value, binary) + "/s";
   if (name.ends_with("_seconds")) return format_seconds(value);
   if (!std::isfinite(value)) return "?";
+  // As the verdicts write them.
+  if (name.ends_with("_copies")) return format_fixed(value, 2) + " model copies";
+  if (name.ends_with("copies_per_round")) return format_fixed(value, 2) + " model copies/round";
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.4g", value);
   return buf;

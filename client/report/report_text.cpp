@@ -26,11 +26,11 @@ std::uint64_t counted(const v1::Reading& r) {
   return r.anon_bytes() + r.shmem_bytes() + r.swap_bytes();
 }
 
-// "14.10 GB (anon 13.90 GB, file 0.20 GB, shmem 0 B, swap 0 B; counted 13.90 GB)": file is
-// page cache, shown and never judged.
+// "RSS 14.10 GB (anon 13.90 GB, page cache 0.20 GB, shmem 0 B, swap 0 B; counted 13.90 GB)":
+// page cache is shown and never judged; the names are the verdicts' own.
 std::string reading_line(const v1::Reading& r, const RenderOptions& o) {
   std::string line = "RSS " + bytes(r.rss_bytes(), o) + " (anon " + bytes(r.anon_bytes(), o) +
-                     ", file " + bytes(r.file_bytes(), o);
+                     ", page cache " + bytes(r.file_bytes(), o);
   line += ", shmem " + bytes(r.shmem_bytes(), o);
   line += ", swap " + bytes(r.swap_bytes(), o) + "; counted " + bytes(counted(r), o) + ")";
   if (r.at_unix_ms() > 0) line += " at " + format_unix_ms(r.at_unix_ms());
@@ -172,7 +172,7 @@ void release_section(const v1::RunStatus& run, const RenderOptions& o, std::stri
   }
 }
 
-void verdicts_section(const v1::RunStatus& run, std::string& out) {
+void verdicts_section(const v1::RunStatus& run, const RenderOptions& o, std::string& out) {
   if (run.verdicts().empty()) {
     out += "\nVerdicts: none\n";
     return;
@@ -191,6 +191,18 @@ void verdicts_section(const v1::RunStatus& run, std::string& out) {
                v.summary()});
   }
   out += "\nVerdicts\n" + t.text("  ");
+  // Every number a summary states, under its name (the release's are in its own section).
+  std::string figures;
+  for (const v1::Verdict& v : run.verdicts()) {
+    if (v.kind() == "release" || v.figures().empty()) continue;
+    figures += "  " + escape_text(v.kind()) +
+               (v.round() ? " round " + std::to_string(v.round()) : "") + ":";
+    for (const auto& [name, value] : sorted_figures(v)) {
+      figures += " " + escape_text(name) + " " + format_figure(name, value, o.binary_units) + ";";
+    }
+    figures.back() = '\n';
+  }
+  if (!figures.empty()) out += "\nVerdict figures\n" + figures;
   if (run.earlier_verdicts() == 0) return;
   out += "  " + std::to_string(run.earlier_verdicts()) + " earlier verdicts, showing the last " +
          std::to_string(run.verdicts_size());
@@ -256,13 +268,18 @@ std::string report_text(const v1::ReportReply& reply, const RenderOptions& o) {
   if (run.has_last()) out += field("Last reading", reading_line(run.last(), o));
   if (run.estimate_bytes() > 0) {
     const double ratio = estimate_ratio(run);
-    out += field("Estimate",
-                 bytes(run.estimate_bytes(), o) + "; peak/estimate " + format_fixed(ratio, 2) +
-                     (ratio > 1 ? " (peak ABOVE estimate)" : " (peak within estimate)"));
+    out +=
+        field("Estimate", bytes(run.estimate_bytes(), o) + "; peak/estimate ratio " +
+                              format_fixed(ratio, 2) +
+                              (ratio > 1 ? " (peak ABOVE estimate)" : " (peak within estimate)"));
   } else {
     out += field("Estimate", "none (no admitted estimate)");
   }
   if (const v1::Verdict* accuracy = find_verdict(run, "estimate_accuracy")) {
+    if (auto s = accuracy->figures().find("suggested_bytes"); s != accuracy->figures().end()) {
+      out += field("Next estimate",
+                   "suggested estimate " + bytes(static_cast<std::uint64_t>(s->second), o));
+    }
     out += field("Estimate note", accuracy->summary());
   }
   phases_section(run, o, out);
@@ -271,7 +288,7 @@ std::string report_text(const v1::ReportReply& reply, const RenderOptions& o) {
   gaps_section(run, out);
   census_text_section(run, o.binary_units, out);
   release_section(run, o, out);
-  verdicts_section(run, out);
+  verdicts_section(run, o, out);
   if (!reply.samples().empty()) {
     out += "\nSamples: " + std::to_string(reply.samples_size()) + " points\n";
   }

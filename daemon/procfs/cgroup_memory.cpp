@@ -239,18 +239,40 @@ Result<std::uint64_t> CgroupMemory::peak_usage_bytes() {
   return peak;
 }
 
-Result<std::uint64_t> CgroupMemory::own_limit_bytes() const {
-  const char* file = v2_ ? "memory.max" : "memory.limit_in_bytes";
-  auto text = read_small_file(dir_ / file, kCounterBufferBytes);
+namespace {
+
+// One counter file of DIR by path; "max" (v2's no limit) reads as 0.
+Result<std::uint64_t> read_counter_file(const std::filesystem::path& dir, const char* file) {
+  auto text = read_small_file(dir / file, kCounterBufferBytes);
   if (!text) return text.error();
   std::string_view value(*text);
   while (!value.empty() && (value.back() == '\n' || value.back() == ' ')) value.remove_suffix(1);
   if (value == "max") return std::uint64_t{0};
-  auto limit = parse_decimal_u64(value, file);
-  if (!limit) return Error{dir_.string() + ": " + limit.error().message};
+  auto n = parse_decimal_u64(value, file);
+  if (!n) return Error{dir.string() + ": " + n.error().message};
+  return n;
+}
+
+Result<std::uint64_t> read_own_limit(const std::filesystem::path& dir, bool v2) {
+  auto limit = read_counter_file(dir, v2 ? "memory.max" : "memory.limit_in_bytes");
+  if (!limit) return limit;
   // v1 writes "no limit" as LONG_MAX rounded down to a page: anything past 2^62 is none.
   constexpr std::uint64_t kNoLimitAbove = std::uint64_t{1} << 62;
   return *limit >= kNoLimitAbove ? std::uint64_t{0} : *limit;
+}
+
+}  // namespace
+
+Result<std::uint64_t> CgroupMemory::own_limit_bytes() const {
+  return read_own_limit(dir_, v2_);
+}
+
+Result<CgroupPeak> read_cgroup_peak(const std::filesystem::path& dir) {
+  const bool v2 = !path_exists(dir / "memory.usage_in_bytes");
+  auto peak = read_counter_file(dir, v2 ? "memory.peak" : "memory.max_usage_in_bytes");
+  if (!peak) return peak.error();
+  auto limit = read_own_limit(dir, v2);
+  return CgroupPeak{*peak, limit ? *limit : 0};
 }
 
 Result<std::uint64_t> CgroupMemory::oom_kills() {

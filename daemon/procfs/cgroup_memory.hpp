@@ -50,6 +50,11 @@ struct CgroupPeak {
   std::uint64_t limit_bytes = 0;  // 0: no limit set on this cgroup
 };
 
+// DIR's peak and own limit read by path, once: what the exit watcher takes the moment a
+// process's exit is seen, before its cgroup can be removed (an open file of a removed cgroup
+// reads ENODEV, so only an early read survives a quick rmdir).
+Result<CgroupPeak> read_cgroup_peak(const std::filesystem::path& dir);
+
 class CgroupMemory;
 // The memory cgroup `given` names (find_memory_cgroup_dir), or PID's own when it is empty,
 // opened: one call for runs, watches and admission.

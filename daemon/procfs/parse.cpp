@@ -139,6 +139,7 @@ Result<StatusFields> parse_status(std::string_view text) {
     kState = 256
   };
   unsigned seen = 0;
+  bool has_address_space = false;  // a VmSize line: the process still has memory
   struct KbField {
     const char* key;
     Seen bit;
@@ -185,6 +186,8 @@ Result<StatusFields> parse_status(std::string_view text) {
         return Error{"status Uid " + std::to_string(*uid) + " is out of range for a uid"};
       }
       out.real_uid = static_cast<std::uint32_t>(*uid);
+    } else if (key == "VmSize") {
+      has_address_space = true;
     } else {
       for (const auto& f : kKb) {
         if (key != f.key) continue;
@@ -205,7 +208,13 @@ Result<StatusFields> parse_status(std::string_view text) {
   for (const auto& f : kKb) need(f.bit, f.key);
   if (!missing.empty()) {
     std::string hint = (seen & kRss) ? "" : " (a kernel thread or an exited process has no memory)";
-    return Error{"status lacks " + missing + hint};
+    // A zombie, or a process SIGKILL is tearing down (status still says "R" or "D" but the Vm
+    // lines are gone): an exit on its way, not an unreadable process. Every reader of status
+    // takes this kind as "has exited".
+    const bool exiting =
+        out.state == 'Z' || out.state == 'X' || ((seen & kState) && !has_address_space);
+    return Error{"status lacks " + missing + hint,
+                 exiting ? ErrorKind::kNotFound : ErrorKind::kInvalidArgument};
   }
   return out;
 }

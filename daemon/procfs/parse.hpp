@@ -52,7 +52,8 @@ struct StatFields {
 
 Result<StatmPages> parse_statm(std::string_view text);
 // Every line listed in StatusFields must be present: kernel threads and zombies have no VmRSS,
-// and reporting that is better than reading it as zero.
+// and reporting that is better than reading it as zero. A status that says the process is
+// exiting (a zombie, or a State line without Vm lines) is an ErrorKind::kNotFound error.
 Result<StatusFields> parse_status(std::string_view text);
 Result<StatFields> parse_stat(std::string_view text);
 // The "Pss:" line of /proc/PID/smaps_rollup, in bytes: resident pages with shared ones split

@@ -62,19 +62,6 @@ Result<std::uint64_t> pages_to_bytes(std::uint64_t pages, std::uint64_t page_siz
   return pages * page_size;
 }
 
-bool says_exited(std::string_view status_text) {
-  return status_text.find("State:\tZ") != std::string_view::npos ||
-         status_text.find("State:\tX") != std::string_view::npos;
-}
-
-// A process that had an address space when it was opened and has none now is exiting: SIGKILL
-// tears the memory down before the process turns zombie, and in that window status still says
-// "R" or "D" but has no Vm lines. That is an exit on its way, not an unreadable process.
-bool address_space_gone(std::string_view status_text) {
-  return status_text.find("State:\t") != std::string_view::npos &&
-         status_text.find("\nVmSize:") == std::string_view::npos;
-}
-
 }  // namespace
 
 Result<std::string> read_small_file(const std::filesystem::path& path, std::size_t max_bytes) {
@@ -136,7 +123,7 @@ Result<MemoryReading> ProcessHandle::read_complete(const Instant& at) {
   const std::string_view text(status_buffer().data(), len);
   auto fields = parse_status(text);
   if (!fields) {
-    if (says_exited(text) || address_space_gone(text))
+    if (fields.error().kind == ErrorKind::kNotFound)
       return Error{"process " + std::to_string(id_.pid) + " has exited", ErrorKind::kNotFound};
     return Error{"process " + std::to_string(id_.pid) + ": " + fields.error().message};
   }
@@ -149,6 +136,7 @@ Result<MemoryReading> ProcessHandle::read_complete(const Instant& at) {
   r.shmem_bytes = fields->rss_shmem_bytes;
   r.swap_bytes = fields->vm_swap_bytes;
   r.hwm_bytes = fields->vm_hwm_bytes;
+  last_hwm_bytes_ = fields->vm_hwm_bytes;
   return r;
 }
 
@@ -239,6 +227,7 @@ Status ProcessHandle::reset_hwm() {
     if (is_gone(err)) return Error{prefix + ": process has exited", ErrorKind::kNotFound};
     return Error{prefix + ": write " + in_dir("clear_refs") + ": " + errno_text(err)};
   }
+  last_hwm_bytes_ = 0;  // the mark before the reset is not this phase's
   return ok_status();
 }
 
@@ -274,7 +263,8 @@ Result<ProcFs::Snapshot> ProcFs::snapshot(pid_t pid) const {
   const std::string_view text(status_buffer().data(), len);
   auto status = parse_status(text);
   if (!status) {
-    if (says_exited(text)) return Error{who + ": process has exited", ErrorKind::kNotFound};
+    if (status.error().kind == ErrorKind::kNotFound)
+      return Error{who + ": process has exited", ErrorKind::kNotFound};
     return Error{who + ": " + status.error().message};
   }
   return Snapshot{status->real_uid, status->vm_rss_bytes};

@@ -51,6 +51,9 @@ class ProcessHandle {
   // Writes "5" to clear_refs so VmHWM restarts from the current RSS. Fails (degraded, not fatal)
   // where the kernel or permissions do not allow it.
   Status reset_hwm();
+  // VmHWM at the last status read (periodic or complete; 0 after a reset until the next read):
+  // the process's last known peak, which a sudden death (an OOM kill) leaves as its peak.
+  std::uint64_t last_hwm_bytes() const { return last_hwm_bytes_; }
   // PSS from smaps_rollup (the kernel walks every mapping: tens of microseconds to milliseconds
   // for a large process), for marks of the tree scope only, never the periodic path.
   Result<std::uint64_t> read_pss() const;
@@ -85,6 +88,7 @@ class ProcessHandle {
   UniqueFd dir_fd_;  // pins this process's /proc directory: files opened from it are its own
   UniqueFd statm_fd_;
   UniqueFd status_fd_;
+  std::uint64_t last_hwm_bytes_ = 0;
   UniqueFd clear_refs_fd_;  // opened on first reset
 };
 

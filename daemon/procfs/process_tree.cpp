@@ -96,11 +96,19 @@ MemoryReading ProcessTree::add_descendants(MemoryReading root, const Instant& at
     root.swap_bytes += r->swap_bytes;
     root.hwm_bytes += r->hwm_bytes;
   }
-  for (const pid_t pid : gone_) members_.erase(pid);
+  for (const pid_t pid : gone_) {
+    members_.erase(pid);
+    segments_.erase(pid);
+  }
   // Shared memory counts once: an object several members map is summed once (its allocated
   // pages), not once per mapper. What cannot be identified keeps each mapper's RssShmem.
   if (with_shmem.size() >= 2) {
-    const std::uint64_t once = shmem_counted_once(with_shmem);
+    std::vector<std::pair<const std::vector<SharedSegment>*, std::uint64_t>> mappers;
+    mappers.reserve(with_shmem.size());
+    for (const auto& [handle, shmem_bytes] : with_shmem) {
+      mappers.emplace_back(segments_of(*handle, shmem_bytes), shmem_bytes);
+    }
+    const std::uint64_t once = shmem_counted_once(mappers);
     if (once < root.shmem_bytes) {
       const std::uint64_t duplicate = root.shmem_bytes - once;
       root.shmem_bytes = once;
@@ -111,13 +119,27 @@ MemoryReading ProcessTree::add_descendants(MemoryReading root, const Instant& at
   return root;
 }
 
+const std::vector<SharedSegment>* ProcessTree::segments_of(const ProcessHandle& handle,
+                                                           std::uint64_t rss_shmem_bytes) {
+  Segments& cached = segments_[handle.pid()];
+  if (cached.readings == 0 || cached.rss_shmem_bytes != rss_shmem_bytes ||
+      cached.readings >= kSegmentsRereadEvery) {
+    auto read = handle.read_shared_segments();
+    cached.known = read.ok();
+    cached.objects = read ? std::move(*read) : std::vector<SharedSegment>{};
+    cached.rss_shmem_bytes = rss_shmem_bytes;
+    cached.readings = 0;
+  }
+  ++cached.readings;
+  return cached.known ? &cached.objects : nullptr;
+}
+
 std::uint64_t shmem_counted_once(
-    std::span<const std::pair<const ProcessHandle*, std::uint64_t>> mappers) {
+    std::span<const std::pair<const std::vector<SharedSegment>*, std::uint64_t>> mappers) {
   std::set<SharedSegment> objects;
   std::uint64_t unidentified = 0;
-  for (const auto& [handle, rss_shmem_bytes] : mappers) {
-    auto segments = handle->read_shared_segments();
-    if (!segments) {
+  for (const auto& [segments, rss_shmem_bytes] : mappers) {
+    if (segments == nullptr) {
       unidentified += rss_shmem_bytes;
       continue;
     }
@@ -132,6 +154,15 @@ std::uint64_t shmem_counted_once(
   std::uint64_t total = unidentified;
   for (const SharedSegment& seg : objects) total += seg.bytes;
   return total;
+}
+
+std::vector<SharedSegment> ProcessTree::shared_segments() const {
+  std::set<SharedSegment> objects;
+  for (const auto& [pid, handle] : members_) {
+    if (auto segments = handle.read_shared_segments())
+      objects.insert(segments->begin(), segments->end());
+  }
+  return {objects.begin(), objects.end()};
 }
 
 std::vector<TargetId> ProcessTree::members() const {

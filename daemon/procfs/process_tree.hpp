@@ -29,10 +29,11 @@ namespace ramguard {
 // The PIDs listed in ROOT/PID/task/*/children (children of every thread of PID).
 std::vector<pid_t> read_children(const std::filesystem::path& proc_root, pid_t pid);
 
-// Shared memory of several processes, each given with its RssShmem, counted once: the sum
-// of the distinct objects they map, plus, per process, what its objects do not explain.
+// Shared memory of several processes, each given with its RssShmem and the objects it maps
+// (nullptr: not known), counted once: the sum of the distinct objects they map, plus, per
+// process, what its objects do not explain.
 std::uint64_t shmem_counted_once(
-    std::span<const std::pair<const ProcessHandle*, std::uint64_t>> mappers);
+    std::span<const std::pair<const std::vector<SharedSegment>*, std::uint64_t>> mappers);
 
 class ProcessTree {
  public:
@@ -60,6 +61,9 @@ class ProcessTree {
   // which processes hold the tree's memory, and by comparison which grew.
   const std::vector<ProcessShare>& shares() const { return shares_; }
   std::size_t descendants() const { return members_.size(); }
+  // The shared-memory objects the descendants map (not the root's: its handle is the
+  // caller's), each object once; a member whose maps cannot be read is left out.
+  std::vector<SharedSegment> shared_segments() const;
   // Members the last add_descendants found exited (and dropped).
   std::size_t gone_at_last_reading() const { return gone_.size(); }
 
@@ -69,6 +73,22 @@ class ProcessTree {
   std::map<pid_t, ProcessHandle> members_;
   std::vector<ProcessShare> shares_;
   std::vector<pid_t> gone_;  // reused every reading: no allocation in steady state
+
+  // Each process's shared-memory objects as last read from its maps, with the RssShmem it had
+  // then: maps are read again only when that changes or every kSegmentsRereadEvery readings,
+  // so a steady tree of 32 workers does not read 33 maps per reading on the event loop.
+  struct Segments {
+    std::uint64_t rss_shmem_bytes = 0;
+    std::uint32_t readings = 0;
+    bool known = false;  // the maps could be read
+    std::vector<SharedSegment> objects;
+  };
+  const std::vector<SharedSegment>* segments_of(const ProcessHandle& handle,
+                                                std::uint64_t rss_shmem_bytes);
+  std::map<pid_t, Segments> segments_;
+
+ public:
+  static constexpr std::uint32_t kSegmentsRereadEvery = 150;  // 5 min at the default 2 s
 };
 
 }  // namespace ramguard

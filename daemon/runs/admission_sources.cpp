@@ -1,5 +1,8 @@
 #include "runs/admission_sources.hpp"
 
+#include <algorithm>
+#include <set>
+
 #include "common/log.hpp"
 #include "procfs/cgroup_memory.hpp"
 #include "procfs/process_tree.hpp"
@@ -43,14 +46,42 @@ RegistryMachineState::RegistryMachineState(const ProcFs& procfs, const RunRegist
 
 std::vector<RunHolding> RegistryMachineState::holdings() {
   std::vector<RunHolding> out;
+  std::vector<std::pair<std::size_t, std::uint64_t>> with_shmem;  // index in out, shmem bytes
   for (const RunMachine* r : registry_.runs()) {
     const RunLedger& ledger = r->ledger();
     if (ledger.state != RunState::kActive) continue;
     // The newest reading; before the first one, the baseline.
     const MemoryReading& now = ledger.last.rss_bytes != 0 ? ledger.last : ledger.baseline;
+    if (now.shmem_bytes > 0) with_shmem.emplace_back(out.size(), now.shmem_bytes);
     out.push_back({ledger.info.run_id, now.counted_bytes()});
   }
+  if (with_shmem.size() >= 2) count_shared_once(out, with_shmem);
   return out;
+}
+
+// A shared-memory object (a /dev/shm file, a memfd) that processes of several runs map is in
+// each run's shmem: it is one allocation, so the held sum counts it once, with the oldest run
+// that maps it. Maps are read only for runs with shmem, and only when two or more have some.
+void RegistryMachineState::count_shared_once(
+    std::vector<RunHolding>& held,
+    std::span<const std::pair<std::size_t, std::uint64_t>> with_shmem) {
+  std::set<SharedSegment> counted;
+  for (const auto& [index, shmem_bytes] : with_shmem) {
+    auto segments = registry_.shared_segments(held[index].run_id);
+    if (!segments) {
+      log::debug("admission.shared_segments_unread",
+                 {{"run", held[index].run_id}, {"reason", segments.error().message}});
+      continue;
+    }
+    std::uint64_t twice = 0;
+    for (const SharedSegment& seg : *segments) {
+      if (!counted.insert(seg).second) twice += seg.bytes;
+    }
+    twice = std::min({twice, shmem_bytes, held[index].held_bytes});
+    if (twice == 0) continue;
+    held[index].held_bytes -= twice;
+    log::debug("admission.shared_counted_once", {{"run", held[index].run_id}, {"bytes", twice}});
+  }
 }
 
 AdmitCaps RegistryMachineState::caps(pid_t pid) {

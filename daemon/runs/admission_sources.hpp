@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <optional>
+#include <span>
 #include <unordered_map>
 
 #include "admission/sources.hpp"
@@ -45,6 +46,9 @@ class RegistryMachineState final : public MachineState {
     std::chrono::steady_clock::time_point read_at;
     CgroupLimit limit;
   };
+  void count_shared_once(std::vector<RunHolding>& held,
+                         std::span<const std::pair<std::size_t, std::uint64_t>> with_shmem);
+
   const RunRegistry& registry_;
   std::optional<MeminfoReader> meminfo_;
   std::unordered_map<pid_t, CachedLimit> cgroup_limits_;  // per PID, for a second

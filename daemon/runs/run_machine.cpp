@@ -144,6 +144,24 @@ void RunMachine::fold_exit_peak(std::uint64_t max_rss_bytes) {
   write("peak", [&](RunObserver& o) { return o.peak_revised(ledger_); });
 }
 
+// The last reading's VmHWM, counted like a mark's, raises the run's peak and the open phases'
+// (the high-water mark was reset at the innermost one's begin, so it is within all of them).
+void RunMachine::fold_death_hwm() {
+  if (death_hwm_bytes_ == 0) return;
+  MemoryReading at_death = ledger_.last;
+  at_death.hwm_bytes = death_hwm_bytes_;
+  const std::uint64_t peak = at_death.counted_peak_bytes();
+  for (std::size_t index : open_phases_) {
+    PhaseRecord& phase = ledger_.phases[index];
+    if (peak > phase.peak_bytes) phase.peak_bytes = peak;
+  }
+  if (peak <= ledger_.peak_bytes) return;
+  ledger_.peak_bytes = peak;
+  log::info("run.death_peak",
+            {{"run", run_id()}, {"hwm_bytes", death_hwm_bytes_}, {"peak_bytes", peak}});
+  write("peak", [&](RunObserver& o) { return o.peak_revised(ledger_); });
+}
+
 void RunMachine::process_exited(const ExitInfo& info, Instant now) {
   exited_at_ = now;
   // A process that exits inside the window was tearing down: the readings after the round-end
@@ -161,6 +179,7 @@ void RunMachine::process_exited(const ExitInfo& info, Instant now) {
     if (death_peak_ && death_peak_->peak_usage_bytes > ledger_.peak_bytes) {
       ledger_.peak_bytes = death_peak_->peak_usage_bytes;
     }
+    fold_death_hwm();
     finish(RunState::kExited, now);
     emit(exited_verdict(
         ledger_,

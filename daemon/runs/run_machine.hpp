@@ -100,6 +100,9 @@ class RunMachine {
   // Cgroup scope: the cgroup's peak usage and limit read as its process died (before
   // process_exited), for the death verdict's exact peak.
   void cgroup_peak_at_death(const CgroupDeathPeak& peak) { death_peak_ = peak; }
+  // Process scope: VmHWM at the last reading before the process died (before process_exited):
+  // the peak a death between marks (an OOM kill) would otherwise lose.
+  void process_hwm_at_death(std::uint64_t hwm_bytes) { death_hwm_bytes_ = hwm_bytes; }
   // Recovery found the process gone: the run ends `lost`.
   void lost(Instant now);
 
@@ -175,6 +178,7 @@ class RunMachine {
   // The next of the quick readings after the run's end (release), if any is left.
   std::optional<Instant> next_release_read() const;
   void finish(RunState state, Instant at);
+  void fold_death_hwm();
   void append_end_mark(const MemoryReading& reading);
   void emit(Verdict verdict, std::vector<Verdict>* out = nullptr);
   // A growth or release verdict with what the client's censuses say of it (the holder whose
@@ -217,6 +221,7 @@ class RunMachine {
   std::optional<std::size_t> settling_;  // the boundary whose settle window is open
   std::optional<Instant> exited_at_;
   std::optional<CgroupDeathPeak> death_peak_;
+  std::uint64_t death_hwm_bytes_ = 0;
   std::optional<EndFacts> end_facts_;  // kept in memory only: a restart loses the trim probe
   bool release_decided_ = false;
   std::size_t release_reads_ = 0;  // quick readings after the end taken so far

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <filesystem>
 #include <random>
 
 #include "common/log.hpp"
@@ -119,6 +120,14 @@ std::vector<const RunMachine*> RunRegistry::runs() const {
     return a->ledger().started.monotonic < b->ledger().started.monotonic;
   });
   return out;
+}
+
+Result<std::vector<SharedSegment>> RunRegistry::shared_segments(const std::string& run_id) const {
+  auto it = runs_.find(run_id);
+  if (it == runs_.end() || it->second->key == 0) {
+    return Error{"run " + run_id + " is not sampled", ErrorKind::kNotFound};
+  }
+  return sampler_.shared_segments(it->second->key);
 }
 
 Result<RunRegistry::Entry*> RunRegistry::find_for_change(const std::string& run_id,
@@ -427,13 +436,25 @@ void RunRegistry::on_exit(const std::string& run_id, const ExitInfo& info) {
   if (entry == nullptr) return;
   const bool was_active = entry->machine->active();
   entry->exit_watch = 0;  // it has fired
-  if (was_active && entry->key != 0 && entry->machine->ledger().info.scope == Scope::kCgroup) {
-    if (auto peak = sampler_.cgroup_peak(entry->key)) {
+  const RunLedger& ledger = entry->machine->ledger();
+  if (was_active && entry->key != 0 && ledger.info.scope == Scope::kCgroup) {
+    // What the exit watcher read when it saw the exit comes first: by now the cgroup may be
+    // gone (removed right after the kill).
+    const bool seen_at_exit =
+        info.cgroup_peak && std::filesystem::path(info.cgroup_dir).lexically_normal() ==
+                                std::filesystem::path(ledger.info.cgroup_dir).lexically_normal();
+    if (seen_at_exit) {
+      entry->machine->cgroup_peak_at_death(
+          {info.cgroup_peak->peak_usage_bytes, info.cgroup_peak->limit_bytes});
+    } else if (auto peak = sampler_.cgroup_peak(entry->key)) {
       entry->machine->cgroup_peak_at_death({peak->peak_usage_bytes, peak->limit_bytes});
     } else {
       log::debug("run.cgroup_peak_unreadable",
                  {{"run", entry->machine->run_id()}, {"reason", peak.error().message}});
     }
+  }
+  if (was_active && entry->key != 0 && ledger.info.scope == Scope::kProcess) {
+    entry->machine->process_hwm_at_death(sampler_.last_hwm_bytes(entry->key));
   }
   entry->machine->process_exited(info, clock_.now());
   if (was_active) {

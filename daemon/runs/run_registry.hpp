@@ -90,6 +90,9 @@ class RunRegistry {
   Status add_census(const std::string& run_id, const Caller& caller, CensusRecord census,
                     const std::optional<MemoryReading>& reading);
   std::vector<const RunMachine*> runs() const;  // oldest first
+  // The shared-memory objects the run's processes map (Sampler::shared_segments); an error
+  // when the run is no longer sampled.
+  Result<std::vector<SharedSegment>> shared_segments(const std::string& run_id) const;
   std::size_t active_runs() const;
 
  private:

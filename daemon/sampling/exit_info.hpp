@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 
+#include "procfs/cgroup_memory.hpp"
+
 namespace ramguard {
 
 struct ExitInfo {
@@ -16,6 +18,10 @@ struct ExitInfo {
   bool core_dumped = false;
   bool oom_killed = false;  // the memory cgroup's oom_kill counter rose across the exit
   std::string detail;       // one line for logs and the exited verdict
+  // The process's memory cgroup as read the moment the exit was seen (before the exit status
+  // is awaited): its peak survives a cgroup removed right after the kill.
+  std::string cgroup_dir{};
+  std::optional<CgroupPeak> cgroup_peak{};
 };
 
 // The memory cgroup's oom_kill counter before and after the exit, when it could be read.

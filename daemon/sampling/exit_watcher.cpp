@@ -34,8 +34,10 @@ struct ExitWatcher::Entry {
   std::uint32_t serial = 0;  // tells this entry's epoll events from a former entry's of the PID
   std::vector<std::pair<WatchId, OnExit>> callbacks;
   OomEvidence oom;
-  bool awaiting_status = false;  // exited; the connector's message is not read yet
-  bool done = false;             // completed or cancelled: a late completion must do nothing
+  std::optional<CgroupPeak> cgroup_peak;  // read when the exit is first seen
+  bool seen = false;                      // the exit has been seen: evidence read
+  bool awaiting_status = false;           // exited; the connector's message is not read yet
+  bool done = false;  // completed or cancelled: a late completion must do nothing
 
   void stop() {
     done = true;
@@ -226,7 +228,24 @@ void ExitWatcher::erase(std::map<pid_t, std::shared_ptr<Entry>>::iterator it) {
   }
 }
 
+// The cgroup's evidence is read the moment the pidfd says the process is gone, before its
+// exit status is awaited: whoever ran the process may remove its cgroup right after the kill,
+// and a removed cgroup's files cannot be read, not even through a descriptor kept open.
+void ExitWatcher::read_evidence(Entry& entry) {
+  if (entry.seen) return;
+  entry.seen = true;
+  if (!entry.oom.before) return;
+  if (auto n = read_oom_kill_count(entry.oom.cgroup_file); n) {
+    entry.oom.after = *n;
+  } else {
+    entry.oom.problem = n.error().message;
+  }
+  const auto dir = std::filesystem::path(entry.oom.cgroup_file).parent_path();
+  if (auto peak = read_cgroup_peak(dir); peak) entry.cgroup_peak = *peak;
+}
+
 void ExitWatcher::on_ready(const std::shared_ptr<Entry>& entry) {
+  read_evidence(*entry);
   if (auto child = peek_child_status(entry->pidfd.get())) {
     complete(entry, *child);
     return;
@@ -265,14 +284,12 @@ void ExitWatcher::on_status(pid_t pid, int wait_status) {
 
 void ExitWatcher::complete(const std::shared_ptr<Entry>& entry, ExitInfo info) {
   entry->stop();
-  if (entry->oom.before) {
-    if (auto n = read_oom_kill_count(entry->oom.cgroup_file); n) {
-      entry->oom.after = *n;
-    } else {
-      entry->oom.problem = n.error().message;
-    }
-  }
+  read_evidence(*entry);  // a completion without a wake-up (none today) still reads it
   describe_exit(info, entry->pid, entry->oom);
+  if (entry->oom.before) {
+    info.cgroup_dir = std::filesystem::path(entry->oom.cgroup_file).parent_path().string();
+    info.cgroup_peak = entry->cgroup_peak;
+  }
   auto it = entries_.find(entry->pid);
   if (it != entries_.end() && it->second == entry) erase(it);
   // Last: a callback may watch or cancel other PIDs, this PID again, or a sibling's watch

@@ -71,6 +71,7 @@ class ExitWatcher {
   struct Entry;
   void wait_for_exits();
   void read_exits();
+  void read_evidence(Entry& entry);
   void on_ready(const std::shared_ptr<Entry>& entry);
   void on_status(pid_t pid, int wait_status);
   void complete(const std::shared_ptr<Entry>& entry, ExitInfo info);

@@ -201,6 +201,31 @@ Result<CgroupPeak> Sampler::cgroup_peak(TargetKey key) {
   return CgroupPeak{*peak, limit ? *limit : 0};
 }
 
+std::uint64_t Sampler::last_hwm_bytes(TargetKey key) const {
+  auto it = targets_.find(key);
+  if (it == targets_.end() || it->second->cgroup || it->second->tree) return 0;
+  return it->second->handle.last_hwm_bytes();
+}
+
+Result<std::vector<SharedSegment>> Sampler::shared_segments(TargetKey key) const {
+  auto it = targets_.find(key);
+  if (it == targets_.end()) return unknown(key);
+  const Target& target = *it->second;
+  if (target.cgroup) return std::vector<SharedSegment>{};
+  auto own = target.handle.read_shared_segments();
+  if (!own) return own.error();
+  if (!target.tree) return own;
+  std::vector<SharedSegment> all = target.tree->shared_segments();
+  all.insert(all.end(), own->begin(), own->end());
+  std::sort(all.begin(), all.end());
+  all.erase(std::unique(all.begin(), all.end(),
+                        [](const SharedSegment& a, const SharedSegment& b) {
+                          return !(a < b) && !(b < a);
+                        }),
+            all.end());
+  return all;
+}
+
 std::vector<ProcessShare> Sampler::tree_shares(TargetKey key) const {
   auto it = targets_.find(key);
   if (it == targets_.end() || !it->second->tree) return {};

@@ -78,6 +78,13 @@ class Sampler {
   // The cgroup's peak usage since the last reset and its own limit (0: none): read when its
   // process dies, so the death verdict has the exact peak the periodic readings may miss.
   Result<CgroupPeak> cgroup_peak(TargetKey key);
+  // Process scope: VmHWM at the target's last reading (0: none since the last reset, another
+  // scope, or an unknown key). What a process that dies between readings leaves as its peak.
+  std::uint64_t last_hwm_bytes(TargetKey key) const;
+  // The shared-memory objects the target's processes map (process: the PID; tree: it and its
+  // descendants), each once; empty for the cgroup scope, whose cgroup is charged each page
+  // once. Reads maps: for admissions, not for every reading.
+  Result<std::vector<SharedSegment>> shared_segments(TargetKey key) const;
 
   // On demand: complete = status (full split, swap, HWM; for marks), else statm.
   Result<MemoryReading> read_now(TargetKey key, bool complete);

@@ -91,11 +91,11 @@ BudgetAssessment assess_budget(const BudgetInput& in, const DetectorParams& p) {
   if (top > budget) {
     a.state = BudgetState::kOver;
     figures["over_bytes"] = top - budget;
-    a.verdict =
-        make_verdict(verdict_kind::kOverBudget, Severity::kCritical, false, in.round, in.phase,
-                     "Over budget: " + what + where + " exceeds the " + budget_text + " " +
-                         p.budget_name + " by " + format_bytes(top - budget) + cache_note(in) + ".",
-                     std::move(figures), in.at);
+    a.verdict = make_verdict(
+        verdict_kind::kOverBudget, Severity::kCritical, false, in.round, in.phase,
+        "Over budget: " + what + where + " exceeds the " + budget_text + " " + p.budget_name +
+            ": " + format_bytes(top - budget) + " over" + cache_note(in) + ".",
+        std::move(figures), in.at);
   } else {
     a.state = BudgetState::kHeadroom;
     figures["headroom_bytes"] = budget - top;

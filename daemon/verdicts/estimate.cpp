@@ -55,6 +55,7 @@ std::optional<EstimateAssessment> assess_estimate(std::uint64_t peak_bytes, bool
                     {"ratio", a.ratio},
                     {"warn_ratio", kEstimateWarnRatio},
                     {"suggested_bytes", static_cast<double>(a.suggested_bytes)},
+                    {"suggested_peak_factor", params.calibration_factor},
                     {"peak_exact", peak_exact ? 1.0 : 0.0}},
                    at);
   return a;

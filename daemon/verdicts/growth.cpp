@@ -208,6 +208,7 @@ void describe(GrowthAssessment& a, const FloorPoint& last, const FloorPoint& pre
       {"rss_slope_bytes_per_round", a.rss_slope_bytes_per_round},
       {"file_slope_bytes_per_round", a.file_slope_bytes_per_round},
       {"budget_bytes", static_cast<double>(p.budget_bytes)},
+      {"threshold_bytes", static_cast<double>(p.growth_min_bytes)},
       {"since_round", static_cast<double>(a.since_round)},
   };
   if (a.since_base_round > 0 || a.since_base_bytes > 0) {

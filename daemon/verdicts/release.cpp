@@ -87,7 +87,7 @@ ReleaseAssessment assess_release(const ReleaseInput& in, const DetectorParams& p
   const auto pass = [&](double seconds, const Instant& at, const std::string& how) {
     a.state = ReleaseState::kPassed;
     a.seconds_taken = seconds;
-    figures["seconds_taken"] = seconds;
+    figures["taken_seconds"] = seconds;
     figures["last_bytes"] = static_cast<double>(a.last_bytes);
     std::string probes;
     if (in.facts) probes = probes_clause(*in.facts, in.model_bytes, figures);
@@ -95,10 +95,10 @@ ReleaseAssessment assess_release(const ReleaseInput& in, const DetectorParams& p
     const bool trimmed = figures.count("trim_freed_bytes") != 0 &&
                          figures["trim_freed_bytes"] > 0.5 * p.release_slack_bytes;
     a.verdict = make_verdict(verdict_kind::kRelease, Severity::kInfo, true, 0, "",
-                             "Release passed: " + how + " " + format_seconds(seconds) +
+                             "Release passed: " + how + ", " + format_seconds(seconds) +
                                  " after the run ended (limit " +
                                  format_bytes(static_cast<double>(a.limit_bytes)) + " = baseline " +
-                                 format_bytes(baseline) + " + " +
+                                 format_bytes(baseline) + " + slack " +
                                  format_bytes(static_cast<double>(p.release_slack_bytes)) + ")" +
                                  (probes.empty() ? "" : "; the end's probes returned " + probes) +
                                  (trimmed ? ". Without asking, the allocator keeps it: " +
@@ -181,11 +181,11 @@ ReleaseAssessment assess_release(const ReleaseInput& in, const DetectorParams& p
     const std::string resident =
         format_bytes(static_cast<double>(a.last_bytes)) +
         " of counted memory (anon + shmem + swap) " +
-        (held_until_exit
-             ? "held for " + format_seconds(*held_until_exit) +
-                   " after the run ended, until the process exited (the exit "
-                   "returned it, not the application)"
-             : "still held " + format_seconds(p.release_grace_seconds) + " after the run ended") +
+        (held_until_exit ? "held for " + format_seconds(*held_until_exit) +
+                               " after the run ended, until the process exited (the exit "
+                               "returned it, not the application)"
+                         : "still held when the " + format_seconds(p.release_grace_seconds) +
+                               " grace after the run ended ran out") +
         (a.last_file_bytes > 0
              ? " (page cache " + format_bytes(static_cast<double>(a.last_file_bytes)) +
                    " beside it, not counted)"

@@ -4,10 +4,13 @@
 // max_usage_in_bytes, reset at every mark). Bad scopes and paths get errors naming them.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
 #include <sstream>
+#include <thread>
+#include <vector>
 
 #include "harness.hpp"
 
@@ -183,6 +186,78 @@ TEST(CgroupScope, AnOomKillInTheCgroupIsAVerdict) {
     coordinator.command("exit 0");
     coordinator.wait();
   }
+}
+
+// Processes that keep every CPU busy while a test runs: a loaded machine, where the daemon's
+// loop gets the CPU late.
+class CpuBurners {
+ public:
+  explicit CpuBurners(int count) {
+    for (int i = 0; i < count; ++i) {
+      const pid_t pid = ::fork();
+      if (pid == 0) {
+        for (;;) ::getppid();  // a system call per turn: never optimised away
+      }
+      if (pid > 0) pids_.push_back(pid);
+    }
+  }
+  ~CpuBurners() {
+    for (pid_t pid : pids_) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+  }
+
+ private:
+  std::vector<pid_t> pids_;
+};
+
+// The run's own process OOM-killed, its cgroup removed 0.1 s later, on a machine loaded by CPU
+// burners (and whatever else runs): the death is still an OOM kill, with the cgroup's peak,
+// because the exit watcher reads the cgroup the moment it sees the exit.
+TEST(CgroupScope, AnOomDeathSurvivesTheCgroupsRemovalRightAfterTheKill) {
+  if (!std::filesystem::exists(kV1Memory / "memory.max_usage_in_bytes")) {
+    GTEST_SKIP() << "this kernel has no v1 memory controller at " << kV1Memory;
+  }
+  auto d = Daemon::with_args({"--interval", "100ms"});
+  const CpuBurners burners(static_cast<int>(std::thread::hardware_concurrency()) + 1);
+  std::string run;
+  {
+    TestCgroup cgroup;
+    cgroup.limit(96 * kMiB);
+    MemChild coordinator;
+    cgroup.add(coordinator.pid());
+    const v1::Reply started = start(*d, coordinator.pid(), "cgroup");
+    ASSERT_FALSE(started.has_error()) << started.error().message();
+    run = started.run_start().run_id();
+    ASSERT_FALSE(mark(*d, run, v1::MarkRequest::PHASE_BEGIN, "aggregation").has_error());
+    EXPECT_THROW(coordinator.command("alloc big " + std::to_string(256 * kMiB)),
+                 std::runtime_error);
+    EXPECT_EQ(coordinator.wait() & 0x7f, SIGKILL);
+    std::this_thread::sleep_for(100ms);
+    ASSERT_EQ(::rmdir(cgroup.dir().c_str()), 0) << "the cgroup is removed 0.1 s after the kill";
+  }
+  v1::RunStatus s;
+  const v1::Verdict* exited = nullptr;
+  ASSERT_TRUE(eventually(
+      [&] {
+        s = status(*d, run);
+        for (const auto& v : s.verdicts()) {
+          if (v.kind() == "exited") exited = &v;
+        }
+        return exited != nullptr;
+      },
+      10s, 50ms))
+      << s.DebugString() << d->log_text();
+  EXPECT_EQ(s.state(), "exited");
+  EXPECT_NE(exited->summary().find("was killed by the kernel's OOM killer"), std::string::npos)
+      << exited->summary() << "\n"
+      << d->log_text();
+  EXPECT_EQ(exited->figures().count("oom_killed"), 1U) << exited->summary();
+  ASSERT_EQ(exited->figures().count("cgroup_peak_usage_bytes"), 1U) << exited->summary();
+  EXPECT_GE(exited->figures().at("cgroup_peak_usage_bytes"), 0.95 * 96 * kMiB)
+      << "the cgroup reached its limit before the kill";
+  EXPECT_GE(s.peak_bytes(), 0.95 * 96 * kMiB) << "the death's peak is the run's";
 }
 
 TEST(CgroupScope, BadScopesAndCgroupPathsAreRefusedNamingThem) {

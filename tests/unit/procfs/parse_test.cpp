@@ -93,6 +93,18 @@ TEST(ParseStatus, KernelThreadReportsMissingLines) {
   EXPECT_NE(r.error().message.find("kernel thread"), std::string::npos) << r.error().message;
 }
 
+TEST(ParseStatus, AnExitingProcessIsNotFound) {
+  // A zombie, and a killed process whose memory is gone before it turns zombie.
+  for (const char* text : {"Name:\tx\nState:\tZ (zombie)\nUid:\t0\t0\t0\t0\n",
+                           "Name:\tx\nState:\tR (running)\nUid:\t0\t0\t0\t0\n"}) {
+    auto r = parse_status(text);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().kind, ErrorKind::kNotFound) << text;
+  }
+  // No State line at all: a broken file, not an exit.
+  EXPECT_EQ(parse_status("Name:\tx\nUid:\t0\t0\t0\t0\n").error().kind, ErrorKind::kInvalidArgument);
+}
+
 std::string status_with(const std::string& from, const std::string& to) {
   std::string text = kStatus;
   const auto at = text.find(from);

@@ -184,6 +184,42 @@ TEST(ProcFsFake, GarbageAfterOpenIsAnErrorReading) {
   EXPECT_EQ(h->read_periodic(Instant{}).error().kind, ErrorKind::kNotFound);
 }
 
+// The admission baseline's one-shot read and the kept-open handle's reads follow one rule
+// (parse_status's): a zombie, and a killed process whose status has lost its Vm lines, have
+// exited; a status that is merely broken is not an exit.
+TEST(ProcFsFake, SnapshotAndHandleAgreeOnAnExit) {
+  FakeProcTree tree;
+  tree.add(42, FakeProcess{});
+  ProcFs fs(tree.root(), kPage);
+  auto h = fs.open(42);
+  ASSERT_TRUE(h.ok()) << h.error().message;
+  ASSERT_TRUE(fs.snapshot(42).ok());
+  const std::pair<const char*, std::string> exits[] = {
+      {"zombie", "Name:\tx\nState:\tZ (zombie)\nUid:\t0\t0\t0\t0\n"},
+      {"killed, memory gone", "Name:\tx\nState:\tR (running)\nUid:\t0\t0\t0\t0\n"},
+      {"killed in D", "Name:\tx\nState:\tD (disk sleep)\nUid:\t0\t0\t0\t0\nThreads:\t1\n"},
+  };
+  for (const auto& [what, text] : exits) {
+    SCOPED_TRACE(what);
+    tree.write(42, "status", text);
+    auto snap = fs.snapshot(42);
+    ASSERT_FALSE(snap.ok());
+    EXPECT_EQ(snap.error().kind, ErrorKind::kNotFound);
+    EXPECT_EQ(snap.error().message, "cannot read PID 42: process has exited");
+    auto read = h->read_periodic(Instant{});
+    ASSERT_FALSE(read.ok());
+    EXPECT_EQ(read.error().kind, ErrorKind::kNotFound);
+  }
+  // Vm lines present but one missing: a broken status, named, not an exit.
+  tree.write(42, "status", "Name:\tx\nState:\tR (running)\nUid:\t0\t0\t0\t0\nVmSize:\t 10 kB\n");
+  auto broken = fs.snapshot(42);
+  ASSERT_FALSE(broken.ok());
+  EXPECT_EQ(broken.error().kind, ErrorKind::kInvalidArgument);
+  EXPECT_NE(broken.error().message.find("lacks VmRSS"), std::string::npos)
+      << broken.error().message;
+  EXPECT_EQ(h->read_periodic(Instant{}).error().kind, ErrorKind::kInvalidArgument);
+}
+
 TEST(ProcFsReal, ReadsFollowARealChild) {
   TestChild child;
   ASSERT_GT(child.pid(), 0);

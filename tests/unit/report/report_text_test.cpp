@@ -17,7 +17,7 @@ TEST(ReportText, BaselineBuildShowsPeakFloorsReleaseAndVerdicts) {
   EXPECT_THAT(text, HasSubstr("vit-h14-fedavg"));
   EXPECT_THAT(text, HasSubstr("arch=vit-h14,build=baseline"));
   EXPECT_THAT(text, HasSubstr("29.40 GB (exact: kernel high-water mark)"));
-  EXPECT_THAT(text, HasSubstr("Baseline:       RSS 0.60 GB (anon 0.50 GB, file 0.10 GB"));
+  EXPECT_THAT(text, HasSubstr("Baseline:       RSS 0.60 GB (anon 0.50 GB, page cache 0.10 GB"));
   EXPECT_THAT(text, HasSubstr("14.10 GB"));
   EXPECT_THAT(text, HasSubstr("15.70 GB"));
   EXPECT_THAT(text, HasSubstr("17.30 GB"));
@@ -36,8 +36,8 @@ TEST(ReportText, BaselineBuildShowsPeakFloorsReleaseAndVerdicts) {
 TEST(ReportText, FinalBuildShowsGapsEstimateAndPassedRelease) {
   const std::string text = report_text(design_report(design_build(3)), {});
   EXPECT_THAT(text, HasSubstr("9.60 GB (exact"));
-  EXPECT_THAT(text,
-              HasSubstr("Estimate:       11.10 GB; peak/estimate 0.86 (peak within estimate)"));
+  EXPECT_THAT(
+      text, HasSubstr("Estimate:       11.10 GB; peak/estimate ratio 0.86 (peak within estimate)"));
   EXPECT_THAT(text, HasSubstr("[info] release pass: "));
   EXPECT_THAT(text, HasSubstr("aggregation      synchronization  6.75 s"));
   EXPECT_THAT(text, HasSubstr("6.75 s"));

@@ -271,7 +271,7 @@ TEST_F(RunMachinePlanTest, ACgroupLimitBelowTheBudgetIsTheRunsBudget) {
   const auto over = of(verdict_kind::kOverBudget);
   ASSERT_EQ(over.size(), 1u);
   EXPECT_EQ(over[0].figures.at("budget_bytes"), 3e9);
-  EXPECT_THAT(over[0].summary, HasSubstr("exceeds the 3.00 GB budget (the run's cgroup limit) by"));
+  EXPECT_THAT(over[0].summary, HasSubstr("exceeds the 3.00 GB budget (the run's cgroup limit): "));
 }
 
 TEST_F(RunMachinePlanTest, APhaseThePlanDoesNotListIsWarnedOnceWithTheNearestName) {
