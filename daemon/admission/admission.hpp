@@ -143,6 +143,13 @@ class Admission {
   std::chrono::nanoseconds lease() const;
   const Clock& clock() const { return clock_; }  // the one a reservation's times come from
 
+  // After a ledger salvage that could not read every run and reservation the old file held:
+  // admission refuses for one lease from now, when every unclaimed reservation that file may
+  // have held has run out; the runs it lost still count through the node's MemAvailable.
+  // `why` names what is not known and heads each refusal's reason meanwhile.
+  void hold_for_a_lease(std::string why);
+  bool holding() const;
+
   // Restart recovery: re-creates reservations the store kept, without a budget check (they
   // were admitted before). Unclaimed ones get a fresh lease from now: holding a little longer
   // is the safe side. Errors: empty or duplicate id, zero bytes.
@@ -176,6 +183,8 @@ class Admission {
   std::map<std::string, Held> reservations_;
   std::uint64_t next_order_ = 0;
   std::mt19937_64 rng_;
+  std::string hold_why_;  // empty: no hold
+  std::chrono::nanoseconds hold_until_monotonic_{0};
 };
 
 }  // namespace ramguard
