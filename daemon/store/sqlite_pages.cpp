@@ -140,15 +140,11 @@ SqlitePages::SqlitePages(std::span<const std::uint8_t> file) : file_(file) {
       std::min<std::uint64_t>(file.size() / page_size_, std::uint64_t{UINT32_MAX}));
 }
 
-// The header is garbled: the page size at which the most pages look like b-tree pages. Every
-// multiple of the true size sees as large a share (its pages start on true pages), so the
-// smallest size within a margin of the best share wins.
+// The header is garbled: the page size whose pages look most like b-tree pages. A multiple of
+// the true size sees as large a share of plausible pages (its pages start on true pages) but
+// fewer of them; a fraction of it about as many, but a smaller share. Count times share peaks
+// at the true size; a tie goes to the smaller size.
 bool SqlitePages::probe_page_size() {
-  struct Score {
-    std::uint32_t size;
-    double share;
-  };
-  std::vector<Score> scores;
   double best = 0;
   for (std::uint32_t size = 512; size <= 65536; size *= 2) {
     const std::size_t pages = file_.size() / size;
@@ -157,19 +153,15 @@ bool SqlitePages::probe_page_size() {
     for (std::size_t p = 1; p < pages; ++p) {  // page 1 holds the garbled header: not counted
       if (plausible_btree(file_.subspan(p * size, size), 0, size)) ++plausible;
     }
-    const double share = static_cast<double>(plausible) / static_cast<double>(pages - 1);
-    if (plausible == 0) continue;
-    scores.push_back({size, share});
-    best = std::max(best, share);
-  }
-  for (const Score& s : scores) {
-    if (s.share >= 0.75 * best) {
-      page_size_ = s.size;
-      usable_size_ = s.size;
-      return true;
+    const double score = static_cast<double>(plausible) * static_cast<double>(plausible) /
+                         static_cast<double>(pages - 1);
+    if (score > best) {
+      best = score;
+      page_size_ = size;
+      usable_size_ = size;
     }
   }
-  return false;
+  return best > 0;
 }
 
 std::span<const std::uint8_t> SqlitePages::page_bytes(std::uint32_t number) const {
