@@ -1,10 +1,12 @@
 #include "store/ledger_salvage_pages.hpp"
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <memory>
 #include <string>
@@ -141,14 +143,16 @@ std::string key_text(const Shape& shape, const PageRecord& r) {
 }
 
 struct Walk {
-  std::set<std::uint32_t> pages;  // the tree's pages read
+  std::vector<std::uint32_t> pages;  // read, in tree order
   std::set<std::uint32_t> overflow;
-  std::vector<PageRecord> records;
   std::uint32_t bad_pages = 0;  // unreadable (garbled, zeroed) or past the end of the file
-  std::uint32_t bad_cells = 0;
+  std::uint32_t bad_cells = 0;  // cells that did not decode, or records not of `shape`
 };
 
-Walk walk_tree(const SqlitePages& file, std::uint32_t root, std::set<std::uint32_t>& seen) {
+// Walks a b-tree from `root`, counting what it cannot read; records are not kept (a ledger may
+// be a gigabyte): they are read again page by page when stored.
+Walk walk_tree(const SqlitePages& file, std::uint32_t root, std::set<std::uint32_t>& seen,
+               const Shape* shape) {
   Walk walk;
   std::vector<std::uint32_t> todo{root};
   while (!todo.empty()) {
@@ -160,13 +164,32 @@ Walk walk_tree(const SqlitePages& file, std::uint32_t root, std::set<std::uint32
       ++walk.bad_pages;
       continue;
     }
-    walk.pages.insert(page);
+    walk.pages.push_back(page);
     walk.bad_cells += read->bad_cells;
     walk.overflow.insert(read->overflow_pages.begin(), read->overflow_pages.end());
     for (auto it = read->children.rbegin(); it != read->children.rend(); ++it) todo.push_back(*it);
-    std::move(read->records.begin(), read->records.end(), std::back_inserter(walk.records));
+    if (shape == nullptr) continue;
+    for (const PageRecord& r : read->records) {
+      if (!fits(*shape, r)) ++walk.bad_cells;
+    }
   }
   return walk;
+}
+
+// The one ledger table whose shape `r` fits; nullptr when none or several do.
+const Shape* only_fit(const std::map<std::string, Shape>& shapes, const PageRecord& r,
+                      bool& ambiguous) {
+  const Shape* match = nullptr;
+  ambiguous = false;
+  for (const auto& [name, shape] : shapes) {
+    if (!fits(shape, r)) continue;
+    if (match != nullptr) {
+      ambiguous = true;
+      return nullptr;
+    }
+    match = &shape;
+  }
+  return match;
 }
 
 void bind(sqlite3_stmt* stmt, int index, const SqlValue& v) {
@@ -199,70 +222,110 @@ SalvageReport::Table& entry(SalvageReport& report, const std::string& table) {
   return report.tables.back();
 }
 
-// Stores `records` of one table; a row the fresh ledger already has (SQL read it) is skipped.
-void store(sqlite3* to, const Shape& shape, std::vector<PageRecord>& records,
-           SalvageReport::Table& t) {
-  std::vector<PageRecord*> order;
-  if (shape.name == "runs") {
-    // One copy of each run (a stale page may hold an older one): the furthest on, the first
-    // found among equals; then in the order the runs were first saved.
-    std::map<std::string, PageRecord*> best;
-    for (auto& r : records) {
-      PageRecord*& kept = best[key_text(shape, r)];
-      if (kept == nullptr || state_rank(shape, r) > state_rank(shape, *kept)) kept = &r;
-    }
-    for (auto& [key, r] : best) order.push_back(r);
-    std::stable_sort(order.begin(), order.end(), [](const PageRecord* a, const PageRecord* b) {
-      return a->rowid.value_or(0) < b->rowid.value_or(0);
-    });
-  } else {
-    for (auto& r : records) order.push_back(&r);
+// Writes records of one table; a row the fresh ledger already has (SQL read it) is skipped.
+class TableWriter {
+ public:
+  TableWriter(sqlite3* to, const Shape& shape, SalvageReport::Table& t)
+      : to_(to), shape_(shape), t_(t) {}
+  ~TableWriter() {
+    for (auto& [n, stmt] : statements_) sqlite3_finalize(stmt);
   }
-  std::map<std::size_t, sqlite3_stmt*> statements;  // by column count
-  for (const PageRecord* r : order) {
-    sqlite3_stmt*& stmt = statements[r->values.size()];
+  TableWriter(const TableWriter&) = delete;
+  TableWriter& operator=(const TableWriter&) = delete;
+
+  void write(const PageRecord& r) {
+    sqlite3_stmt*& stmt = statements_[r.values.size()];  // by column count
     if (stmt == nullptr) {
       std::string cols, marks;
-      for (std::size_t i = 0; i < r->values.size(); ++i) {
-        cols += (i ? ", \"" : "\"") + shape.columns[i].name + "\"";
+      for (std::size_t i = 0; i < r.values.size(); ++i) {
+        cols += (i ? ", \"" : "\"") + shape_.columns[i].name + "\"";
         marks += i ? ", ?" : "?";
       }
       const std::string sql =
-          "INSERT OR IGNORE INTO \"" + shape.name + "\" (" + cols + ") VALUES (" + marks + ")";
-      if (sqlite3_prepare_v2(to, sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK) {
-        ++t.refused;
-        continue;
+          "INSERT OR IGNORE INTO \"" + shape_.name + "\" (" + cols + ") VALUES (" + marks + ")";
+      if (sqlite3_prepare_v2(to_, sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK) {
+        ++t_.refused;
+        return;
       }
     }
-    for (std::size_t i = 0; i < r->values.size(); ++i) {
-      SqlValue v = r->values[i];
-      if (shape.columns[i].rowid_alias && r->rowid) {
+    for (std::size_t i = 0; i < r.values.size(); ++i) {
+      SqlValue v = r.values[i];
+      if (shape_.columns[i].rowid_alias && r.rowid) {
         v.kind = SqlValue::Kind::kInteger;
-        v.integer = *r->rowid;
+        v.integer = *r.rowid;
       }
       bind(stmt, static_cast<int>(i + 1), v);
     }
     const int rc = sqlite3_step(stmt);
     sqlite3_reset(stmt);
     if (rc != SQLITE_DONE) {
-      ++t.refused;  // e.g. a mark whose run was not recovered
-    } else if (sqlite3_changes(to) > 0) {
-      ++t.recovered;
+      ++t_.refused;  // e.g. a mark whose run was not recovered
+    } else if (sqlite3_changes(to_) > 0) {
+      ++t_.recovered;
     }
   }
-  for (auto& [n, stmt] : statements) sqlite3_finalize(stmt);
+
+ private:
+  sqlite3* to_;
+  const Shape& shape_;
+  SalvageReport::Table& t_;
+  std::map<std::size_t, sqlite3_stmt*> statements_;
+};
+
+// Runs are few (retention keeps at most max_runs) and may have two copies (a stale page beside
+// the live one): all are read, the furthest on of each kept, in the order first saved.
+std::vector<PageRecord> newest_runs(std::vector<PageRecord> records, const Shape& shape) {
+  std::map<std::string, std::size_t> best;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const auto [it, fresh] = best.emplace(key_text(shape, records[i]), i);
+    if (!fresh && state_rank(shape, records[i]) > state_rank(shape, records[it->second])) {
+      it->second = i;
+    }
+  }
+  std::vector<PageRecord> out;
+  for (const auto& [key, i] : best) out.push_back(std::move(records[i]));
+  std::stable_sort(out.begin(), out.end(), [](const PageRecord& a, const PageRecord& b) {
+    return a.rowid.value_or(0) < b.rowid.value_or(0);
+  });
+  return out;
 }
 
-std::vector<std::uint8_t> read_file(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+// The moved-aside file, mapped read-only: its pages are the page cache's, not the daemon's heap.
+class MappedFile {
+ public:
+  explicit MappedFile(const std::filesystem::path& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && st.st_size > 0) {
+      void* at =
+          ::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+      if (at != MAP_FAILED) {
+        data_ = at;
+        size_ = static_cast<std::size_t>(st.st_size);
+      }
+    }
+    ::close(fd);
+  }
+  ~MappedFile() {
+    if (data_ != nullptr) ::munmap(data_, size_);
+  }
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  std::span<const std::uint8_t> bytes() const {
+    return {static_cast<const std::uint8_t*>(data_), size_};
+  }
+
+ private:
+  void* data_ = nullptr;
+  std::size_t size_ = 0;
+};
 
 }  // namespace
 
 bool recover_pages(const std::filesystem::path& path, sqlite3* to, SalvageReport& report) {
-  const std::vector<std::uint8_t> bytes = read_file(path);
-  const SqlitePages file(bytes);
+  const MappedFile mapped(path);
+  const SqlitePages file(mapped.bytes());
   for (const char* name : kTableOrder) (void)entry(report, name);  // each is reported
   SalvageReport::Pages& found = report.pages;
   found.read = true;
@@ -278,21 +341,26 @@ bool recover_pages(const std::filesystem::path& path, sqlite3* to, SalvageReport
   // sqlite_schema (rooted at page 1): where each ledger table's tree starts.
   std::set<std::uint32_t> seen;
   std::set<std::uint32_t> overflow;
-  const Walk schema = walk_tree(file, 1, seen);
+  const Walk schema = walk_tree(file, 1, seen, nullptr);
   overflow.insert(schema.overflow.begin(), schema.overflow.end());
+  found.tree_pages += static_cast<std::uint32_t>(schema.pages.size());
   std::map<std::string, std::uint32_t> roots;
   std::vector<std::uint32_t> other_roots;  // indexes and anything else: walked to account
   std::size_t foreign_tables = 0;
-  for (const PageRecord& r : schema.records) {
-    if (r.values.size() != 5 || r.values[3].kind != SqlValue::Kind::kInteger) continue;
-    const std::string& type = r.values[0].bytes;
-    const std::string& name = r.values[1].bytes;
-    const auto root = static_cast<std::uint32_t>(r.values[3].integer);
-    if (type == "table" && shapes.contains(name)) {
-      roots[name] = root;
-    } else {
-      if (type == "table" && !name.starts_with("sqlite_")) ++foreign_tables;
-      if (root != 0) other_roots.push_back(root);
+  for (const std::uint32_t page : schema.pages) {
+    const auto read = file.btree_page(page);
+    if (!read) continue;  // read once already: cannot happen, the file is not changing
+    for (const PageRecord& r : read->records) {
+      if (r.values.size() != 5 || r.values[3].kind != SqlValue::Kind::kInteger) continue;
+      const std::string& type = r.values[0].bytes;
+      const std::string& name = r.values[1].bytes;
+      const auto root = static_cast<std::uint32_t>(r.values[3].integer);
+      if (type == "table" && shapes.contains(name)) {
+        roots[name] = root;
+      } else {
+        if (type == "table" && !name.starts_with("sqlite_")) ++foreign_tables;
+        if (root != 0) other_roots.push_back(root);
+      }
     }
   }
   found.schema_read = !roots.empty();
@@ -301,7 +369,7 @@ bool recover_pages(const std::filesystem::path& path, sqlite3* to, SalvageReport
     return false;
   }
 
-  std::map<std::string, std::vector<PageRecord>> rows;
+  std::map<std::string, std::vector<std::uint32_t>> pages_of;  // each table's pages to read
   std::set<std::string> incomplete;
   for (const auto& [name, shape] : shapes) {
     const auto root = roots.find(name);
@@ -309,63 +377,70 @@ bool recover_pages(const std::filesystem::path& path, sqlite3* to, SalvageReport
       incomplete.insert(name);
       continue;
     }
-    Walk walk = walk_tree(file, root->second, seen);
+    Walk walk = walk_tree(file, root->second, seen, &shape);
     overflow.insert(walk.overflow.begin(), walk.overflow.end());
     found.tree_pages += static_cast<std::uint32_t>(walk.pages.size());
     found.bad_pages += walk.bad_pages;
     found.bad_cells += walk.bad_cells;
     if (walk.bad_pages > 0 || walk.bad_cells > 0) incomplete.insert(name);
-    for (PageRecord& r : walk.records) {
-      if (fits(shape, r)) {
-        rows[name].push_back(std::move(r));
-      } else {
-        ++found.bad_cells;
-        incomplete.insert(name);
-      }
-    }
+    pages_of[name] = std::move(walk.pages);
   }
   for (const std::uint32_t root : other_roots) {
-    Walk walk = walk_tree(file, root, seen);  // indexes: rebuilt, only their pages accounted
+    const Walk walk = walk_tree(file, root, seen, nullptr);  // rebuilt: only accounted
     overflow.insert(walk.overflow.begin(), walk.overflow.end());
     found.tree_pages += static_cast<std::uint32_t>(walk.pages.size());
   }
-  found.tree_pages += static_cast<std::uint32_t>(schema.pages.size());
   const std::set<std::uint32_t> free = file.freelist();
   found.free_pages = static_cast<std::uint32_t>(free.size());
   found.overflow_pages = static_cast<std::uint32_t>(overflow.size());
 
-  // The leaves no tree reached: parts of a damaged tree, or (the freelist unknown) free pages.
-  // Only tables whose own tree was damaged take them: a whole tree has lost nothing to them.
+  // The pages no tree reached: parts of a damaged tree, or (the freelist unknown) free pages.
+  // Only tables whose own tree was damaged take their records: a whole tree lost none to them.
+  std::map<std::string, std::vector<std::uint32_t>> orphans_of;
   for (std::uint32_t page = 2; page <= file.page_count(); ++page) {
     if (seen.contains(page) || free.contains(page) || overflow.contains(page)) continue;
-    auto read = file.btree_page(page);
+    const auto read = file.btree_page(page);
     if (!read) {
       ++found.unaccounted_pages;
       continue;
     }
     ++found.orphan_pages;
-    for (PageRecord& r : read->records) {
-      const Shape* match = nullptr;
-      int matches = 0;
-      for (const auto& [name, shape] : shapes) {
-        if (fits(shape, r)) {
-          ++matches;
-          match = &shape;
-        }
-      }
-      if (matches == 1 && incomplete.contains(match->name)) {
-        rows[match->name].push_back(std::move(r));
-      } else if (matches > 1) {
-        ++found.ambiguous_records;
-      }
+    std::set<std::string> takers;
+    for (const PageRecord& r : read->records) {
+      bool ambiguous = false;
+      const Shape* match = only_fit(shapes, r, ambiguous);
+      if (ambiguous) ++found.ambiguous_records;
+      if (match != nullptr && incomplete.contains(match->name)) takers.insert(match->name);
     }
+    for (const std::string& name : takers) orphans_of[name].push_back(page);
   }
 
   for (const char* name : kTableOrder) {
     const auto shape = shapes.find(name);
     if (shape == shapes.end()) continue;
     SalvageReport::Table& t = entry(report, name);
-    store(to, shape->second, rows[name], t);
+    TableWriter writer(to, shape->second, t);
+    std::vector<PageRecord> runs;
+    auto take = [&](const std::vector<std::uint32_t>& pages, bool orphan) {
+      for (const std::uint32_t page : pages) {
+        auto read = file.btree_page(page);
+        if (!read) continue;
+        for (PageRecord& r : read->records) {
+          bool ambiguous = false;
+          if (orphan ? only_fit(shapes, r, ambiguous) != &shape->second : !fits(shape->second, r)) {
+            continue;
+          }
+          if (shape->first == "runs") {
+            runs.push_back(std::move(r));
+          } else {
+            writer.write(r);
+          }
+        }
+      }
+    };
+    take(pages_of[name], false);
+    take(orphans_of[name], true);
+    for (const PageRecord& r : newest_runs(std::move(runs), shape->second)) writer.write(r);
     // Every page of its tree was read: the table is whole, whatever SQL made of it.
     if (!incomplete.contains(name)) t.complete = true;
   }
