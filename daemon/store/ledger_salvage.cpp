@@ -107,12 +107,13 @@ std::string SalvageReport::summary() const {
   if (pages.read) {
     const Pages& p = pages;
     out += "  pages: " + std::to_string(p.page_count) + " of " + std::to_string(p.page_size) +
-           " bytes (" + (p.header_sane ? "header read" : "header garbled, size probed") +
-           ", sqlite_schema " + (p.schema_read ? "read" : "unreadable: tables matched by shape") +
-           "); " + std::to_string(p.tree_pages) + " in trees, " + std::to_string(p.free_pages) +
-           " free, " + std::to_string(p.overflow_pages) + " overflow, " +
-           std::to_string(p.orphan_pages) + " orphan leaves; lost: " + std::to_string(p.bad_pages) +
-           " tree pages unreadable, " + std::to_string(p.missing_pages) + " missing (cut short), " +
+           " bytes, " + std::to_string(p.wal_pages) + " from the write-ahead log (" +
+           (p.header_sane ? "header read" : "header garbled, size probed") + ", sqlite_schema " +
+           (p.schema_read ? "read" : "unreadable: tables matched by shape") + "); " +
+           std::to_string(p.tree_pages) + " in trees, " + std::to_string(p.free_pages) + " free, " +
+           std::to_string(p.overflow_pages) + " overflow, " + std::to_string(p.orphan_pages) +
+           " orphan leaves; lost: " + std::to_string(p.bad_pages) + " tree pages unreadable, " +
+           std::to_string(p.missing_pages) + " missing (cut short), " +
            std::to_string(p.unaccounted_pages) + " garbled or zeroed, " +
            std::to_string(p.bad_cells) + " cells unreadable, " +
            std::to_string(p.ambiguous_records) + " records of uncertain table\n";

@@ -39,7 +39,8 @@ struct SalvageReport {
     bool header_sane = false;  // else the page size was found by probing
     bool schema_read = false;  // sqlite_schema named the ledger's tables
     std::uint32_t page_size = 0;
-    std::uint32_t page_count = 0;     // whole pages in the file
+    std::uint32_t page_count = 0;     // whole pages in the file (with its log: at the last commit)
+    std::uint32_t wal_pages = 0;      // of them, read from the write-ahead log
     std::uint32_t missing_pages = 0;  // the header counts more: the file was cut short
     std::uint32_t tree_pages = 0;     // reached from a root and read
     std::uint32_t bad_pages = 0;      // a tree's page that was unreadable or past the end

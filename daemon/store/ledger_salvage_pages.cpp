@@ -325,13 +325,15 @@ class MappedFile {
 
 bool recover_pages(const std::filesystem::path& path, sqlite3* to, SalvageReport& report) {
   const MappedFile mapped(path);
-  const SqlitePages file(mapped.bytes());
+  const MappedFile log(path.string() + "-wal");
+  const SqlitePages file(mapped.bytes(), log.bytes());
   for (const char* name : kTableOrder) (void)entry(report, name);  // each is reported
   SalvageReport::Pages& found = report.pages;
   found.read = true;
   found.header_sane = file.header_sane();
   found.page_size = file.page_size();
   found.page_count = file.page_count();
+  found.wal_pages = file.wal_pages();
   if (file.header_page_count() > file.page_count()) {
     found.missing_pages = file.header_page_count() - file.page_count();
   }

@@ -120,20 +120,100 @@ std::optional<std::vector<SqlValue>> decode_record(std::span<const std::uint8_t>
   return out;
 }
 
-SqlitePages::SqlitePages(std::span<const std::uint8_t> file) : file_(file) {
-  if (file.size() >= kHeaderBytes && std::memcmp(file.data(), "SQLite format 3", 16) == 0) {
-    std::uint32_t size = be16(file, 16);
-    if (size == 1) size = 65536;
-    const std::uint32_t reserved = file[20];
-    // Payload fractions 64/32/32 are fixed by the format; anything else is a garbled header.
-    if (valid_page_size(size) && size - reserved >= 480 && file[21] == 64 && file[22] == 32 &&
-        file[23] == 32) {
-      header_sane_ = true;
-      page_size_ = size;
-      usable_size_ = size - reserved;
-      header_page_count_ = be32(file, 28);
-      application_id_ = static_cast<std::int32_t>(be32(file, 68));
+namespace {
+
+// The write-ahead log's checksum (fileformat2 4.4): over 32-bit words, big-endian when the
+// magic's low bit is set, in pairs.
+void wal_checksum(std::span<const std::uint8_t> data, bool big, std::uint32_t& s0,
+                  std::uint32_t& s1) {
+  auto word = [&](std::size_t at) {
+    return big ? be32(data, at)
+               : (std::uint32_t{data[at + 3]} << 24) | (std::uint32_t{data[at + 2]} << 16) |
+                     (std::uint32_t{data[at + 1]} << 8) | data[at];
+  };
+  for (std::size_t at = 0; at + 8 <= data.size(); at += 8) {
+    s0 += word(at) + s1;
+    s1 += word(at + 4) + s0;
+  }
+}
+
+struct WalImage {
+  std::uint32_t page_size = 0;
+  std::uint32_t db_pages = 0;  // the database's size at the last commit
+  std::map<std::uint32_t, std::span<const std::uint8_t>> pages;
+};
+
+// The pages of the log's committed transactions: frames are read while their salts match the
+// header's and the checksum chain holds; those after the last commit frame are not committed.
+WalImage read_wal(std::span<const std::uint8_t> wal) {
+  WalImage out;
+  constexpr std::size_t kWalHeader = 32, kFrameHeader = 24;
+  if (wal.size() < kWalHeader) return out;
+  const std::uint32_t magic = be32(wal, 0);
+  if (magic != 0x377f0682 && magic != 0x377f0683) return out;
+  const bool big = (magic & 1) != 0;
+  const std::uint32_t size = be32(wal, 8);
+  if (!valid_page_size(size)) return out;
+  std::uint32_t s0 = 0, s1 = 0;
+  wal_checksum(wal.first(24), big, s0, s1);
+  if (s0 != be32(wal, 24) || s1 != be32(wal, 28)) return out;
+  const std::uint32_t salt1 = be32(wal, 16), salt2 = be32(wal, 20);
+  std::map<std::uint32_t, std::span<const std::uint8_t>> pending;
+  for (std::size_t at = kWalHeader; at + kFrameHeader + size <= wal.size();
+       at += kFrameHeader + size) {
+    const std::span<const std::uint8_t> frame = wal.subspan(at, kFrameHeader);
+    const std::span<const std::uint8_t> page = wal.subspan(at + kFrameHeader, size);
+    if (be32(frame, 8) != salt1 || be32(frame, 12) != salt2) break;
+    wal_checksum(frame.first(8), big, s0, s1);
+    wal_checksum(page, big, s0, s1);
+    if (s0 != be32(frame, 16) || s1 != be32(frame, 20) || be32(frame, 0) == 0) break;
+    pending[be32(frame, 0)] = page;
+    if (const std::uint32_t commit = be32(frame, 4); commit != 0) {
+      for (const auto& [number, image] : pending) out.pages[number] = image;
+      pending.clear();
+      out.db_pages = commit;
     }
+  }
+  if (!out.pages.empty()) out.page_size = size;
+  return out;
+}
+
+}  // namespace
+
+bool SqlitePages::read_header(std::span<const std::uint8_t> header) {
+  if (header.size() < kHeaderBytes || std::memcmp(header.data(), "SQLite format 3", 16) != 0) {
+    return false;
+  }
+  std::uint32_t size = be16(header, 16);
+  if (size == 1) size = 65536;
+  const std::uint32_t reserved = header[20];
+  // Payload fractions 64/32/32 are fixed by the format; anything else is a garbled header.
+  if (!valid_page_size(size) || size - reserved < 480 || header[21] != 64 || header[22] != 32 ||
+      header[23] != 32) {
+    return false;
+  }
+  page_size_ = size;
+  usable_size_ = size - reserved;
+  header_page_count_ = be32(header, 28);
+  application_id_ = static_cast<std::int32_t>(be32(header, 68));
+  return true;
+}
+
+SqlitePages::SqlitePages(std::span<const std::uint8_t> file, std::span<const std::uint8_t> wal)
+    : file_(file) {
+  WalImage image = read_wal(wal);
+  // Page 1 in the log holds the newer header.
+  const auto first = image.pages.find(1);
+  header_sane_ = read_header(first != image.pages.end() ? first->second : file);
+  if (image.page_size != 0) {
+    if (!header_sane_ || page_size_ != image.page_size) {
+      page_size_ = image.page_size;  // the log's own header says it
+      usable_size_ = image.page_size;
+    }
+    if (header_sane_) header_page_count_ = image.db_pages;
+    wal_ = std::move(image.pages);
+    page_count_ = image.db_pages;
+    return;
   }
   if (!header_sane_ && !probe_page_size()) return;
   page_count_ = static_cast<std::uint32_t>(
@@ -166,7 +246,10 @@ bool SqlitePages::probe_page_size() {
 
 std::span<const std::uint8_t> SqlitePages::page_bytes(std::uint32_t number) const {
   if (number == 0 || number > page_count_) return {};
-  return file_.subspan(std::size_t{number - 1} * page_size_, page_size_);
+  if (const auto logged = wal_.find(number); logged != wal_.end()) return logged->second;
+  const std::uint64_t at = std::uint64_t{number - 1} * page_size_;
+  if (at + page_size_ > file_.size()) return {};  // past the end of a file cut short
+  return file_.subspan(static_cast<std::size_t>(at), page_size_);
 }
 
 // The payload of a cell at `at`: its local part, then its overflow chain (fileformat2 2.3.1.2).
@@ -257,7 +340,9 @@ std::optional<BtreePage> SqlitePages::btree_page(std::uint32_t number) const {
 std::set<std::uint32_t> SqlitePages::freelist() const {
   std::set<std::uint32_t> out;
   if (!header_sane_) return out;
-  std::uint32_t trunk = be32(file_, 32);
+  const std::span<const std::uint8_t> first = page_bytes(1);
+  if (first.size() < kHeaderBytes) return out;
+  std::uint32_t trunk = be32(first, 32);
   while (trunk != 0 && out.insert(trunk).second) {
     const std::span<const std::uint8_t> page = page_bytes(trunk);
     if (page.empty()) break;

@@ -8,6 +8,7 @@
 // all give pages, or nothing, never a read outside the buffer.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <span>
@@ -54,9 +55,11 @@ struct BtreePage {
 
 class SqlitePages {
  public:
-  // `file` must outlive the reader. Never fails: a file without a sane header and without
-  // b-tree pages at any page size has page_size() 0 and no pages.
-  explicit SqlitePages(std::span<const std::uint8_t> file);
+  // `file` (and `wal`, its write-ahead log) must outlive the reader. The log's committed
+  // frames whose salts and checksums hold replace the file's pages, as SQLite reads them.
+  // Never fails: a file without a sane header and without b-tree pages at any page size has
+  // page_size() 0 and no pages.
+  explicit SqlitePages(std::span<const std::uint8_t> file, std::span<const std::uint8_t> wal = {});
 
   bool header_sane() const { return header_sane_; }  // magic, page size, reserved bytes
   std::uint32_t page_size() const { return page_size_; }
@@ -64,6 +67,7 @@ class SqlitePages {
   // The page count the header records (0 when not sane): more than page_count() when cut short.
   std::uint32_t header_page_count() const { return header_page_count_; }
   std::int64_t application_id() const { return application_id_; }  // 0 when not sane
+  std::uint32_t wal_pages() const { return static_cast<std::uint32_t>(wal_.size()); }
 
   // The b-tree page `number` (1-based), or nullopt when it is not a readable b-tree page.
   std::optional<BtreePage> btree_page(std::uint32_t number) const;
@@ -72,12 +76,14 @@ class SqlitePages {
 
  private:
   std::span<const std::uint8_t> page_bytes(std::uint32_t number) const;
+  bool read_header(std::span<const std::uint8_t> header);
   bool probe_page_size();
   bool read_payload(std::span<const std::uint8_t> page, std::size_t at, std::uint64_t payload_size,
                     bool index, std::vector<std::uint8_t>& out,
                     std::set<std::uint32_t>& chain) const;
 
   std::span<const std::uint8_t> file_;
+  std::map<std::uint32_t, std::span<const std::uint8_t>> wal_;  // the newest committed images
   bool header_sane_ = false;
   std::uint32_t page_size_ = 0;
   std::uint32_t usable_size_ = 0;

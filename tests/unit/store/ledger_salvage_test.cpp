@@ -230,6 +230,40 @@ TEST_F(LedgerSalvage, GarbledHeaderAndZeroedSchemaMatchRecordsByShape) {
   EXPECT_FALSE(report.reservations_known()) << "a table's completeness needs its tree";
 }
 
+// A crash leaves the newest commits in the write-ahead log: read page by page, they are there.
+TEST_F(LedgerSalvage, TheWriteAheadLogIsReadWithTheGarbledFile) {
+  TempDir crashed;
+  {
+    auto store = open_store(dir_.path());
+    ASSERT_NE(store, nullptr);
+    Reservation r;
+    r.id = "rsv-wal";
+    r.job = "job";
+    r.bytes = 7'000'000'000;
+    ASSERT_TRUE(store->save_reservation(r).ok());
+    ASSERT_TRUE(store->begin_run(full_ledger("run-wal")).ok());
+    // Copied while the store is open, as a crash would leave them.
+    for (const char* suffix : {"", "-wal"}) {
+      std::filesystem::copy_file(file_.string() + suffix,
+                                 (crashed.path() / Store::kFileName).string() + suffix);
+    }
+  }
+  const auto file = crashed.path() / Store::kFileName;
+  ASSERT_GT(std::filesystem::file_size(file.string() + "-wal"), 0u);
+  {
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.write("garbled header!!", 16);
+  }
+  auto report = salvage_ledger(crashed.path(), "damaged", false, std::chrono::system_clock::now());
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_GT(report->pages.wal_pages, 0u) << report->summary();
+  Db fresh(file);
+  EXPECT_EQ(fresh.integer("SELECT bytes FROM reservations WHERE id = 'rsv-wal'"), 7'000'000'000);
+  EXPECT_EQ(fresh.integer("SELECT count(*) FROM runs"), kRuns + 1);
+  EXPECT_EQ(fresh.integer("SELECT count(*) FROM marks WHERE run_id = 'run-wal'"), 4);
+  EXPECT_TRUE(report->lossless()) << report->summary();
+}
+
 TEST_F(LedgerSalvage, AnEmptyFileIsSaidAndANewLedgerStarts) {
   std::filesystem::resize_file(file_, 0);
   std::optional<SalvageReport> salvaged;
