@@ -74,6 +74,8 @@ const char* cap_name(BudgetCap cap) {
       return "cgroup";
     case BudgetCap::kUser:
       return "user";
+    case BudgetCap::kSalvage:
+      return "salvage";
     case BudgetCap::kConfigured:
       break;
   }
@@ -239,6 +241,7 @@ Decision Admission::admit(const AdmitInput& input, const std::vector<RunHolding>
   if (!hold_why_.empty() && now.monotonic < hold_until_monotonic_) {
     // What the old ledger reserved is not known: nothing is promised until it would have lapsed.
     d.admitted = false;
+    d.binding_cap = BudgetCap::kSalvage;
     d.reason = "refused until what the old ledger reserved is known: " + hold_why_ +
                "; admission resumes in " +
                format_seconds(to_seconds(hold_until_monotonic_ - now.monotonic)) +

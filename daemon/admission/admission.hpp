@@ -61,8 +61,9 @@ struct CommittedTerm {
 
 // Which cap set the effective budget (the smallest; the configured one on ties).
 // kUser: the owner's own cap (admission.max_reserved_per_user) refused what the budget allows.
-enum class BudgetCap { kConfigured, kNode, kCgroup, kUser };
-const char* cap_name(BudgetCap cap);  // "budget", "node", "cgroup", "user"
+// kSalvage: held after a salvage that lost runs or reservations (hold_for_a_lease).
+enum class BudgetCap { kConfigured, kNode, kCgroup, kUser, kSalvage };
+const char* cap_name(BudgetCap cap);  // "budget", "node", "cgroup", "user", "salvage"
 
 struct Decision {
   bool admitted = false;

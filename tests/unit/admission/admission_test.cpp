@@ -349,6 +349,7 @@ TEST(AdmissionHold, RefusesForOneLeaseAfterALossySalvageAndSaysWhy) {
   const Decision held = admission.admit({"job", 1 * kGB, EstimateSource{}, 0});
   EXPECT_FALSE(held.admitted);
   EXPECT_TRUE(held.reservation_id.empty());
+  EXPECT_EQ(held.binding_cap, BudgetCap::kSalvage);
   EXPECT_NE(held.reason.find("the salvaged ledger may lack reservations"), std::string::npos)
       << held.reason;
   EXPECT_NE(held.reason.find("resumes in 60"), std::string::npos) << held.reason;
