@@ -74,6 +74,8 @@ const char* cap_name(BudgetCap cap) {
       return "cgroup";
     case BudgetCap::kUser:
       return "user";
+    case BudgetCap::kSalvage:
+      return "salvage";
     case BudgetCap::kConfigured:
       break;
   }
@@ -236,6 +238,16 @@ Decision Admission::admit(const AdmitInput& input, const std::vector<RunHolding>
                " > admission.max_reserved_per_user " + gb(d.user_cap_bytes) +
                " (the budget would have admitted it: " + d.reason + ")";
   }
+  if (!hold_why_.empty() && now.monotonic < hold_until_monotonic_) {
+    // What the old ledger reserved is not known: nothing is promised until it would have lapsed.
+    d.admitted = false;
+    d.binding_cap = BudgetCap::kSalvage;
+    d.reason = "refused until what the old ledger reserved is known: " + hold_why_ +
+               "; admission resumes in " +
+               format_seconds(to_seconds(hold_until_monotonic_ - now.monotonic)) +
+               ", one lease after the salvage, when any reservation it held has lapsed (" +
+               d.reason + ")";
+  }
   if (d.admitted) {
     d.reservation_id = new_id_locked();
     Reservation r;
@@ -247,6 +259,17 @@ Decision Admission::admit(const AdmitInput& input, const std::vector<RunHolding>
     reservations_.emplace(d.reservation_id, held_locked(std::move(r), now));
   }
   return d;
+}
+
+void Admission::hold_for_a_lease(std::string why) {
+  std::lock_guard lock(mutex_);
+  hold_why_ = std::move(why);
+  hold_until_monotonic_ = clock_.now().monotonic + lease_;
+}
+
+bool Admission::holding() const {
+  std::lock_guard lock(mutex_);
+  return !hold_why_.empty() && clock_.now().monotonic < hold_until_monotonic_;
 }
 
 Result<Reservation> Admission::claimable_locked(const std::string& reservation_id,

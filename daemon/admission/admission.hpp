@@ -61,8 +61,9 @@ struct CommittedTerm {
 
 // Which cap set the effective budget (the smallest; the configured one on ties).
 // kUser: the owner's own cap (admission.max_reserved_per_user) refused what the budget allows.
-enum class BudgetCap { kConfigured, kNode, kCgroup, kUser };
-const char* cap_name(BudgetCap cap);  // "budget", "node", "cgroup", "user"
+// kSalvage: held after a salvage that lost runs or reservations (hold_for_a_lease).
+enum class BudgetCap { kConfigured, kNode, kCgroup, kUser, kSalvage };
+const char* cap_name(BudgetCap cap);  // "budget", "node", "cgroup", "user", "salvage"
 
 struct Decision {
   bool admitted = false;
@@ -143,6 +144,13 @@ class Admission {
   std::chrono::nanoseconds lease() const;
   const Clock& clock() const { return clock_; }  // the one a reservation's times come from
 
+  // After a ledger salvage that could not read every run and reservation the old file held:
+  // admission refuses for one lease from now, when every unclaimed reservation that file may
+  // have held has run out; the runs it lost still count through the node's MemAvailable.
+  // `why` names what is not known and heads each refusal's reason meanwhile.
+  void hold_for_a_lease(std::string why);
+  bool holding() const;
+
   // Restart recovery: re-creates reservations the store kept, without a budget check (they
   // were admitted before). Unclaimed ones get a fresh lease from now: holding a little longer
   // is the safe side. Errors: empty or duplicate id, zero bytes.
@@ -176,6 +184,8 @@ class Admission {
   std::map<std::string, Held> reservations_;
   std::uint64_t next_order_ = 0;
   std::mt19937_64 rng_;
+  std::string hold_why_;  // empty: no hold
+  std::chrono::nanoseconds hold_until_monotonic_{0};
 };
 
 }  // namespace ramguard

@@ -24,7 +24,7 @@ namespace {
 // the mark is acknowledged, so a daemon crash (kill -9) loses nothing acknowledged; only power
 // loss could. FULL would add an fsync (4-8 ms here) to every mark. Checkpoints run on a thread
 // of their own, not inside a commit on the event loop.
-std::unique_ptr<Store> open_ledger(const Config& config) {
+std::unique_ptr<Store> open_ledger(const Config& config, Admission& admission) {
   StoreOptions options;
   options.sync_every_commit = false;
   options.checkpoint_in_background = true;
@@ -33,8 +33,19 @@ std::unique_ptr<Store> open_ledger(const Config& config) {
   options.reserve_bytes = 1 << 20;
   options.coalesce_wal_writes = config.store.coalesce_wal_writes;
   std::optional<SalvageReport> salvaged;
-  auto opened = open_or_salvage(config.state_dir, options, salvaged);
+  bool emptied = false;
+  auto opened = open_or_salvage(config.state_dir, options, salvaged, &emptied);
   if (salvaged) log_salvage(*salvaged);
+  // Runs or reservations the old file held may be missing: admission waits a lease.
+  std::string unknown = salvaged ? salvaged->unknown_text() : "";
+  if (emptied) unknown = "the ledger file was empty (0 bytes)";
+  if (!unknown.empty()) {
+    admission.hold_for_a_lease(unknown);
+    log::warning("admission.held_after_salvage",
+                 {{"reason", unknown},
+                  {"lease_seconds", std::chrono::duration<double>(admission.lease()).count()},
+                  {"effect", "admissions are refused for one lease"}});
+  }
   if (opened) return std::move(*opened);
   log::error("store.unavailable",
              {{"reason", opened.error().message}, {"effect", "runs are guarded in memory only"}});
@@ -86,7 +97,7 @@ Daemon::Daemon(const Config& config, const CommandLine& flags, DaemonSeams seams
       watches_(sampler_, exits_, clock_, run_params(config).watch_peak_refresh_ticks),
       metrics_(std::move(metrics)),
       run_metrics_(*metrics_),
-      store_(open_ledger(config)),
+      store_(open_ledger(config, admission_)),
       baselines_(procfs_, registry_),
       machine_(procfs_, registry_),
       desk_(admission_, baselines_, machine_, desk_settings(config)),

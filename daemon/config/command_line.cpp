@@ -161,7 +161,9 @@ Flags (--flag VALUE or --flag=VALUE; flags win over the configuration file):
   --check-config FILE    validate FILE, print every problem, exit 0 if valid, 1 if not
   --check-ledger DIR     check the ledger in state directory DIR (the daemon must be stopped);
                          an unusable one is moved aside and salvaged into a fresh ledger, as
-                         at startup; prints a summary, exit 0 if DIR has a usable ledger now
+                         at startup; prints a summary, exit 0 if DIR has a usable ledger and
+                         nothing was lost, 2 if rows were lost (or are not known), 1 if no
+                         usable ledger
   --watch PID            watch this process from startup (repeatable); tree:PID watches
                          it and its descendants, cgroup:PID its memory cgroup
   --interval DURATION    sampling interval, 10ms to 1h (default 2s)

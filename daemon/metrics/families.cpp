@@ -64,7 +64,7 @@ MetricFamilies::MetricFamilies(prometheus::Registry& r)
       admission_refusals_by_cap(prometheus::BuildCounter()
                                     .Name("ramguard_admission_refusals_by_cap_total")
                                     .Help("Refused admissions by the cap that set the effective "
-                                          "budget (budget, node, cgroup, user)")
+                                          "budget (budget, node, cgroup, user, salvage)")
                                     .Register(r)),
       run_refusals_by_cap(prometheus::BuildCounter()
                               .Name("ramguard_run_refusals_by_cap_total")

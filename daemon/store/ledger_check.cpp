@@ -123,12 +123,12 @@ LedgerCheck check_ledger_file(const std::filesystem::path& file) {
   const std::int64_t app_id = std::stoll(*app);
   const std::int64_t schema = std::stoll(*version);
   if (app_id != 0 && app_id != kRamguardApplicationId) {
-    return {V::kUnusable, "another application's database (application_id " + *app + ")"};
+    return {V::kUnusable, "another application's database (application_id " + *app + ")", true};
   }
   if (schema > current_schema_version()) return {};  // a newer ramguardd's: leave it alone
   if (app_id == 0 && schema == 0) {
     if (table_names(raw).empty()) return {V::kUsable, {}};
-    return {V::kUnusable, "another application's database (tables without ramguard's tag)"};
+    return {V::kUnusable, "another application's database (tables without ramguard's tag)", true};
   }
   if (schema == current_schema_version()) {
     if (std::string diff = schema_difference(raw); !diff.empty()) {

@@ -20,6 +20,7 @@ struct LedgerCheck {
   };
   Verdict verdict = Verdict::kUnchecked;
   std::string reason;
+  bool foreign = false;  // another application's database, not a damaged ledger
 };
 
 LedgerCheck check_ledger_file(const std::filesystem::path& file);

@@ -12,6 +12,7 @@
 
 #include "common/log.hpp"
 #include "store/ledger_check.hpp"
+#include "store/ledger_salvage_pages.hpp"
 #include "store/ledger_salvage_read.hpp"
 
 namespace ramguard {
@@ -47,33 +48,79 @@ Status move_aside(const std::filesystem::path& file, const std::filesystem::path
 
 }  // namespace
 
-std::uint64_t SalvageReport::copied(const std::string& table) const {
+const SalvageReport::Table* SalvageReport::table(const std::string& name) const {
   for (const auto& t : tables) {
-    if (t.name == table) return t.copied;
+    if (t.name == name) return &t;
   }
-  return 0;
+  return nullptr;
+}
+
+std::uint64_t SalvageReport::copied(const std::string& name) const {
+  const Table* t = table(name);
+  return t ? t->copied + t->recovered : 0;
 }
 
 bool SalvageReport::lossless() const {
+  if (foreign) return false;
   for (const auto& t : tables) {
-    if (t.refused > 0 || t.unreadable > 0) return false;
+    if (t.refused > 0 || !t.complete) return false;
   }
   return true;
 }
 
+bool SalvageReport::reservations_known() const {
+  if (foreign) return false;
+  for (const char* name : {"reservations", "runs"}) {
+    const Table* t = table(name);
+    if (t == nullptr || !t->complete) return false;
+  }
+  return true;
+}
+
+std::string SalvageReport::unknown_text() const {
+  if (foreign) return "the ledger file was another application's database";
+  std::string out;
+  for (const char* name : {"reservations", "runs"}) {
+    const Table* t = table(name);
+    if (t != nullptr && t->complete) continue;
+    out += std::string(out.empty() ? "" : " and ") + name;
+  }
+  return out.empty() ? out : "the salvaged ledger may lack " + out;
+}
+
 std::string SalvageReport::summary() const {
-  std::string out = "unusable ledger (" + reason + ") moved aside to " + moved_to.string() +
-                    "; salvaged into a fresh ledger:\n";
+  std::string out = (foreign ? "not a ramguard ledger (" : "unusable ledger (") + reason +
+                    ") moved aside to " + moved_to.string() +
+                    (foreign ? "; nothing of it was imported: a fresh ledger starts empty\n"
+                             : "; salvaged into a fresh ledger:\n");
   for (const auto& t : tables) {
-    char line[160];
-    std::snprintf(line, sizeof line, "  %-16s %10llu copied %8llu refused %6llu unreadable\n",
+    char line[200];
+    std::snprintf(line, sizeof line,
+                  "  %-16s %10llu copied %8llu recovered from pages %6llu refused %6llu "
+                  "unreadable%s\n",
                   t.name.c_str(), static_cast<unsigned long long>(t.copied),
+                  static_cast<unsigned long long>(t.recovered),
                   static_cast<unsigned long long>(t.refused),
-                  static_cast<unsigned long long>(t.unreadable));
+                  static_cast<unsigned long long>(t.unreadable), t.complete ? "" : " (incomplete)");
     out += line;
   }
+  if (pages.read) {
+    const Pages& p = pages;
+    out += "  pages: " + std::to_string(p.page_count) + " of " + std::to_string(p.page_size) +
+           " bytes, " + std::to_string(p.wal_pages) + " from the write-ahead log (" +
+           (p.header_sane ? "header read" : "header garbled, size probed") + ", sqlite_schema " +
+           (p.schema_read ? "read" : "unreadable: tables matched by shape") + "); " +
+           std::to_string(p.tree_pages) + " in trees, " + std::to_string(p.free_pages) + " free, " +
+           std::to_string(p.overflow_pages) + " overflow, " + std::to_string(p.orphan_pages) +
+           " orphan leaves; lost: " + std::to_string(p.bad_pages) + " tree pages unreadable, " +
+           std::to_string(p.missing_pages) + " missing (cut short), " +
+           std::to_string(p.unaccounted_pages) + " garbled or zeroed, " +
+           std::to_string(p.bad_cells) + " cells unreadable, " +
+           std::to_string(p.ambiguous_records) + " records of uncertain table\n";
+  }
   for (const auto& loss : losses) out += "  lost: " + loss + "\n";
-  if (lossless()) out += "  nothing readable was lost\n";
+  if (lossless()) out += "  nothing was lost\n";
+  if (!reservations_known()) out += "  not known: " + unknown_text() + "\n";
   return out;
 }
 
@@ -87,6 +134,7 @@ Status copy_into_fresh(const std::filesystem::path& state_dir, SalvageReport& re
     auto fresh = Store::open(state_dir);
     if (!fresh) return fresh.error();
   }
+  if (report.foreign) return ok_status();  // not a ledger: none of its rows are runs
   auto copy = readable_copy(report.moved_to);
   if (!copy) return copy.error();
   struct RemoveCopy {
@@ -106,6 +154,8 @@ Status copy_into_fresh(const std::filesystem::path& state_dir, SalvageReport& re
   // Foreign keys on: a row whose run was not salvaged is refused, not left dangling.
   sqlite3_exec(raw_to, "PRAGMA foreign_keys = ON; BEGIN", nullptr, nullptr, nullptr);
   SalvageCopier copier(from.get(), to.get(), report);
+  // Reservations first: what admission must know before it admits anything again.
+  copier.copy("reservations", {}, {}, /*resume_by_rowid=*/true);
   copier.copy("runs", {}, {}, /*resume_by_rowid=*/true);
   for (const std::string& run : copier.keys("SELECT run_id FROM runs ORDER BY rowid")) {
     // A census before its groups (their foreign key).
@@ -117,7 +167,18 @@ Status copy_into_fresh(const std::filesystem::path& state_dir, SalvageReport& re
   for (const std::string& verdict : copier.keys("SELECT id FROM verdicts ORDER BY id")) {
     copier.copy("verdict_figures", "verdict_id = ?", verdict);
   }
-  copier.copy("reservations", {}, {}, /*resume_by_rowid=*/true);
+  // A table SQL read to its end is whole (a run's rows only when every run was read, a
+  // verdict's figures only when every verdict was); the rest is read page by page.
+  auto read_whole = [&](const char* name) {
+    const SalvageReport::Table* t = report.table(name);
+    return t != nullptr && t->unreadable == 0;
+  };
+  for (auto& t : report.tables) {
+    t.complete = t.unreadable == 0 &&
+                 (t.name == "reservations" || t.name == "runs" || read_whole("runs")) &&
+                 (t.name != "verdict_figures" || read_whole("verdicts"));
+  }
+  recover_pages(report.moved_to, to.get(), report);
   if (sqlite3_exec(raw_to, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) {
     return Error{"cannot write the salvaged rows to " + file.string() + ": " +
                  sqlite3_errmsg(raw_to)};
@@ -128,10 +189,11 @@ Status copy_into_fresh(const std::filesystem::path& state_dir, SalvageReport& re
 }  // namespace
 
 Result<SalvageReport> salvage_ledger(const std::filesystem::path& state_dir,
-                                     const std::string& reason,
+                                     const std::string& reason, bool foreign,
                                      std::chrono::system_clock::time_point now) {
   SalvageReport report;
   report.reason = reason;
+  report.foreign = foreign;
   const std::filesystem::path file = state_dir / Store::kFileName;
   report.moved_to = file.string() + ".corrupt-" + utc_stamp(now);
   if (auto s = move_aside(file, report.moved_to); !s) return s.error();
@@ -146,11 +208,13 @@ Result<SalvageReport> salvage_ledger(const std::filesystem::path& state_dir,
 
 Result<std::unique_ptr<Store>> open_or_salvage(const std::filesystem::path& state_dir,
                                                StoreOptions options,
-                                               std::optional<SalvageReport>& salvaged) {
+                                               std::optional<SalvageReport>& salvaged,
+                                               bool* emptied) {
   const std::filesystem::path file = state_dir / Store::kFileName;
   std::error_code ec;
   if (std::filesystem::is_regular_file(file, ec) && std::filesystem::file_size(file, ec) == 0 &&
       !ec) {
+    if (emptied != nullptr) *emptied = true;
     // SQLite takes an empty file for an empty database; ramguard writes its schema at creation,
     // so this one was cut short (or truncated): what it held is not known.
     log::warning("store.ledger_empty",
@@ -161,7 +225,8 @@ Result<std::unique_ptr<Store>> open_or_salvage(const std::filesystem::path& stat
   }
   const LedgerCheck check = check_ledger_file(file);
   if (check.verdict == LedgerCheck::Verdict::kUnusable) {
-    auto report = salvage_ledger(state_dir, check.reason, std::chrono::system_clock::now());
+    auto report =
+        salvage_ledger(state_dir, check.reason, check.foreign, std::chrono::system_clock::now());
     if (!report) {
       return Error{"ledger " + (state_dir / Store::kFileName).string() + " is unusable (" +
                    check.reason + ") and could not be salvaged: " + report.error().message};

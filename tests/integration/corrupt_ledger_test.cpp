@@ -1,13 +1,16 @@
 // A corrupt ledger is moved aside, salvaged and replaced, against the real daemon and real
-// damaged files: a truncated file, pages garbled in the middle, and a ramguard file whose
-// tables are not this build's. Each time the old file is kept beside the new one, the rows
-// SQLite can still read are in the fresh ledger, and new runs are stored durably (a kill -9 and
-// a restart keep them). `ramguardd --check-ledger` does the same offline.
+// damaged files: a truncated file, pages garbled or zeroed in the middle, a garbled header,
+// a ramguard file whose tables are not this build's, another application's database and an
+// empty file. Admission waits a lease when runs or reservations may have been lost. Each time the
+// old file is kept beside the new one, the rows SQLite can still read are in the fresh ledger, and
+// new runs are stored durably (a kill -9 and a restart keep them). `ramguardd --check-ledger` does
+// the same offline.
 #include <gtest/gtest.h>
 #include <signal.h>
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "harness.hpp"
 
@@ -50,9 +53,9 @@ class CorruptLedger : public ::testing::Test {
     std::filesystem::remove_all(dir_, ec);
   }
 
-  std::unique_ptr<Daemon> start() {
+  std::unique_ptr<Daemon> start(const std::string& extra_yaml = "") {
     Daemon::Options o;
-    o.config_yaml = "budget: 16GB\n";
+    o.config_yaml = "budget: 16GB\n" + extra_yaml;
     o.state_dir = state_;
     return Daemon::start(o);
   }
@@ -108,6 +111,22 @@ class CorruptLedger : public ::testing::Test {
                  std::to_string(kCensusBytes) + "\n";
         },
         30s));
+  }
+
+  // Zeroes every page of `table`'s b-tree (as SQLite's dbstat lists them).
+  void zero_pages(const std::string& table) {
+    const std::string pages = sql(
+        db_, "SELECT pageno FROM dbstat WHERE name = '" + table + "' AND pagetype != 'overflow'");
+    const auto page_size = static_cast<std::streamoff>(std::stoi(sql(db_, "PRAGMA page_size")));
+    std::fstream f(db_, std::ios::in | std::ios::out | std::ios::binary);
+    const std::string zeros(static_cast<std::size_t>(page_size), '\0');
+    std::istringstream lines(pages);
+    int zeroed = 0;
+    for (std::string line; std::getline(lines, line); ++zeroed) {
+      f.seekp((std::stoi(line) - 1) * page_size);
+      f.write(zeros.data(), page_size);
+    }
+    ASSERT_GT(zeroed, 0) << table;
   }
 
   std::vector<std::filesystem::path> moved_aside() const {
@@ -222,26 +241,106 @@ TEST_F(CorruptLedger, CheckLedgerSalvagesOfflineAndRefusesWhileADaemonRuns) {
   EXPECT_NE(again.output.find(": ok, 2 runs, 1 reservations"), std::string::npos) << again.output;
 }
 
-// A garbled 16-byte header: what could not be salvaged makes --check-ledger exit non-zero.
-TEST_F(CorruptLedger, CheckLedgerExitsNonZeroWhenRowsWereLost) {
+// A garbled header: SQLite refuses the whole file, page-level recovery reads every row back.
+TEST_F(CorruptLedger, GarbledHeaderIsReadBackFromItsPages) {
   build_ledger();
+  const std::string marks_before = sql(db_, "SELECT count(*) FROM marks");
   {
     std::fstream f(db_, std::ios::in | std::ios::out | std::ios::binary);
-    f.write("garbled header!!", 16);
+    const std::string garbage(100, '\x5A');
+    f.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
   }
+  const CommandResult checked = run_command({daemon_path(), "--check-ledger", state_.string()});
+  EXPECT_EQ(checked.exit_code, 0) << checked.output;
+  EXPECT_NE(checked.output.find("header garbled, size probed"), std::string::npos)
+      << checked.output;
+  EXPECT_NE(checked.output.find("nothing was lost"), std::string::npos) << checked.output;
+  EXPECT_NE(checked.output.find(": salvaged, 2 runs, 1 reservations"), std::string::npos)
+      << checked.output;
+  EXPECT_EQ(sql(db_, "SELECT count(*) FROM marks"), marks_before);
+}
+
+// Zeroed pages of a table: their rows are lost, and --check-ledger says so with exit 2.
+TEST_F(CorruptLedger, CheckLedgerExitsNonZeroWhenRowsWereLost) {
+  build_ledger();
+  zero_pages("marks");
   const CommandResult checked = run_command({daemon_path(), "--check-ledger", state_.string()});
   EXPECT_EQ(checked.exit_code, 2) << checked.output;
   EXPECT_NE(checked.output.find("could not be salvaged"), std::string::npos) << checked.output;
+  EXPECT_NE(checked.output.find("(incomplete)"), std::string::npos) << checked.output;
 }
 
-// A 0-byte ledger starts a new one, and says so.
+// The runs' pages zeroed: the reservation is back, but which runs were active is not known,
+// so admission refuses for one lease and says why; then it admits again.
+TEST_F(CorruptLedger, LostRunsHoldAdmissionForALease) {
+  build_ledger();
+  zero_pages("runs");
+  auto d = start("admission:\n  lease: 3s\n");
+  const std::string held = d->wait_for_log("event=admission.held_after_salvage");
+  ASSERT_FALSE(held.empty()) << d->log_text();
+  EXPECT_NE(held.find("may lack runs"), std::string::npos) << held;
+  v1::Request status;
+  status.mutable_status();
+  EXPECT_EQ(d->call(status).status().reservations_size(), 1);
+  v1::Request admit;
+  admit.mutable_admit()->set_estimate_bytes(kGB);
+  const v1::AdmitReply refused = d->call(admit).admit();
+  EXPECT_FALSE(refused.admitted());
+  EXPECT_NE(refused.reason().find("may lack runs"), std::string::npos) << refused.reason();
+  EXPECT_TRUE(eventually([&] { return d->call(admit).admit().admitted(); }, 10s));
+}
+
+// Another application's database in the ledger's place: moved aside, nothing imported, said.
+TEST_F(CorruptLedger, AnotherApplicationsDatabaseIsNotImported) {
+  std::filesystem::create_directories(state_);
+  sql(db_,
+      "CREATE TABLE runs (run_id TEXT, job TEXT); INSERT INTO runs VALUES ('r', 'j');"
+      "CREATE TABLE reservations (id TEXT);");
+  const CommandResult checked = run_command({daemon_path(), "--check-ledger", state_.string()});
+  EXPECT_EQ(checked.exit_code, 2) << checked.output;
+  EXPECT_NE(checked.output.find("not a ramguard ledger"), std::string::npos) << checked.output;
+  EXPECT_NE(checked.output.find(": salvaged, 0 runs, 0 reservations"), std::string::npos)
+      << checked.output;
+  ASSERT_EQ(moved_aside().size(), 1u);
+  EXPECT_EQ(sql(moved_aside()[0], "SELECT job FROM runs"), "j\n");
+}
+
+TEST_F(CorruptLedger, TheDaemonOnAnotherApplicationsDatabaseStartsFreshAndWaitsALease) {
+  std::filesystem::create_directories(state_);
+  sql(db_, "CREATE TABLE t (a TEXT, b INTEGER); INSERT INTO t VALUES ('x', 1);");
+  auto d = start();
+  const std::string said = d->wait_for_log("event=store.not_a_ledger");
+  ASSERT_FALSE(said.empty()) << d->log_text();
+  v1::Request admit;
+  admit.mutable_admit()->set_estimate_bytes(kGB);
+  const v1::AdmitReply refused = d->call(admit).admit();
+  EXPECT_FALSE(refused.admitted());
+  EXPECT_NE(refused.reason().find("another application's database"), std::string::npos)
+      << refused.reason();
+  EXPECT_EQ(sql(db_, "SELECT count(*) FROM runs"), "0\n");
+}
+
+// A 0-byte ledger starts a new one, and says so; what it held is not known, so admission
+// waits a lease and --check-ledger exits 2.
 TEST_F(CorruptLedger, AnEmptyLedgerFileIsSaid) {
   std::filesystem::create_directories(state_);
   std::ofstream(db_).close();
-  auto d = start();
-  const std::string said = d->wait_for_log("event=store.ledger_empty");
-  ASSERT_FALSE(said.empty()) << d->log_text();
-  EXPECT_NE(said.find("level=warning"), std::string::npos) << said;
+  {
+    auto d = start();
+    const std::string said = d->wait_for_log("event=store.ledger_empty");
+    ASSERT_FALSE(said.empty()) << d->log_text();
+    EXPECT_NE(said.find("level=warning"), std::string::npos) << said;
+    v1::Request admit;
+    admit.mutable_admit()->set_estimate_bytes(kGB);
+    const v1::AdmitReply refused = d->call(admit).admit();
+    EXPECT_FALSE(refused.admitted());
+    EXPECT_NE(refused.reason().find("was empty (0 bytes)"), std::string::npos) << refused.reason();
+  }
+  std::filesystem::resize_file(db_, 0);
+  std::filesystem::remove(db_.string() + "-wal");
+  const CommandResult checked = run_command({daemon_path(), "--check-ledger", state_.string()});
+  EXPECT_EQ(checked.exit_code, 2) << checked.output;
+  EXPECT_NE(checked.output.find("empty (0 bytes)"), std::string::npos) << checked.output;
 }
 
 }  // namespace

@@ -339,5 +339,27 @@ TEST_F(AdmissionTest, RestoredReservationsKeepTheirOwner) {
   EXPECT_FALSE(admission_.check_owner("rsv-b", Caller{0, 1000, false}, "release").ok());
 }
 
+// After a salvage that lost runs or reservations, nothing is admitted for one lease, and each
+// refusal names why; then the sum decides again.
+TEST(AdmissionHold, RefusesForOneLeaseAfterALossySalvageAndSaysWhy) {
+  FakeClock clock;
+  Admission admission(16 * kGB, 1 * kGB, std::chrono::seconds(60), clock);
+  admission.hold_for_a_lease("the salvaged ledger may lack reservations");
+  EXPECT_TRUE(admission.holding());
+  const Decision held = admission.admit({"job", 1 * kGB, EstimateSource{}, 0});
+  EXPECT_FALSE(held.admitted);
+  EXPECT_TRUE(held.reservation_id.empty());
+  EXPECT_EQ(held.binding_cap, BudgetCap::kSalvage);
+  EXPECT_NE(held.reason.find("the salvaged ledger may lack reservations"), std::string::npos)
+      << held.reason;
+  EXPECT_NE(held.reason.find("resumes in 60"), std::string::npos) << held.reason;
+  EXPECT_TRUE(admission.reservations().empty());
+  clock.advance(std::chrono::seconds(59));
+  EXPECT_FALSE(admission.admit({"job", 1 * kGB, EstimateSource{}, 0}).admitted);
+  clock.advance(std::chrono::seconds(1));
+  EXPECT_FALSE(admission.holding());
+  EXPECT_TRUE(admission.admit({"job", 1 * kGB, EstimateSource{}, 0}).admitted);
+}
+
 }  // namespace
 }  // namespace ramguard
