@@ -200,6 +200,28 @@ class CensusTest(unittest.TestCase):
         full = ramguard.census(budget_seconds=BUDGET)
         self.assertEqual(full["partial"], "")
 
+    def test_a_census_out_of_budget_while_grouping_says_so_and_sums_the_rest(self):
+        # The budget runs out after the walk: the storages not yet grouped (the smallest) are
+        # summed in other_bytes, and partial says how many.
+        from ramguard import largeobjects
+        coordinator.big = state(tensors=1)
+        coordinator.many = [torch.full((4,), float(i)) for i in range(600)]
+        grouping = largeobjects._census_groups
+
+        def late(c, complete):
+            c.deadline = 0.0  # spent once the walk is done
+            return grouping(c, complete)
+        largeobjects._census_groups = late
+        try:
+            result = ramguard.census(budget_seconds=BUDGET)
+        finally:
+            largeobjects._census_groups = grouping
+        self.assertIn("while grouping", result["partial"])
+        self.assertIn("not grouped, in other_bytes", result["partial"])
+        self.assertEqual(group(result, "coordinator.big")["bytes"], MB)  # the largest first
+        listed = sum(g["bytes"] for g in result["groups"]) + result["other_bytes"]
+        self.assertEqual(listed, result["host_bytes"])
+
     def test_shared_and_file_backed_tensors_are_classified(self):
         coordinator.shared = torch.ones(500_000).share_memory_()
         with tempfile.NamedTemporaryFile(dir="/var/tmp") as f:
