@@ -347,6 +347,49 @@ class CensusWithTheMarks(unittest.TestCase):
         self.assertEqual(end["census"]["mode"], "full")
         client.close()
 
+    def test_a_gc_probe_round_sends_the_ranges_still_held_after_the_probe(self):
+        # The census goes before the probe (the cycle is named), the mark's reading after it:
+        # the ranges the daemon places must be those still held then, as the reading's.
+        client = ramguard.Client(self.server.path, mark_timeout_seconds=5,
+                                 release_wait_seconds=0, census_budget_seconds=BUDGET)
+        run = client.start_run("census-job", model_bytes=2 * MB)
+        enabled = gc.isenabled()
+        gc.disable()  # the cycle lives until the probe collects it
+        try:
+            for probe in (False, True):
+                coordinator.state = state(tensors=2, value=1.0)
+                fn = baseline_round(coordinator.state)
+                coordinator.state = fn([])  # the previous state: held only by fn's cycle
+                del fn
+                run.round_end(gc_probe=probe, census="full")
+                sent = [r["mark"] for r in self.server.requests if "mark" in r][-1]
+                groups = {g["holder"]: g for g in sent["census"]["groups"]}
+                held = groups["test_census.coordinator.state"]
+                cyclic = [g for g in sent["census"]["groups"] if not g["reachable"]]
+                self.assertEqual(len(cyclic), 1, list(groups))
+                self.assertEqual(sum(int(r["nbytes"]) for r in held["ranges"]), 2 * MB)
+                self.assertEqual(cyclic[0]["bytes"], str(2 * MB))  # what the census found
+                self.assertIn("function `aggregate`", cyclic[0]["cycle"])
+                if probe:
+                    self.assertIn("gc", sent)
+                    self.assertEqual(cyclic[0].get("ranges", []), [])
+                    self.assertIn("freed by the gc probe", cyclic[0]["cycle"])
+                    self.assertEqual(run.last_census["gc_freed_bytes"], 2 * MB)
+                else:
+                    self.assertEqual(sum(int(r["nbytes"]) for r in cyclic[0]["ranges"]), 2 * MB)
+                    self.assertNotIn("freed", cyclic[0]["cycle"])
+                    self.assertNotIn("gc_freed_bytes", run.last_census)
+                    gc.collect()
+        finally:
+            if enabled:
+                gc.enable()
+        # The census kept only weak references: what it watched is gone with the state.
+        coordinator.state = None
+        gc.collect()
+        self.assertFalse([o for o in gc.get_objects() if isinstance(o, torch.Tensor)
+                          and o.numel() == 250_000])
+        client.close()
+
     def test_control_characters_are_escaped_before_sending(self):
         coordinator.__dict__["we\x1bird"] = state(tensors=1)
         coordinator.__dict__["weird"] = coordinator.__dict__.pop("we\x1bird")

@@ -9,6 +9,7 @@ import os
 import sys
 import time
 import types
+import weakref
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from .wire import CENSUS_TEXT_BYTES
@@ -118,6 +119,7 @@ class _Census:
         self.started = time.perf_counter()
         self.deadline = self.started + budget_seconds
         self.walk_deadline = self.started + budget_seconds * _CENSUS_WALK_SHARE
+        self.watch = False  # weak references to the listed storages' objects (a gc probe follows)
         self.partial = ""
         self.kinds = _census_kinds()
         self.storages: Dict[Any, _Storage] = {}
@@ -597,9 +599,17 @@ def census(roots: Optional[Dict[str, Any]] = None, mode: str = "full",
     "reachable", "cycle", "kind", "bytes", "gpu_bytes", "storages", "objects", "dtype",
     "model_copies", "ranges": [[address, nbytes], ...]}, ...] (largest first, `rows` of them),
     "other_bytes" (groups not listed), "other_groups"}."""
+    return _census(roots, mode, budget_seconds, min_bytes, rows, model_bytes)
+
+
+def _census(roots: Optional[Dict[str, Any]], mode: str, budget_seconds: float, min_bytes: int,
+            rows: int, model_bytes: int, watch: bool = False) -> Dict[str, Any]:
+    """census(); watch=True: a gc probe follows, and the listed groups keep weak references to
+    their storages' objects for _census_after_gc (which drops them)."""
     if mode not in ("full", "roots"):
         raise ValueError(f"invalid census mode {mode!r}; expected 'full' or 'roots'")
     c = _Census(dict(roots or {}), mode, budget_seconds, min_bytes, rows, model_bytes)
+    c.watch = watch
     c.ignore.add(id(roots))  # the caller's dict of roots is not a holder
     try:
         return _census_run(c)
@@ -616,6 +626,35 @@ def _census_ranges(storages: List[Tuple[int, int]]) -> List[List[int]]:
         else:
             merged.append([address, nbytes])
     return merged
+
+
+def _census_after_gc(result: Dict[str, Any]) -> None:
+    """A census taken just before a gc probe, made to describe the state after it: the one the
+    mark's reading, its allocator facts and the daemon's placement describe. The ranges of the
+    storages the collector freed are not sent (the daemon would place memory no longer held);
+    their groups keep their bytes and names (what the census found, and the cycle that held
+    them: what the verdicts diff) and say they were freed (gc_freed_bytes, and in the cycle)."""
+    total = 0
+    ranges_left = CENSUS_RANGES
+    for g in result["groups"]:
+        watched = g.pop("_watch", None) or []
+        alive: List[Tuple[int, int]] = []
+        freed = 0
+        for address, nbytes, refs in watched:
+            # Freed: every object of the storage is gone (one without a weak reference: kept).
+            if refs and all(r is not None and r() is None for r in refs):
+                freed += nbytes
+            else:
+                alive.append((address, nbytes))
+        if freed:
+            g["ranges"] = _census_ranges(alive)
+            g["cycle"] = (g["cycle"] + "; " if g["cycle"] else "") + \
+                "freed by the gc probe after the census"
+        g["ranges"] = g["ranges"][:max(0, ranges_left)]
+        ranges_left -= len(g["ranges"])
+        g["gc_freed_bytes"] = freed
+        total += freed
+    result["gc_freed_bytes"] = total
 
 
 def _census_is_view(obj: Any) -> bool:
@@ -706,6 +745,7 @@ def _census_groups(c: _Census, complete: bool) -> Dict[str, Any]:
     other_groups = 0
     other_bytes = sum(ungrouped.values())
     other_unreachable = 0
+    watched: List[Tuple[int, List[_Storage]]] = []
     for g in ordered:
         storages = g.storages
         if not storages:  # views of storages another group counts
@@ -735,6 +775,8 @@ def _census_groups(c: _Census, complete: bool) -> Dict[str, Any]:
         placed = [s for s in storages if s.device == "cpu" and s.address]
         merged = _census_ranges([(s.address, s.nbytes) for s in placed])[:max(0, ranges_left)]
         ranges_left -= len(merged)
+        if c.watch:
+            watched.append((len(out), placed))
         out.append({
             "holder": g.holder, "reachable": g.reachable, "cycle": g.cycle, "kind": kind,
             "bytes": host, "gpu_bytes": gpu, "storages": len(storages), "objects": g.objects,
@@ -746,6 +788,8 @@ def _census_groups(c: _Census, complete: bool) -> Dict[str, Any]:
         })
         g.obj = None
     ordered.clear()
+    if watched:
+        _census_watch(c, out, watched)
     cpu = [s for s in c.storages.values() if s.device == "cpu"]
     return {
         "mode": c.mode, "partial": c.partial,
@@ -762,6 +806,25 @@ def _census_groups(c: _Census, complete: bool) -> Dict[str, Any]:
         "other_groups": other_groups,
         "other_bytes": other_bytes,
     }
+
+
+def _census_watch(c: _Census, out: List[Dict[str, Any]],
+                  watched: List[Tuple[int, List[_Storage]]]) -> None:
+    """Each listed storage's objects, weakly (None for one that takes no weak reference): which
+    of them a gc probe frees (_census_after_gc)."""
+    refs: Dict[Any, List[Any]] = {}
+    for _, storages in watched:
+        for s in storages:
+            refs[s.key] = []
+    for obj, storage in c.found.values():
+        held = refs.get(storage.key)
+        if held is not None:
+            try:
+                held.append(weakref.ref(obj))
+            except TypeError:
+                held.append(None)
+    for index, storages in watched:
+        out[index]["_watch"] = [(s.address, s.nbytes, refs[s.key]) for s in storages]
 
 
 def _census_text(text: str) -> str:
