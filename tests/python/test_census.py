@@ -390,6 +390,21 @@ class CensusWithTheMarks(unittest.TestCase):
                           and o.numel() == 250_000])
         client.close()
 
+    def test_a_census_mark_waits_for_its_placement_too(self):
+        # ramguardd places the census's ranges before it answers: the mark's deadline (which
+        # the daemon drops it past) allows for that beyond the mark timeout.
+        client = ramguard.Client(self.server.path, mark_timeout_seconds=1.0,
+                                 census_budget_seconds=BUDGET)
+        run = client.start_run("census-job")
+        run.round_end(census="roots")
+        run.round_end(census=False)
+        waits = [(int(r["mark"]["deadlineUnixUs"]) - int(r["mark"]["atUnixUs"])) / 1e6
+                 for r in self.server.requests if "mark" in r]
+        self.assertEqual(len(waits), 2)
+        self.assertGreater(waits[0], 1.19)
+        self.assertLess(waits[1], 1.1)
+        client.close()
+
     def test_control_characters_are_escaped_before_sending(self):
         coordinator.__dict__["we\x1bird"] = state(tensors=1)
         coordinator.__dict__["weird"] = coordinator.__dict__.pop("we\x1bird")

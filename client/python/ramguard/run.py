@@ -13,7 +13,8 @@ from .errors import (FailedPreconditionError, InvalidArgumentError, MalformedErr
 from .largeobjects import CENSUS_ROWS, _census, _census_after_gc, _census_wire
 from .probes import _allocator_wire, _gc_probe, allocator_stats
 from .results import MarkResult, Reading, RunEndResult, RunStart, Verdict
-from .wire import _ALLOCATOR_FIELDS, _FAILURE_MAX_BYTES, _MARK_KINDS, _PHASE_NAME_RE
+from .wire import (_ALLOCATOR_FIELDS, _CENSUS_PLACE_SECONDS, _CENSUS_PLACE_SECONDS_PER_GB,
+                   _FAILURE_MAX_BYTES, _MARK_KINDS, _PHASE_NAME_RE)
 
 if TYPE_CHECKING:  # client.py imports this module
     from .client import Client
@@ -194,6 +195,11 @@ class Run:
         with self._lock:
             # One bound for the whole mark, the resynchronisation it may do first included.
             self._mark_deadline = time.monotonic() + self.client.mark_timeout_seconds
+            if census is not None:  # the daemon places its ranges before it answers
+                placed = sum(int(r["nbytes"]) for g in body["census"]["groups"]
+                             for r in g["ranges"])
+                self._mark_deadline += _CENSUS_PLACE_SECONDS + \
+                    _CENSUS_PLACE_SECONDS_PER_GB * placed / 1e9
             # In step with the daemon as of before this mark (a resync must not replay it).
             failure: Optional[RamguardError] = None
             try:
