@@ -40,9 +40,10 @@ FULL_PACKAGES=(clang-14 libclang-rt-14-dev
   debhelper dh-python python3-all pybuild-plugin-pyproject lintian)
 
 # Tests whose code runs on several threads: the metrics exporter (scraped by civetweb's
-# threads), the C++ client called from many threads, admission with 64 racing threads.
-TSAN_TARGETS=(metrics_test client_test admission_test store_test)
-TSAN_TESTS='^(MetricsExporter|Exposition|Client|AdmissionRace|WalCheckpointer|WalWriteVfs|StoreReader)\.'
+# threads), the C++ client called from many threads, admission with 64 racing threads,
+# the census placer's worker.
+TSAN_TARGETS=(metrics_test client_test admission_test store_test sampling_test)
+TSAN_TESTS='^(MetricsExporter|Exposition|Client|AdmissionRace|WalCheckpointer|WalWriteVfs|StoreReader|CensusPlacer)\.'
 FUZZ_TARGETS=(procfs_parse_fuzz codec_fuzz frame_fuzz config_fuzz)
 FUZZ_SECONDS=60
 

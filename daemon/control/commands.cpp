@@ -11,7 +11,7 @@ using P = CommandSpec::Prepare;
 constexpr std::array kTable = {
     CommandSpec{C::kHello},
     CommandSpec{C::kRunStart},
-    CommandSpec{C::kMark},
+    CommandSpec{C::kMark, false, P::kCensusPlacement},
     CommandSpec{C::kRunEnd},
     CommandSpec{C::kAdmit, false, P::kAdmission},
     CommandSpec{C::kRelease},

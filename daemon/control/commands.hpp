@@ -17,8 +17,9 @@ struct CommandSpec {
   // hundreds of milliseconds to encode): encoded off the event loop.
   bool big_reply = false;
   // What the handler fetches before it can answer (RequestHandler::prepare): an admission's
-  // node and cgroup caps and fleet history, a report's or compare's stored rows.
-  enum class Prepare { kNone, kAdmission, kStoredReads } prepare = Prepare::kNone;
+  // node and cgroup caps and fleet history, a report's or compare's stored rows, a mark's
+  // census's placement in the process's mappings (read while the client waits for the reply).
+  enum class Prepare { kNone, kAdmission, kStoredReads, kCensusPlacement } prepare = Prepare::kNone;
 };
 
 std::span<const CommandSpec> command_table();

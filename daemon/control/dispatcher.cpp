@@ -128,6 +128,10 @@ Dispatcher::Dispatcher(RunRegistry& registry, Admission& admission, AdmissionDes
       store_(store),
       peers_read_(peers_read) {}
 
+Dispatcher::~Dispatcher() {
+  *alive_ = false;
+}
+
 std::optional<PhaseRoom> Dispatcher::phase_room(const std::string& run_id) {
   // Only a run with a plan has a phase level to forecast; the others cost no read.
   const RunMachine* run = registry_.find(run_id);
@@ -147,6 +151,13 @@ void Dispatcher::handle(const v1::Request& request, const Peer& peer, v1::Reply&
     read = std::move(it->second);
     read_ahead_.erase(it);
   }
+  std::optional<CensusPlacement> placed;  // taken whatever handle() does with the request
+  if (request.has_mark()) {
+    if (auto it = placed_ahead_.find(&request.mark()); it != placed_ahead_.end()) {
+      placed = std::move(it->second);
+      placed_ahead_.erase(it);
+    }
+  }
   Status result = check_request_ranges(request);
   switch (result ? request.command_case() : v1::Request::COMMAND_NOT_SET) {
     case v1::Request::kHello:
@@ -156,7 +167,7 @@ void Dispatcher::handle(const v1::Request& request, const Peer& peer, v1::Reply&
       result = run_start(request.run_start(), caller, *reply.mutable_run_start());
       break;
     case v1::Request::kMark:
-      result = mark(request.mark(), caller, *reply.mutable_mark());
+      result = mark(request.mark(), caller, *reply.mutable_mark(), std::move(placed));
       break;
     case v1::Request::kRunEnd:
       result = run_end(request.run_end(), caller, *reply.mutable_run_end());
@@ -257,7 +268,8 @@ std::string Dispatcher::with_unstored_note(std::string warning) const {
   return warning.empty() ? note : warning + "; " + note;
 }
 
-Status Dispatcher::mark(const v1::MarkRequest& in, const Caller& caller, v1::MarkReply& out) {
+Status Dispatcher::mark(const v1::MarkRequest& in, const Caller& caller, v1::MarkReply& out,
+                        std::optional<CensusPlacement> placed) {
   MarkInput input;
   input.run_id = in.run_id();
   auto kind = mark_kind(in.kind());
@@ -296,8 +308,8 @@ Status Dispatcher::mark(const v1::MarkRequest& in, const Caller& caller, v1::Mar
     census->round = marked->mark.round;
     if (input.allocator) census->allocator_free_bytes = input.allocator->retained_bytes;
     // The mark is recorded: a census that cannot be kept is logged, the mark still answered.
-    if (auto s =
-            registry_.add_census(input.run_id, caller, std::move(*census), marked->mark.reading);
+    if (auto s = registry_.add_census(input.run_id, caller, std::move(*census),
+                                      marked->mark.reading, std::move(placed));
         !s) {
       census_warning = "census not kept: " + s.error().message;
     }
@@ -395,6 +407,8 @@ bool Dispatcher::wants_prepare(const v1::Request& request) const {
       return true;
     case CommandSpec::Prepare::kStoredReads:
       return reader_ != nullptr;  // without a reader the loop reads the store itself
+    case CommandSpec::Prepare::kCensusPlacement:
+      return request.has_mark() && request.mark().has_census();
     case CommandSpec::Prepare::kNone:
       return false;
   }
@@ -410,10 +424,31 @@ void Dispatcher::prepare(const v1::Request& request, std::function<void()> ready
       break;
     case CommandSpec::Prepare::kAdmission:
       return prepare_admission(request.admit(), std::move(ready));
+    case CommandSpec::Prepare::kCensusPlacement:
+      if (request.mark().has_census()) return prepare_census_placement(request.mark(), ready);
+      break;
     case CommandSpec::Prepare::kNone:
       break;
   }
   ready();
+}
+
+void Dispatcher::prepare_census_placement(const v1::MarkRequest& in,
+                                          const std::function<void()>& ready) {
+  // Placed before the mark is applied and answered: the client waits for the reply, so its
+  // process still holds what the census counted, and the loop serves others meanwhile. A
+  // census handle() will refuse (invalid, a ROUND_END only, not the caller's run) costs at
+  // most the read of its ranges, capped like any census's; its placement is dropped.
+  auto census = census_from_proto(in.census(), "mark.census");
+  if (!census || in.kind() != v1::MarkRequest::ROUND_END ||
+      !registry_.place_ahead(in.run_id(), census_ranges(*census),
+                             [this, alive = alive_, key = &in, ready](CensusPlacement p) {
+                               if (!*alive) return;
+                               placed_ahead_[key] = std::move(p);
+                               ready();
+                             })) {
+    ready();  // handle() answers, placing on the loop if it keeps the census
+  }
 }
 
 void Dispatcher::prepare_stored_reads(const v1::Request& request, std::function<void()> ready) {

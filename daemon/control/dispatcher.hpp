@@ -32,6 +32,9 @@ class Dispatcher final : public RequestHandler {
   // the phase-begin forecast.
   Dispatcher(RunRegistry& registry, Admission& admission, AdmissionDesk& desk,
              MachineState& machine, Store* store, PeersRead peers_read = PeersRead::kOwn);
+  ~Dispatcher() override;
+  Dispatcher(const Dispatcher&) = delete;
+  Dispatcher& operator=(const Dispatcher&) = delete;
   // control.peers_read: whose runs a caller may read (the desk gets its settings from apply()).
   void set_peers_read(PeersRead peers_read) { peers_read_ = peers_read; }
   // What became of a write a reply says is not stored (the ledger journal's note): it goes
@@ -42,7 +45,8 @@ class Dispatcher final : public RequestHandler {
   // Reports and comparisons read the ledger on `reader`'s thread (null: on the loop).
   void set_reader(StoreReader* reader) { reader_ = reader; }
   // An admission lets the desk's history fetch the job's fleet history first; a report or a
-  // comparison that needs the ledger has it read off the loop.
+  // comparison that needs the ledger has it read off the loop; a mark's census is placed on
+  // the registry's placer (the client waits for the reply: its process is still as counted).
   void prepare(const v1::Request& request, std::function<void()> ready) override;
   bool wants_prepare(const v1::Request& request) const override;
   // With group commit on, admissions and releases leave the reservations' ledger write to
@@ -56,12 +60,15 @@ class Dispatcher final : public RequestHandler {
   void pss_measured(const PssJob& job, std::uint64_t pss_bytes, double read_seconds) override;
 
  private:
-  // The two kinds of CommandSpec::Prepare.
+  // The kinds of CommandSpec::Prepare.
   void prepare_stored_reads(const v1::Request& request, std::function<void()> ready);
   void prepare_admission(const v1::AdmitRequest& in, std::function<void()> ready);
+  void prepare_census_placement(const v1::MarkRequest& in, const std::function<void()>& ready);
   Status hello(const v1::HelloRequest& in, const Peer& peer, v1::HelloReply& out);
   Status run_start(const v1::RunStartRequest& in, const Caller& caller, v1::RunStartReply& out);
-  Status mark(const v1::MarkRequest& in, const Caller& caller, v1::MarkReply& out);
+  // PLACED: the census's placement, read by prepare() (nullopt: placed here if kept).
+  Status mark(const v1::MarkRequest& in, const Caller& caller, v1::MarkReply& out,
+              std::optional<CensusPlacement> placed);
   Status run_end(const v1::RunEndRequest& in, const Caller& caller, v1::RunEndReply& out);
   Status admit(const v1::AdmitRequest& in, const Caller& caller, v1::AdmitReply& out);
   Status release(const v1::ReleaseRequest& in, const Caller& caller, v1::ReleaseReply& out);
@@ -91,6 +98,8 @@ class Dispatcher final : public RequestHandler {
   // What prepare() had read for a request, until its handle() (the same request object: the
   // server keeps it alive while it waits).
   std::map<const v1::Request*, std::shared_ptr<StoredReads>> read_ahead_;
+  std::map<const v1::MarkRequest*, CensusPlacement> placed_ahead_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for the placer's callbacks
 };
 
 }  // namespace ramguard::control

@@ -75,6 +75,14 @@ struct CensusRecord {
   }
 };
 
+// Every group's ranges, in order: what the daemon places.
+inline std::vector<CensusRange> census_ranges(const CensusRecord& census) {
+  std::vector<CensusRange> out;
+  for (const CensusGroup& g : census.groups)
+    out.insert(out.end(), g.ranges.begin(), g.ranges.end());
+  return out;
+}
+
 inline constexpr std::size_t kCensusMaxGroups = 32;
 inline constexpr std::size_t kCensusMaxRanges = 1024;  // over all groups
 inline constexpr std::size_t kCensusMaxText = 256;     // bytes of a holder, cycle or partial

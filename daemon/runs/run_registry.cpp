@@ -44,7 +44,9 @@ RunRegistry::RunRegistry(asio::io_context& io, const Clock& clock, Sampler& samp
       sampler_(sampler),
       exits_(exits),
       admission_(admission),
-      params_(std::move(params)) {}
+      params_(std::move(params)),
+      placer_(std::make_unique<CensusPlacer>(io.get_executor(), sampler.procfs().root(),
+                                             sampler.procfs().page_size_bytes())) {}
 
 RunRegistry::~RunRegistry() {
   *alive_ = false;
@@ -334,20 +336,29 @@ Result<MarkOutcome> RunRegistry::mark(const MarkInput& input, const Caller& call
   return out;
 }
 
+bool RunRegistry::place_ahead(const std::string& run_id, std::vector<CensusRange> ranges,
+                              CensusPlacer::Done done) {
+  const Entry* entry = find_entry(run_id);
+  if (entry == nullptr || !entry->machine->active()) return false;
+  placer_->place(entry->machine->ledger().info.target.pid, std::move(ranges), std::move(done));
+  return true;
+}
+
 Status RunRegistry::add_census(const std::string& run_id, const Caller& caller, CensusRecord census,
-                               const std::optional<MemoryReading>& reading) {
+                               const std::optional<MemoryReading>& reading,
+                               std::optional<CensusPlacement> placed) {
   auto found = find_for_change(run_id, caller, "census");
   if (!found) return found.error();
   RunMachine& run = *(*found)->machine;
   const MemoryReading& at = reading ? *reading : run.ledger().last;
-  std::vector<CensusRange> ranges;
-  for (const CensusGroup& g : census.groups)
-    ranges.insert(ranges.end(), g.ranges.begin(), g.ranges.end());
-  // One maps read and 8 bytes of pagemap per page of the ranges: a census is a round's event
-  // (at most one per round end), and the ranges are the client's largest storages only.
-  const ProcFs& procfs = sampler_.procfs();
-  census.placement =
-      place_census(procfs.root(), run.ledger().info.target.pid, ranges, procfs.page_size_bytes());
+  if (placed) {
+    census.placement = std::move(*placed);
+  } else {
+    // Not placed ahead (the run's end: once per run): maps and pagemap read here, on the loop.
+    const ProcFs& procfs = sampler_.procfs();
+    census.placement = place_census(procfs.root(), run.ledger().info.target.pid,
+                                    census_ranges(census), procfs.page_size_bytes());
+  }
   census.at_unix_ms = unix_ms(at.at);
   census.rss_bytes = at.rss_bytes;
   census.counted_bytes = at.anon_bytes + at.shmem_bytes + at.swap_bytes;

@@ -25,6 +25,7 @@
 #include "runs/run_machine.hpp"
 #include "runs/run_params.hpp"
 #include "runs/run_source.hpp"
+#include "sampling/census_placer.hpp"
 #include "sampling/exit_watcher.hpp"
 #include "sampling/sampler.hpp"
 
@@ -85,10 +86,17 @@ class RunRegistry {
   void set_boundary_pss(const std::string& run_id, std::uint32_t round, std::uint64_t pss_bytes,
                         double read_seconds);
   // The client's census with a round end (ROUND) or the run's end (at_end, before it ends):
-  // its ranges placed against the run's process's mappings, its gap against READING (the
-  // mark's; nullopt: the run's last) and the allocator's free bytes, then kept by the run.
+  // its ranges placed against the run's process's mappings (PLACED: already placed, by
+  // place_ahead), its gap against READING (the mark's; nullopt: the run's last) and the
+  // allocator's free bytes, then kept by the run.
   Status add_census(const std::string& run_id, const Caller& caller, CensusRecord census,
-                    const std::optional<MemoryReading>& reading);
+                    const std::optional<MemoryReading>& reading,
+                    std::optional<CensusPlacement> placed = std::nullopt);
+  // Places RANGES in the active run's process's mappings on the placer's worker (maps and
+  // pagemap: milliseconds per GB, which the loop does not wait for); DONE runs on the loop.
+  // False, and DONE never runs, for a run that is not active here.
+  bool place_ahead(const std::string& run_id, std::vector<CensusRange> ranges,
+                   CensusPlacer::Done done);
   std::vector<const RunMachine*> runs() const;  // oldest first
   // The shared-memory objects the run's processes map (Sampler::shared_segments); an error
   // when the run is no longer sampled.
@@ -140,6 +148,7 @@ class RunRegistry {
   ObserverSet observers_;
   std::map<std::string, std::unique_ptr<Entry>> runs_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  std::unique_ptr<CensusPlacer> placer_;  // last: its worker stops first
 };
 
 }  // namespace ramguard

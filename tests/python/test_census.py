@@ -200,6 +200,28 @@ class CensusTest(unittest.TestCase):
         full = ramguard.census(budget_seconds=BUDGET)
         self.assertEqual(full["partial"], "")
 
+    def test_a_census_out_of_budget_while_grouping_says_so_and_sums_the_rest(self):
+        # The budget runs out after the walk: the storages not yet grouped (the smallest) are
+        # summed in other_bytes, and partial says how many.
+        from ramguard import largeobjects
+        coordinator.big = state(tensors=1)
+        coordinator.many = [torch.full((4,), float(i)) for i in range(600)]
+        grouping = largeobjects._census_groups
+
+        def late(c, complete):
+            c.deadline = 0.0  # spent once the walk is done
+            return grouping(c, complete)
+        largeobjects._census_groups = late
+        try:
+            result = ramguard.census(budget_seconds=BUDGET)
+        finally:
+            largeobjects._census_groups = grouping
+        self.assertIn("while grouping", result["partial"])
+        self.assertIn("not grouped, in other_bytes", result["partial"])
+        self.assertEqual(group(result, "coordinator.big")["bytes"], MB)  # the largest first
+        listed = sum(g["bytes"] for g in result["groups"]) + result["other_bytes"]
+        self.assertEqual(listed, result["host_bytes"])
+
     def test_shared_and_file_backed_tensors_are_classified(self):
         coordinator.shared = torch.ones(500_000).share_memory_()
         with tempfile.NamedTemporaryFile(dir="/var/tmp") as f:
@@ -323,6 +345,64 @@ class CensusWithTheMarks(unittest.TestCase):
         end = next(r["runEnd"] for r in self.server.requests if "runEnd" in r)
         self.assertIn("census", end)
         self.assertEqual(end["census"]["mode"], "full")
+        client.close()
+
+    def test_a_gc_probe_round_sends_the_ranges_still_held_after_the_probe(self):
+        # The census goes before the probe (the cycle is named), the mark's reading after it:
+        # the ranges the daemon places must be those still held then, as the reading's.
+        client = ramguard.Client(self.server.path, mark_timeout_seconds=5,
+                                 release_wait_seconds=0, census_budget_seconds=BUDGET)
+        run = client.start_run("census-job", model_bytes=2 * MB)
+        enabled = gc.isenabled()
+        gc.disable()  # the cycle lives until the probe collects it
+        try:
+            for probe in (False, True):
+                coordinator.state = state(tensors=2, value=1.0)
+                fn = baseline_round(coordinator.state)
+                coordinator.state = fn([])  # the previous state: held only by fn's cycle
+                del fn
+                run.round_end(gc_probe=probe, census="full")
+                sent = [r["mark"] for r in self.server.requests if "mark" in r][-1]
+                groups = {g["holder"]: g for g in sent["census"]["groups"]}
+                held = groups["test_census.coordinator.state"]
+                cyclic = [g for g in sent["census"]["groups"] if not g["reachable"]]
+                self.assertEqual(len(cyclic), 1, list(groups))
+                self.assertEqual(sum(int(r["nbytes"]) for r in held["ranges"]), 2 * MB)
+                self.assertEqual(cyclic[0]["bytes"], str(2 * MB))  # what the census found
+                self.assertIn("function `aggregate`", cyclic[0]["cycle"])
+                if probe:
+                    self.assertIn("gc", sent)
+                    self.assertEqual(cyclic[0].get("ranges", []), [])
+                    self.assertIn("freed by the gc probe", cyclic[0]["cycle"])
+                    self.assertEqual(run.last_census["gc_freed_bytes"], 2 * MB)
+                else:
+                    self.assertEqual(sum(int(r["nbytes"]) for r in cyclic[0]["ranges"]), 2 * MB)
+                    self.assertNotIn("freed", cyclic[0]["cycle"])
+                    self.assertNotIn("gc_freed_bytes", run.last_census)
+                    gc.collect()
+        finally:
+            if enabled:
+                gc.enable()
+        # The census kept only weak references: what it watched is gone with the state.
+        coordinator.state = None
+        gc.collect()
+        self.assertFalse([o for o in gc.get_objects() if isinstance(o, torch.Tensor)
+                          and o.numel() == 250_000])
+        client.close()
+
+    def test_a_census_mark_waits_for_its_placement_too(self):
+        # ramguardd places the census's ranges before it answers: the mark's deadline (which
+        # the daemon drops it past) allows for that beyond the mark timeout.
+        client = ramguard.Client(self.server.path, mark_timeout_seconds=1.0,
+                                 census_budget_seconds=BUDGET)
+        run = client.start_run("census-job")
+        run.round_end(census="roots")
+        run.round_end(census=False)
+        waits = [(int(r["mark"]["deadlineUnixUs"]) - int(r["mark"]["atUnixUs"])) / 1e6
+                 for r in self.server.requests if "mark" in r]
+        self.assertEqual(len(waits), 2)
+        self.assertGreater(waits[0], 1.19)
+        self.assertLess(waits[1], 1.1)
         client.close()
 
     def test_control_characters_are_escaped_before_sending(self):

@@ -9,6 +9,7 @@ import os
 import sys
 import time
 import types
+import weakref
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from .wire import CENSUS_TEXT_BYTES
@@ -28,7 +29,12 @@ CENSUS_ROWS = 12                 # groups sent with the mark (the rest summed in
 CENSUS_RANGES = 256              # address ranges sent, over all groups (the daemon places them)
 _CENSUS_CYCLE_STEPS = 8          # how far up the referrers a cycle is looked for
 _CENSUS_CYCLE_GROUPS = 4         # groups whose cycle is described (a heap pass each step)
-_CENSUS_CHECK_EVERY = 4096       # objects between two looks at the clock
+_CENSUS_CHECK_EVERY = 4096       # references followed between two looks at the clock
+_CENSUS_CHECK_LARGE_EVERY = 64   # large objects counted between two looks at the clock
+_CENSUS_GROUP_CHECK_EVERY = 256  # storages grouped between two looks at the clock
+# The walk's share of the budget: grouping what it found, naming the holders and dropping what
+# it held take the rest (about a tenth of the walk's time at 10^6 objects; docs/benchmarks.md).
+_CENSUS_WALK_SHARE = 0.7
 
 
 class _CensusBudget(Exception):
@@ -112,6 +118,8 @@ class _Census:
         self.model_bytes = model_bytes
         self.started = time.perf_counter()
         self.deadline = self.started + budget_seconds
+        self.walk_deadline = self.started + budget_seconds * _CENSUS_WALK_SHARE
+        self.watch = False  # weak references to the listed storages' objects (a gc probe follows)
         self.partial = ""
         self.kinds = _census_kinds()
         self.storages: Dict[Any, _Storage] = {}
@@ -145,6 +153,9 @@ class _Census:
 
     def _over(self) -> bool:
         return time.perf_counter() > self.deadline
+
+    def _walk_over(self) -> bool:
+        return time.perf_counter() > self.walk_deadline
 
     def large(self, obj: Any) -> Optional[_Storage]:
         """The storage of a large object, or None: tensors (their storage), torch storages,
@@ -316,14 +327,36 @@ class _Census:
         # through which everything is reachable.
         stop = _CENSUS_OPAQUE if self.mode == "roots" else ()
         head = 0
-        while head < len(queue):
-            obj = queue[head]
-            queue[head] = None
-            head += 1
-            if not head % _CENSUS_CHECK_EVERY and self._over():
-                self.partial = "stopped at its time budget while walking from the roots"
-                return False
-            for child in get_referents(obj):
+        # The clock is read every _CENSUS_CHECK_EVERY references followed, not objects: one
+        # list of 10^6 items is as much work as 10^6 small objects, so a big container's
+        # references are followed in slices of that many, the clock read between.
+        work = noted = 0
+        stopped = "stopped at its time budget while walking from the roots"
+        rest: Optional[List[Any]] = None
+        rest_at = 0
+        while True:
+            if rest is not None:
+                refs = rest[rest_at:rest_at + _CENSUS_CHECK_EVERY]
+                rest_at += _CENSUS_CHECK_EVERY
+                if rest_at >= len(rest):
+                    rest = None
+            else:
+                if head >= len(queue):
+                    break
+                obj = queue[head]
+                queue[head] = None
+                head += 1
+                refs = get_referents(obj)
+                if len(refs) > _CENSUS_CHECK_EVERY:
+                    rest, rest_at = refs, _CENSUS_CHECK_EVERY
+                    refs = refs[:_CENSUS_CHECK_EVERY]
+            work += len(refs) + 1
+            if work > _CENSUS_CHECK_EVERY:
+                work = 0
+                if self._walk_over():
+                    self.partial = stopped
+                    return False
+            for child in refs:
                 big = cache.get(type(child))
                 if big is None:
                     big = large_type(type(child))
@@ -332,9 +365,13 @@ class _Census:
                     if cid not in seen:
                         seen.add(cid)
                         parent[cid] = obj
-                        note(child)
+                        note(child)  # microseconds (a tensor's storage): the clock more often
                         if is_tracked(child):
                             queue.append(child)
+                        noted += 1
+                        if not noted % _CENSUS_CHECK_LARGE_EVERY and self._walk_over():
+                            self.partial = stopped
+                            return False
                 elif is_tracked(child):
                     cid = id(child)
                     if cid not in seen and not isinstance(child, stop):
@@ -349,6 +386,9 @@ class _Census:
         refers to whom among them is kept (self.referrers) to name holders and cycles: what
         refers to an unreached object is unreached itself."""
         seen = self.seen
+        if self._walk_over():
+            self.partial = "stopped at its time budget before the unreached objects"
+            return
         objs = gc.get_objects()
         unseen = [o for o in objs if id(o) not in seen]
         own = (types.FrameType, _Root, _Storage, _Group, _Census)
@@ -361,7 +401,7 @@ class _Census:
         self.referrers = referrers
         get_referents = gc.get_referents
         for i, obj in enumerate(unseen):
-            if not i % _CENSUS_CHECK_EVERY and self._over():
+            if not i % _CENSUS_CHECK_EVERY and self._walk_over():
                 self.partial = "stopped at its time budget among unreached objects"
                 return
             big = cache.get(type(obj))
@@ -559,14 +599,62 @@ def census(roots: Optional[Dict[str, Any]] = None, mode: str = "full",
     "reachable", "cycle", "kind", "bytes", "gpu_bytes", "storages", "objects", "dtype",
     "model_copies", "ranges": [[address, nbytes], ...]}, ...] (largest first, `rows` of them),
     "other_bytes" (groups not listed), "other_groups"}."""
+    return _census(roots, mode, budget_seconds, min_bytes, rows, model_bytes)
+
+
+def _census(roots: Optional[Dict[str, Any]], mode: str, budget_seconds: float, min_bytes: int,
+            rows: int, model_bytes: int, watch: bool = False) -> Dict[str, Any]:
+    """census(); watch=True: a gc probe follows, and the listed groups keep weak references to
+    their storages' objects for _census_after_gc (which drops them)."""
     if mode not in ("full", "roots"):
         raise ValueError(f"invalid census mode {mode!r}; expected 'full' or 'roots'")
     c = _Census(dict(roots or {}), mode, budget_seconds, min_bytes, rows, model_bytes)
+    c.watch = watch
     c.ignore.add(id(roots))  # the caller's dict of roots is not a holder
     try:
         return _census_run(c)
     finally:
         c.close()
+
+
+def _census_ranges(storages: List[Tuple[int, int]]) -> List[List[int]]:
+    """(address, nbytes) pairs as ranges, sorted, merged where adjacent."""
+    merged: List[List[int]] = []
+    for address, nbytes in sorted(storages):
+        if merged and merged[-1][0] + merged[-1][1] == address:
+            merged[-1][1] += nbytes
+        else:
+            merged.append([address, nbytes])
+    return merged
+
+
+def _census_after_gc(result: Dict[str, Any]) -> None:
+    """A census taken just before a gc probe, made to describe the state after it: the one the
+    mark's reading, its allocator facts and the daemon's placement describe. The ranges of the
+    storages the collector freed are not sent (the daemon would place memory no longer held);
+    their groups keep their bytes and names (what the census found, and the cycle that held
+    them: what the verdicts diff) and say they were freed (gc_freed_bytes, and in the cycle)."""
+    total = 0
+    ranges_left = CENSUS_RANGES
+    for g in result["groups"]:
+        watched = g.pop("_watch", None) or []
+        alive: List[Tuple[int, int]] = []
+        freed = 0
+        for address, nbytes, refs in watched:
+            # Freed: every object of the storage is gone (one without a weak reference: kept).
+            if refs and all(r is not None and r() is None for r in refs):
+                freed += nbytes
+            else:
+                alive.append((address, nbytes))
+        if freed:
+            g["ranges"] = _census_ranges(alive)
+            g["cycle"] = (g["cycle"] + "; " if g["cycle"] else "") + \
+                "freed by the gc probe after the census"
+        g["ranges"] = g["ranges"][:max(0, ranges_left)]
+        ranges_left -= len(g["ranges"])
+        g["gc_freed_bytes"] = freed
+        total += freed
+    result["gc_freed_bytes"] = total
 
 
 def _census_is_view(obj: Any) -> bool:
@@ -609,7 +697,18 @@ def _census_groups(c: _Census, complete: bool) -> Dict[str, Any]:
     obj: Any = None
     group_obj: Any = None
     storage: Optional[_Storage] = None
-    for obj, storage in items:
+    # What the budget left ungrouped (the smallest storages: the largest go first) is summed
+    # in other_bytes, and partial says so.
+    ungrouped: Dict[Any, int] = {}
+    for i, (obj, storage) in enumerate(items):
+        if not i % _CENSUS_GROUP_CHECK_EVERY and i and c._over():
+            for _, s in items[i:]:
+                if s.key not in counted and s.device == "cpu":
+                    ungrouped[s.key] = s.nbytes
+            why = (f"stopped at its time budget while grouping: {len(ungrouped)} storages "
+                   f"({sum(ungrouped.values())} bytes) not grouped, in other_bytes")
+            c.partial = f"{c.partial}; {why}" if c.partial else why
+            break
         chain = c.ancestors(obj)
         group_obj = c.group_of(obj, chain)
         chain.clear()
@@ -643,11 +742,21 @@ def _census_groups(c: _Census, complete: bool) -> Dict[str, Any]:
     module = c.kinds["module"]
     out: List[Dict[str, Any]] = []
     ranges_left = CENSUS_RANGES
+    other_groups = 0
+    other_bytes = sum(ungrouped.values())
+    other_unreachable = 0
+    watched: List[Tuple[int, List[_Storage]]] = []
     for g in ordered:
         storages = g.storages
         if not storages:  # views of storages another group counts
             continue
         host = sum(s.nbytes for s in storages if s.device == "cpu")
+        if len(out) >= c.rows:  # not listed: only summed
+            other_groups += 1
+            other_bytes += host
+            other_unreachable += 0 if g.reachable else host
+            g.obj = None
+            continue
         gpu = sum(s.nbytes for s in storages if s.device != "cpu")
         tensors = sum(1 for s in storages if s.kind == "tensor")
         if module is not None and isinstance(g.obj, module):
@@ -663,16 +772,11 @@ def _census_groups(c: _Census, complete: bool) -> Dict[str, Any]:
         dtypes: Dict[str, int] = {}
         for s in storages:
             dtypes[s.dtype] = dtypes.get(s.dtype, 0) + s.nbytes
-        merged: List[List[int]] = []
-        if len(out) < c.rows:
-            for address, nbytes in sorted((s.address, s.nbytes) for s in storages
-                                          if s.device == "cpu" and s.address):
-                if merged and merged[-1][0] + merged[-1][1] == address:
-                    merged[-1][1] += nbytes
-                else:
-                    merged.append([address, nbytes])
-            merged = merged[:max(0, ranges_left)]
-            ranges_left -= len(merged)
+        placed = [s for s in storages if s.device == "cpu" and s.address]
+        merged = _census_ranges([(s.address, s.nbytes) for s in placed])[:max(0, ranges_left)]
+        ranges_left -= len(merged)
+        if c.watch:
+            watched.append((len(out), placed))
         out.append({
             "holder": g.holder, "reachable": g.reachable, "cycle": g.cycle, "kind": kind,
             "bytes": host, "gpu_bytes": gpu, "storages": len(storages), "objects": g.objects,
@@ -684,6 +788,8 @@ def _census_groups(c: _Census, complete: bool) -> Dict[str, Any]:
         })
         g.obj = None
     ordered.clear()
+    if watched:
+        _census_watch(c, out, watched)
     cpu = [s for s in c.storages.values() if s.device == "cpu"]
     return {
         "mode": c.mode, "partial": c.partial,
@@ -693,12 +799,32 @@ def _census_groups(c: _Census, complete: bool) -> Dict[str, Any]:
         "gpu_bytes": sum(s.nbytes for s in c.storages.values() if s.device != "cpu"),
         "pinned_bytes": sum(s.nbytes for s in cpu if s.pinned),
         "shared_bytes": sum(s.nbytes for s in cpu if s.shared),
-        "unreachable_bytes": sum(g["bytes"] for g in out if not g["reachable"]),
+        "unreachable_bytes": sum(g["bytes"] for g in out if not g["reachable"]) +
+        other_unreachable,
         "model_bytes": c.model_bytes,
-        "groups": out[:c.rows],
-        "other_groups": max(0, len(out) - c.rows),
-        "other_bytes": sum(g["bytes"] for g in out[c.rows:]),
+        "groups": out,
+        "other_groups": other_groups,
+        "other_bytes": other_bytes,
     }
+
+
+def _census_watch(c: _Census, out: List[Dict[str, Any]],
+                  watched: List[Tuple[int, List[_Storage]]]) -> None:
+    """Each listed storage's objects, weakly (None for one that takes no weak reference): which
+    of them a gc probe frees (_census_after_gc)."""
+    refs: Dict[Any, List[Any]] = {}
+    for _, storages in watched:
+        for s in storages:
+            refs[s.key] = []
+    for obj, storage in c.found.values():
+        held = refs.get(storage.key)
+        if held is not None:
+            try:
+                held.append(weakref.ref(obj))
+            except TypeError:
+                held.append(None)
+    for index, storages in watched:
+        out[index]["_watch"] = [(s.address, s.nbytes, refs[s.key]) for s in storages]
 
 
 def _census_text(text: str) -> str:

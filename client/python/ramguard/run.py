@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING, Any, Dict, List, Literal, Optional, Set, Tuple
 
 from .errors import (FailedPreconditionError, InvalidArgumentError, MalformedError, RamguardError,
                      UnavailableError, UnknownCommandError)
-from .largeobjects import _census_wire, census
+from .largeobjects import CENSUS_ROWS, _census, _census_after_gc, _census_wire
 from .probes import _allocator_wire, _gc_probe, allocator_stats
 from .results import MarkResult, Reading, RunEndResult, RunStart, Verdict
-from .wire import _ALLOCATOR_FIELDS, _FAILURE_MAX_BYTES, _MARK_KINDS, _PHASE_NAME_RE
+from .wire import (_ALLOCATOR_FIELDS, _CENSUS_PLACE_SECONDS, _CENSUS_PLACE_SECONDS_PER_GB,
+                   _FAILURE_MAX_BYTES, _MARK_KINDS, _PHASE_NAME_RE)
 
 if TYPE_CHECKING:  # client.py imports this module
     from .client import Client
@@ -194,6 +195,11 @@ class Run:
         with self._lock:
             # One bound for the whole mark, the resynchronisation it may do first included.
             self._mark_deadline = time.monotonic() + self.client.mark_timeout_seconds
+            if census is not None:  # the daemon places its ranges before it answers
+                placed = sum(int(r["nbytes"]) for g in body["census"]["groups"]
+                             for r in g["ranges"])
+                self._mark_deadline += _CENSUS_PLACE_SECONDS + \
+                    _CENSUS_PLACE_SECONDS_PER_GB * placed / 1e9
             # In step with the daemon as of before this mark (a resync must not replay it).
             failure: Optional[RamguardError] = None
             try:
@@ -335,12 +341,17 @@ class Run:
         (none) or None: a full census every Client(census_every_rounds=N) rounds and at every
         round end while a growth warning stands. It is taken before the gc probe (which would
         free what only cycles hold), kept in run.last_census, and its summary goes with the
-        mark (see census())."""
+        mark (see census()). With the gc probe, what the collector freed is marked in it
+        (gc_freed_bytes) and its ranges are not sent: the daemon places the census in the state
+        that the mark's reading describes, after the probe."""
         round_no = legacy.pop("round", round_no)
         _no_legacy(legacy)
         every = self.client.census_every_rounds
-        taken = self._take_census(census, every > 0 and (self._rounds_ended + 1) % every == 0)
+        taken = self._take_census(census, every > 0 and (self._rounds_ended + 1) % every == 0,
+                                  watch=gc_probe)
         probe = _gc_probe() if gc_probe else None
+        if taken is not None and probe is not None:
+            _census_after_gc(taken)
         if allocator is True:
             allocator = _allocator_wire(allocator_stats())
         elif allocator is False:
@@ -364,8 +375,8 @@ class Run:
             except TypeError:
                 self._census_roots[name] = obj
 
-    def census(self, mode: str = "full", budget_seconds: Optional[float] = None
-               ) -> Dict[str, Any]:
+    def census(self, mode: str = "full", budget_seconds: Optional[float] = None,
+               _watch: bool = False) -> Dict[str, Any]:
         """A census now (see census()), from the registered roots, sized in the run's model
         copies; kept in last_census. Nothing is sent."""
         roots: Dict[str, Any] = {}
@@ -376,14 +387,15 @@ class Run:
         obj = None
         budget = self.client.census_budget_seconds if budget_seconds is None else budget_seconds
         try:
-            result = census(roots, mode=mode, budget_seconds=budget,
-                            min_bytes=self.client.census_min_bytes, model_bytes=self.model_bytes)
+            result = _census(roots, mode, budget, self.client.census_min_bytes, CENSUS_ROWS,
+                             self.model_bytes, watch=_watch)
         finally:
             roots.clear()
         self.last_census = result
         return result
 
-    def _take_census(self, census: Union[bool, str, None], due: bool) -> Optional[Dict[str, Any]]:
+    def _take_census(self, census: Union[bool, str, None], due: bool,
+                     watch: bool = False) -> Optional[Dict[str, Any]]:
         """The census a round end or the end asked for (None: when due or a growth warning
         stands). Never raises for the census's sake unless strict: a guard must not break what
         it guards."""
@@ -395,7 +407,7 @@ class Run:
         if mode not in ("full", "roots"):
             raise ValueError(f"invalid census {census!r}; expected True, 'full', 'roots' or False")
         try:
-            return self.census(mode)
+            return self.census(mode, _watch=watch)
         except Exception as e:
             if self.client.strict:
                 raise
@@ -545,12 +557,16 @@ class Run:
         census: as round_end's, taken first (None: when Client(census_every_rounds) is set or a
         growth warning stands): what is still held at the end, and by whom."""
         facts: Dict[str, Any] = {}
+        taken = None
         if self.end_reply is None:
-            taken = self._take_census(census, self.client.census_every_rounds > 0)
-            if taken is not None:
-                facts["census"] = _census_wire(taken)
+            taken = self._take_census(census, self.client.census_every_rounds > 0,
+                                      watch=gc_probe)
         if gc_probe:
             facts["gc"] = _gc_probe()
+            if taken is not None:
+                _census_after_gc(taken)
+        if taken is not None:
+            facts["census"] = _census_wire(taken)
         if allocator or trim_probe:
             stats = allocator_stats(trim=trim_probe)
             wire = _allocator_wire(stats) if allocator else None

@@ -24,6 +24,10 @@ RETRY_MAX_SECONDS = 30.0
 # How long a mark waits for ramguardd by default (Client(mark_timeout_seconds=...)): a few
 # times a loaded machine's slowest mark, far below a training step.
 MARK_TIMEOUT_SECONDS = 0.05
+# A mark with a census waits longer: ramguardd places the census's ranges (maps and pagemap)
+# before it answers, about 17 ms per GB of ranges on an idle machine (docs/benchmarks.md).
+_CENSUS_PLACE_SECONDS = 0.2
+_CENSUS_PLACE_SECONDS_PER_GB = 0.1
 
 # The daemon's limits on what a client sends, checked here so that a mistake is the caller's
 # ValueError now rather than a refused request later.
