@@ -83,11 +83,15 @@ Status RunMachine::read_records(RunRecords& records) {
     trim_phases();
   });
   if (!phases) return phases;
-  // Boundaries that were still settling when the daemon died: settle on what we have.
+  // Boundaries that were still settling when the daemon died: settle on what we have. What the
+  // settled ones say was judged (and said) before the restart: judge_growth says only what the
+  // others change, not a plateau or warning again.
   auto boundaries = records.boundaries([&](BoundaryRecord b) {
     rounds_ended_ = std::max(rounds_ended_, b.round);
+    const bool judged = b.settled;
     b.settled = true;
     growth_tracker_.add(floor_point(b), growth_context(l.info), detectors());
+    if (judged) growth_ = growth_tracker_.current();
     l.boundaries.push_back(std::move(b));
     trim_boundaries();
   });
