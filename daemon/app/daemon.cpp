@@ -184,10 +184,28 @@ Daemon::ForgetBatchListeners::~ForgetBatchListeners() {
 }
 
 Daemon::~Daemon() {
-  // First: reads still queued are dropped with the requests waiting for them, while the server
-  // those requests belong to is still here.
+  shutdown();
+}
+
+void Daemon::shutdown() {
+  if (shut_down_) return;
+  shut_down_ = true;
+  // 1. Stop accepting: no new connection, tick or signal starts work.
+  server_.stop();
+  sampler_.stop();
+  upkeep_.stop();
+  signals_.cancel();
+  // 2. Requests waiting in prepare: dropped with their requests while the server they belong to
+  // is still here (a reads' job in progress finishes and posts its request's resumption).
+  if (fleet_history_) fleet_history_->drop_waiting();
   reader_.reset();
-  // Before the store and the journal go: what the journal holds is written, or said dropped.
+  // 3. What is posted to the loop runs now, not when the io_context is destroyed after the
+  // server, the dispatcher and the store (bounded: a client may keep a session busy).
+  io_.restart();
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  while (std::chrono::steady_clock::now() < until && io_.poll() > 0) {
+  }
+  // 4. Before the store and the journal go: what the journal holds is written, or said dropped.
   if (journal_) journal_->write_at_stop();
 }
 

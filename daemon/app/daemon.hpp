@@ -51,6 +51,12 @@ class Daemon {
   // backlog until run().
   static Result<std::unique_ptr<Daemon>> open(const Config& config, const CommandLine& flags,
                                               DaemonSeams seams = {});
+  // Shutdown, in this order (shutdown(), then the members in reverse): stop accepting (the
+  // control listeners, sampling, upkeep, signals); the requests waiting in prepare are
+  // cancelled (an admission's fleet query drops its waiters, the store reader drops its queued
+  // reads and finishes the one in progress); what those left posted to the loop runs; the
+  // journal is written; then the server and dispatcher go, the registry, and the store last.
+  // So no request's coroutine outlives the server, dispatcher or store it uses.
   ~Daemon();
   Daemon(const Daemon&) = delete;
   Daemon& operator=(const Daemon&) = delete;
@@ -81,6 +87,7 @@ class Daemon {
   void show_journal();  // the journal's gauges
   Status listen_and_recover();
   void wait_signal();
+  void shutdown();  // the first steps of the order above; once
 
   Config config_;
   const CommandLine flags_;
@@ -118,6 +125,7 @@ class Daemon {
   AsioTicker asio_ticker_;
   Upkeep upkeep_;
   asio::signal_set signals_;
+  bool shut_down_ = false;
 };
 
 }  // namespace ramguard

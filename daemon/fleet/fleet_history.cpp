@@ -102,6 +102,13 @@ void FleetJobHistory::prepare(const std::string& job, std::function<void()> read
   });
 }
 
+void FleetJobHistory::drop_waiting() {
+  for (auto& [job, entry] : cache_) {
+    auto waiting = std::move(entry.waiting);
+    entry.waiting.clear();
+  }
+}
+
 void FleetJobHistory::fetched(const std::string& job, Result<std::vector<FleetPeak>> peaks) {
   Entry& entry = cache_[job];
   entry.in_flight = false;

@@ -43,6 +43,9 @@ class FleetJobHistory final : public JobHistory {
                                              const std::vector<std::uint32_t>& owners) override;
   void prepare(const std::string& job, std::function<void()> ready) override;
   std::string note(const std::string& job) override;
+  // At shutdown: the admissions waiting for a query are dropped with their requests, now, while
+  // the server they belong to is still there (their queries' answers are then not awaited).
+  void drop_waiting();
 
  private:
   struct Entry {

@@ -54,47 +54,89 @@ Result<std::unique_ptr<RunMachine>> RunMachine::start(RunInfo info, bool end_on_
 
 std::unique_ptr<RunMachine> RunMachine::resume(RunLedger ledger, const RunParams& params,
                                                ObserverSet& observers) {
+  LedgerRecords records(ledger);
+  auto run = resume(head_of(ledger), records, params, observers);
+  return run ? std::move(*run) : nullptr;  // records in memory cannot fail to read
+}
+
+Result<std::unique_ptr<RunMachine>> RunMachine::resume(RunLedger head, RunRecords& records,
+                                                       const RunParams& params,
+                                                       ObserverSet& observers) {
   std::unique_ptr<RunMachine> run(new RunMachine(params, observers));
-  run->ledger_ = std::move(ledger);
-  RunLedger& l = run->ledger_;
-  for (std::size_t i = 0; i < l.phases.size(); ++i) {
-    const PhaseRecord& phase = l.phases[i];
-    run->phase_names_.insert(phase.phase);
-    if (!phase.end) {
-      run->open_phases_.push_back(i);
-      continue;
+  run->ledger_ = std::move(head);
+  if (auto read = run->read_records(records); !read) return read.error();
+  run->resume_from_records();
+  return run;
+}
+
+// Each record as it comes is folded in as a running run folds it, and the oldest go past the
+// held counts the same way (trim_*), so a run's whole history is never in memory at once.
+Status RunMachine::read_records(RunRecords& records) {
+  RunLedger& l = ledger_;
+  auto phases = records.phases([&](PhaseRecord phase) {
+    phase_names_.insert(phase.phase);
+    if (phase.end) {
+      std::uint64_t& earlier = phase_peaks_[phase.phase];
+      earlier = std::max(earlier, phase.peak_bytes);
     }
-    std::uint64_t& earlier = run->phase_peaks_[phase.phase];
-    earlier = std::max(earlier, phase.peak_bytes);
+    l.phases.push_back(std::move(phase));
+    trim_phases();
+  });
+  if (!phases) return phases;
+  // Boundaries that were still settling when the daemon died: settle on what we have. What the
+  // settled ones say was judged (and said) before the restart: judge_growth says only what the
+  // others change, not a plateau or warning again.
+  auto boundaries = records.boundaries([&](BoundaryRecord b) {
+    rounds_ended_ = std::max(rounds_ended_, b.round);
+    const bool judged = b.settled;
+    b.settled = true;
+    growth_tracker_.add(floor_point(b), growth_context(l.info), detectors());
+    if (judged) growth_ = growth_tracker_.current();
+    l.boundaries.push_back(std::move(b));
+    trim_boundaries();
+  });
+  if (!boundaries) return boundaries;
+  auto verdicts = records.verdicts([&](Verdict v) {
+    if (v.kind == verdict_kind::kGrowthClass) {
+      classified_round_ = std::max(classified_round_, v.round);
+    }
+    l.verdicts.push_back(std::move(v));
+    verdicts_replied_ = l.verdicts.size();  // the coordinator heard of these before
+    trim_verdicts();
+  });
+  if (!verdicts) return verdicts;
+  // Marks: only the newest the run holds are read; the rest is a count.
+  auto total = records.mark_count();
+  if (!total) return total.error();
+  const std::size_t held = held_marks();
+  const std::uint64_t kept = *total > held + held / 4 ? held : *total;
+  l.earlier_marks = *total - kept;
+  l.marks.reserve(kept);
+  return records.newest_marks(kept, [&](MarkRecord m) { l.marks.push_back(std::move(m)); });
+}
+
+void RunMachine::resume_from_records() {
+  RunLedger& l = ledger_;
+  // Past the held counts, a run read whole kept exactly them: so does the stream.
+  if (l.earlier_boundaries.count > 0) trim_boundaries(/*exact=*/true);
+  if (l.earlier_phases > 0) trim_phases(/*exact=*/true);
+  if (l.earlier_verdicts > 0) trim_verdicts(/*exact=*/true);
+  open_phases_.clear();
+  for (std::size_t i = 0; i < l.phases.size(); ++i) {
+    if (!l.phases[i].end) open_phases_.push_back(i);
   }
-  for (const auto& b : l.boundaries) run->rounds_ended_ = std::max(run->rounds_ended_, b.round);
-  run->last_mark_at_ = l.marks.empty() ? l.started : l.marks.back().reading.at;
-  run->exact_peaks_ = l.peak_exact;
-  run->verdicts_replied_ = l.verdicts.size();  // the coordinator heard of these before
-  // Gaps judged before the restart are not judged again.
-  for (const PhaseGap& gap : measure_phase_gaps(l.marks, run->detectors()).gaps) {
+  last_mark_at_ = l.marks.empty() ? l.started : l.marks.back().reading.at;
+  exact_peaks_ = l.peak_exact;
+  // Gaps judged before the restart are not judged again (over the held marks, as trim_history
+  // forgets those reported before them).
+  for (const PhaseGap& gap : measure_phase_gaps(l.marks, detectors()).gaps) {
     if (gap.over) {
-      run->gaps_reported_.first(
+      gaps_reported_.first(
           {gap.rule_index, static_cast<std::uint64_t>(gap.from_at.monotonic.count())});
     }
   }
-  // Boundaries that were still settling when the daemon died: settle on what we have.
-  for (auto& b : l.boundaries) {
-    b.settled = true;
-    run->growth_tracker_.add(floor_point(b), growth_context(l.info), run->detectors());
-  }
-  for (const Verdict& v : l.verdicts) {
-    if (v.kind == verdict_kind::kGrowthClass) {
-      run->classified_round_ = std::max(run->classified_round_, v.round);
-    }
-  }
-  run->judge_growth();
-  run->trim_history();
-  l.marks.shrink_to_fit();  // read back whole from the store: give the rest back
-  l.boundaries.shrink_to_fit();
-  l.phases.shrink_to_fit();
-  l.verdicts.shrink_to_fit();
-  return run;
+  judge_growth();
+  trim_history();
 }
 
 EndOutcome RunMachine::end(const std::optional<MemoryReading>& reading, Instant now,
@@ -313,11 +355,15 @@ void keep_room(std::vector<T>& v, std::size_t bound) {
 
 }  // namespace
 
+std::size_t RunMachine::held_marks() const {
+  return std::max<std::size_t>(params_.held_marks, 256);
+}
+
 // Drops the oldest marks and settled boundaries past the held counts, a quarter at a time so
 // a mark moves few records on average; the store has them all. At most 1.25x the held counts
 // + 1 are ever allocated.
 void RunMachine::trim_history() {
-  const std::size_t held_marks = std::max<std::size_t>(params_.held_marks, 256);
+  const std::size_t held_marks = this->held_marks();
   auto& marks = ledger_.marks;
   if (marks.size() > held_marks + held_marks / 4) {
     const std::size_t drop = marks.size() - held_marks;
@@ -325,16 +371,7 @@ void RunMachine::trim_history() {
     ledger_.earlier_marks += drop;
   }
   keep_room(marks, held_marks + held_marks / 4 + 1);
-  const std::size_t held = std::max<std::size_t>(params_.held_boundaries, 2);
-  auto& boundaries = ledger_.boundaries;
-  if (boundaries.size() > held + held / 4) {
-    std::size_t drop = boundaries.size() - held;
-    if (settling_) drop = std::min(drop, *settling_);  // the settling one stays
-    for (std::size_t i = 0; i < drop; ++i) ledger_.earlier_boundaries.add(boundaries[i]);
-    boundaries.erase(boundaries.begin(), boundaries.begin() + static_cast<long>(drop));
-    if (settling_) *settling_ -= drop;
-  }
-  keep_room(boundaries, held + held / 4 + 1);
+  trim_boundaries();
   // Phase gaps are judged over the held marks only: what was reported before them is done.
   if (!marks.empty()) {
     const auto oldest = static_cast<std::uint64_t>(marks.front().reading.at.monotonic.count());
@@ -344,12 +381,25 @@ void RunMachine::trim_history() {
   trim_verdicts();
 }
 
+void RunMachine::trim_boundaries(bool exact) {
+  const std::size_t held = std::max<std::size_t>(params_.held_boundaries, 2);
+  auto& boundaries = ledger_.boundaries;
+  if (boundaries.size() > (exact ? held : held + held / 4)) {
+    std::size_t drop = boundaries.size() - held;
+    if (settling_) drop = std::min(drop, *settling_);  // the settling one stays
+    for (std::size_t i = 0; i < drop; ++i) ledger_.earlier_boundaries.add(boundaries[i]);
+    boundaries.erase(boundaries.begin(), boundaries.begin() + static_cast<long>(drop));
+    if (settling_) *settling_ -= drop;
+  }
+  keep_room(boundaries, held + held / 4 + 1);
+}
+
 // Drops the oldest ended phases past the held count into their names' totals; open phases
 // stay whatever their age (an outer phase may span the run), and their indexes move with them.
-void RunMachine::trim_phases() {
+void RunMachine::trim_phases(bool exact) {
   const std::size_t held = std::max<std::size_t>(params_.held_phases, 16);
   auto& phases = ledger_.phases;
-  if (phases.size() > held + held / 4) {
+  if (phases.size() > (exact ? held : held + held / 4)) {
     std::size_t drop = phases.size() - held;
     std::vector<PhaseRecord> kept;
     kept.reserve(held + held / 4 + 1);
@@ -372,10 +422,10 @@ void RunMachine::trim_phases() {
 // Drops the oldest verdicts past the held count; the worst dropped one is kept for status
 // replies, the store has them all. Those not yet in a reply go only past twice the count (a
 // run that raises them without marking): the next reply carries the newest.
-void RunMachine::trim_verdicts() {
+void RunMachine::trim_verdicts(bool exact) {
   const std::size_t held = std::max<std::size_t>(params_.held_verdicts, 16);
   auto& verdicts = ledger_.verdicts;
-  if (verdicts.size() > held + held / 4) {
+  if (verdicts.size() > (exact ? held : held + held / 4)) {
     const std::size_t past = verdicts.size() - held;
     const std::size_t drop = verdicts.size() > 2 * held ? past : std::min(past, verdicts_replied_);
     if (drop == 0) return;

@@ -24,6 +24,7 @@
 #include "ramguard/base/result.hpp"
 #include "runs/observer_set.hpp"
 #include "runs/run_params.hpp"
+#include "runs/run_source.hpp"
 #include "runs/said_once.hpp"
 #include "runs/sample_series.hpp"
 #include "runs/target_probe.hpp"
@@ -79,6 +80,11 @@ class RunMachine {
   // A run read back from the ledger after a restart; its boundaries count as settled.
   static std::unique_ptr<RunMachine> resume(RunLedger ledger, const RunParams& params,
                                             ObserverSet& observers);
+  // The same from the runs row (`head`) and its records as a stream: holds what a running run
+  // holds, whatever the run's length. An error is a record that could not be read.
+  static Result<std::unique_ptr<RunMachine>> resume(RunLedger head, RunRecords& records,
+                                                    const RunParams& params,
+                                                    ObserverSet& observers);
 
   RunMachine(const RunMachine&) = delete;
   RunMachine& operator=(const RunMachine&) = delete;
@@ -164,9 +170,14 @@ class RunMachine {
   // the readings before the cut (readings_until_cut) or the round-end mark's alone.
   void settle_before_teardown(Instant cut, bool readings_until_cut);
   void judge_growth();
+  Status read_records(RunRecords& records);  // resume: the stream, folded as it comes
+  void resume_from_records();                // resume: what follows from the records read
+  std::size_t held_marks() const;
   void trim_history();
-  void trim_phases();
-  void trim_verdicts();
+  // exact: down to the held count, not only past a quarter more (a resumed run read whole).
+  void trim_boundaries(bool exact = false);
+  void trim_phases(bool exact = false);
+  void trim_verdicts(bool exact = false);
   void evaluate_gaps(std::vector<Verdict>& out);
   void check_budget();
   void check_runaway();

@@ -34,11 +34,14 @@ Status RunRegistry::connect(Entry& entry, const TargetId& target) {
 
 void RunRegistry::recover(RunSource& source) {
   std::vector<std::string> resumed_ids;
-  const Status read = source.for_each_active_run([&](RunLedger ledger) {
-    const std::string run_id = ledger.info.run_id;
-    const TargetId target = ledger.info.target;
+  const Status read = source.for_each_active_run([&](RunLedger head,
+                                                     RunRecords& records) -> Status {
+    const std::string run_id = head.info.run_id;
+    const TargetId target = head.info.target;
+    auto machine = RunMachine::resume(std::move(head), records, params_, observers_);
+    if (!machine) return machine.error();  // the source skips the run and ends it lost
     auto entry = std::make_unique<Entry>();
-    entry->machine = RunMachine::resume(std::move(ledger), params_, observers_);
+    entry->machine = std::move(*machine);
     apply_cgroup_budget(*entry->machine);
     Entry& ref = *entry;
     runs_[run_id] = std::move(entry);
@@ -49,13 +52,14 @@ void RunRegistry::recover(RunSource& source) {
       ref.forget_at->monotonic += params_.ended_retention;
       log::warning("recovery.lost",
                    {{"run", run_id}, {"pid", target.pid}, {"reason", connected.error().message}});
-      return;
+      return ok_status();
     }
     resumed_ids.push_back(run_id);
     log::info("recovery.resumed", {{"run", run_id},
                                    {"job", ref.machine->ledger().info.job},
                                    {"pid", target.pid},
-                                   {"marks", ref.machine->ledger().marks.size()}});
+                                   {"marks", ref.machine->ledger().mark_count()}});
+    return ok_status();
   });
   if (!read) {
     log::error("recovery.failed", {{"reason", read.error().message}});

@@ -182,6 +182,41 @@ Result<std::vector<RunLedger>> LedgerJournal::load_active_runs() {
   return store_.load_active_runs();
 }
 
+namespace {
+
+// One run's records as the store streams them.
+class StoredRecords final : public RunRecords {
+ public:
+  StoredRecords(Store& store, std::string run_id) : store_(store), run_id_(std::move(run_id)) {}
+  Result<std::uint64_t> mark_count() override { return store_.mark_count(run_id_); }
+  Status newest_marks(std::uint64_t count, const std::function<void(MarkRecord)>& take) override {
+    return store_.stream_marks(run_id_, count, take);
+  }
+  Status phases(const std::function<void(PhaseRecord)>& take) override {
+    return store_.stream_phases(run_id_, take);
+  }
+  Status boundaries(const std::function<void(BoundaryRecord)>& take) override {
+    return store_.stream_boundaries(run_id_, take);
+  }
+  Status verdicts(const std::function<void(Verdict)>& take) override {
+    return store_.stream_verdicts(run_id_, std::nullopt, take);
+  }
+
+ private:
+  Store& store_;
+  std::string run_id_;
+};
+
+}  // namespace
+
+Status LedgerJournal::for_each_active_run(
+    const std::function<Status(RunLedger head, RunRecords& records)>& resume) {
+  return store_.for_each_active_run([&](RunLedger head) {
+    StoredRecords records(store_, head.info.run_id);
+    return resume(std::move(head), records);
+  });
+}
+
 Result<std::vector<Reservation>> LedgerJournal::load_reservations() {
   return store_.load_reservations();
 }

@@ -45,9 +45,9 @@ class LedgerJournal final : public RunObserver, public RunSource {
   Status reservations(const std::vector<Reservation>& rows, std::uint64_t reserved_bytes) override;
 
   Result<std::vector<RunLedger>> load_active_runs() override;
-  Status for_each_active_run(const std::function<void(RunLedger)>& resume) override {
-    return store_.for_each_active_run(resume);
-  }
+  // Each run's records streamed from the file (store_.stream_*), never loaded whole.
+  Status for_each_active_run(
+      const std::function<Status(RunLedger head, RunRecords& records)>& resume) override;
   Result<std::vector<Reservation>> load_reservations() override;
 
   // Writes the journal to the store, oldest first; true when nothing is left unwritten. Called

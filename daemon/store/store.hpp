@@ -189,8 +189,20 @@ class Store {
   // cannot be decoded is skipped with a logged reason and ended lost when the file is writable;
   // only a failure to read the runs table at all is an error.
   Result<std::vector<RunLedger>> load_active_runs();
-  // The same, one run at a time: `resume` gets each run's ledger before the next is read.
-  Status for_each_active_run(const std::function<void(RunLedger)>& resume);
+  // The same, one run at a time and streamed: `resume` gets each run's head (the runs row,
+  // labels and scope; no records) and reads its records through the stream_* calls below before
+  // the next run is read. An error it returns skips the run as undecodable.
+  Status for_each_active_run(const std::function<Status(RunLedger head)>& resume);
+  // A run's records, one at a time, oldest first (as load_run orders them), so a reader holds
+  // no more of them than it keeps. stream_marks: only the newest `newest` when given.
+  Result<std::uint64_t> mark_count(const std::string& run_id);
+  Status stream_marks(const std::string& run_id, std::optional<std::uint64_t> newest,
+                      const std::function<void(MarkRecord)>& take);
+  Status stream_phases(const std::string& run_id, const std::function<void(PhaseRecord)>& take);
+  Status stream_boundaries(const std::string& run_id,
+                           const std::function<void(BoundaryRecord)>& take);
+  Status stream_verdicts(const std::string& run_id, std::optional<std::int64_t> only_id,
+                         const std::function<void(Verdict)>& take);
   // Marks by seq, phases and verdicts in the order first saved, boundaries by round.
   // An unknown id is an error starting with "unknown run id" (see is_unknown_run).
   Result<RunLedger> load_run(const std::string& run_id);
@@ -231,6 +243,7 @@ class Store {
   Status load_labels(RunInfo& info);
   Status load_scope(RunInfo& info);  // the run_scopes row, if any (schema 3+)
   Status load_details(RunLedger& ledger);
+  Status load_head_details(RunInfo& info);  // labels and scope
   Result<std::vector<Verdict>> load_verdicts(const std::string& run_id,
                                              std::optional<std::int64_t> only_id);
 

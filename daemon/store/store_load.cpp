@@ -43,19 +43,34 @@ Status Store::load_scope(RunInfo& info) {
 
 Result<std::vector<Verdict>> Store::load_verdicts(const std::string& run_id,
                                                   std::optional<std::int64_t> only_id) {
+  std::vector<Verdict> verdicts;
+  if (auto s =
+          stream_verdicts(run_id, only_id, [&](Verdict v) { verdicts.push_back(std::move(v)); });
+      !s) {
+    return s.error();
+  }
+  return verdicts;
+}
+
+Status Store::stream_verdicts(const std::string& run_id, std::optional<std::int64_t> only_id,
+                              const std::function<void(Verdict)>& take) {
   const std::string op = "loading the verdicts of run '" + run_id + "'";
-  std::vector<std::pair<std::int64_t, Verdict>> found;
-  {
-    auto q = db_->query(
-        "SELECT id, kind, severity, passed, round, phase, summary, at_mono_ns, at_wall_ns, cleared "
-        "FROM verdicts WHERE run_id = ?1 AND (?2 IS NULL OR id = ?2) ORDER BY id",
-        op);
-    if (!q) return q.error();
-    q->bind(1, run_id).bind(2, only_id);
-    for (;;) {
-      auto row = q->step();
-      if (!row) return row.error();
-      if (!*row) break;
+  // One row per figure (or one without): a verdict is complete when the next id begins.
+  auto q = db_->query(
+      "SELECT v.id, v.kind, v.severity, v.passed, v.round, v.phase, v.summary, v.at_mono_ns, "
+      "v.at_wall_ns, v.cleared, f.name, f.value FROM verdicts v LEFT JOIN verdict_figures f "
+      "ON f.verdict_id = v.id WHERE v.run_id = ?1 AND (?2 IS NULL OR v.id = ?2) ORDER BY v.id",
+      op);
+  if (!q) return q.error();
+  q->bind(1, run_id).bind(2, only_id);
+  std::optional<std::pair<std::int64_t, Verdict>> current;
+  for (;;) {
+    auto row = q->step();
+    if (!row) return row.error();
+    if (!*row) break;
+    const std::int64_t id = q->int64(0);
+    if (!current || current->first != id) {
+      if (current) take(std::move(current->second));
       auto severity = parse_severity(q->text(2));
       if (!severity) return Error{op + ": " + severity.error().message};
       Verdict v;
@@ -67,101 +82,130 @@ Result<std::vector<Verdict>> Store::load_verdicts(const std::string& run_id,
       v.summary = q->text(6);
       v.at = read_instant(*q, 7);
       v.cleared = q->int64(9) != 0;
-      found.emplace_back(q->int64(0), std::move(v));
+      current.emplace(id, std::move(v));
     }
+    if (!q->is_null(10)) current->second.figures[q->text(10)] = read_real(*q, 11);
   }
-  std::vector<Verdict> verdicts;
-  for (auto& [id, v] : found) {
-    auto f = db_->query("SELECT name, value FROM verdict_figures WHERE verdict_id = ?1", op);
-    if (!f) return f.error();
-    f->bind(1, id);
-    for (;;) {
-      auto row = f->step();
-      if (!row) return row.error();
-      if (!*row) break;
-      v.figures[f->text(0)] = read_real(*f, 1);
+  if (current) take(std::move(current->second));
+  return ok_status();
+}
+
+Result<std::uint64_t> Store::mark_count(const std::string& run_id) {
+  auto q = db_->query("SELECT count(*) FROM marks WHERE run_id = ?1",
+                      "counting the marks of run '" + run_id + "'");
+  if (!q) return q.error();
+  q->bind(1, run_id);
+  auto row = q->step();
+  if (!row) return row.error();
+  return *row ? q->uint64(0) : 0;
+}
+
+Status Store::stream_marks(const std::string& run_id, std::optional<std::uint64_t> newest,
+                           const std::function<void(MarkRecord)>& take) {
+  const std::string op = "loading run '" + run_id + "'";
+  // The newest: the primary key read backwards for them alone, then put in order.
+  auto q = newest ? db_->query(
+                        "SELECT * FROM (SELECT * FROM marks WHERE run_id = ?1 ORDER BY "
+                        "seq DESC LIMIT ?2) ORDER BY seq",
+                        op)
+                  : db_->query("SELECT * FROM marks WHERE run_id = ?1 ORDER BY seq", op);
+  if (!q) return q.error();
+  q->bind(1, run_id);
+  if (newest) q->bind(2, *newest);
+  for (;;) {
+    auto row = q->step();
+    if (!row) return row.error();
+    if (!*row) return ok_status();
+    MarkRecord m;
+    m.seq = q->uint64(1);
+    auto kind = parse_mark_kind(q->text(2));
+    auto reading = read_reading(*q, 5);
+    if (!kind || !reading) {
+      return Error{op + ": mark " + std::to_string(m.seq) + ": " +
+                   (kind ? reading.error() : kind.error()).message};
     }
-    verdicts.push_back(std::move(v));
+    m.kind = *kind;
+    m.phase = q->text(3);
+    m.round = static_cast<std::uint32_t>(q->int64(4));
+    m.reading = *reading;
+    m.allocator = read_allocator(*q, 14);
+    m.gc = read_gc(*q, 18);
+    take(std::move(m));
   }
-  return verdicts;
+}
+
+Status Store::stream_phases(const std::string& run_id,
+                            const std::function<void(PhaseRecord)>& take) {
+  auto q = db_->query(
+      "SELECT phase, round, begin_mono_ns, begin_wall_ns, end_mono_ns, end_wall_ns, peak_bytes, "
+      "peak_exact FROM phases WHERE run_id = ?1 ORDER BY rowid",
+      "loading run '" + run_id + "'");
+  if (!q) return q.error();
+  q->bind(1, run_id);
+  for (;;) {
+    auto row = q->step();
+    if (!row) return row.error();
+    if (!*row) return ok_status();
+    PhaseRecord p;
+    p.phase = q->text(0);
+    p.round = static_cast<std::uint32_t>(q->int64(1));
+    p.begin = read_instant(*q, 2);
+    p.end = read_optional_instant(*q, 4);
+    p.peak_bytes = q->uint64(6);
+    p.peak_exact = q->int64(7) != 0;
+    take(std::move(p));
+  }
+}
+
+Status Store::stream_boundaries(const std::string& run_id,
+                                const std::function<void(BoundaryRecord)>& take) {
+  const std::string op = "loading run '" + run_id + "'";
+  auto q = db_->query("SELECT * FROM boundaries WHERE run_id = ?1 ORDER BY round", op);
+  if (!q) return q.error();
+  q->bind(1, run_id);
+  for (;;) {
+    auto row = q->step();
+    if (!row) return row.error();
+    if (!*row) return ok_status();
+    BoundaryRecord b;
+    b.round = static_cast<std::uint32_t>(q->int64(1));
+    auto reading = read_reading(*q, 2);
+    if (!reading)
+      return Error{op + ": boundary " + std::to_string(b.round) + ": " + reading.error().message};
+    b.reading = *reading;
+    b.floor_bytes = q->uint64(11);
+    b.settled = q->int64(12) != 0;
+    b.allocator = read_allocator(*q, 13);
+    b.gc = read_gc(*q, 17);
+    take(std::move(b));
+  }
 }
 
 Status Store::load_details(RunLedger& l) {
   const std::string& id = l.info.run_id;
-  const std::string op = "loading run '" + id + "'";
-  if (auto s = load_labels(l.info); !s) return s;
-  if (auto s = load_scope(l.info); !s) return s;
-  {
-    auto q = db_->query("SELECT * FROM marks WHERE run_id = ?1 ORDER BY seq", op);
-    if (!q) return q.error();
-    q->bind(1, id);
-    for (;;) {
-      auto row = q->step();
-      if (!row) return row.error();
-      if (!*row) break;
-      MarkRecord m;
-      m.seq = q->uint64(1);
-      auto kind = parse_mark_kind(q->text(2));
-      auto reading = read_reading(*q, 5);
-      if (!kind || !reading) {
-        return Error{op + ": mark " + std::to_string(m.seq) + ": " +
-                     (kind ? reading.error() : kind.error()).message};
-      }
-      m.kind = *kind;
-      m.phase = q->text(3);
-      m.round = static_cast<std::uint32_t>(q->int64(4));
-      m.reading = *reading;
-      m.allocator = read_allocator(*q, 14);
-      m.gc = read_gc(*q, 18);
-      l.marks.push_back(std::move(m));
-    }
+  if (auto s = load_head_details(l.info); !s) return s;
+  if (auto s =
+          stream_marks(id, std::nullopt, [&](MarkRecord m) { l.marks.push_back(std::move(m)); });
+      !s) {
+    return s;
   }
-  {
-    auto q = db_->query(
-        "SELECT phase, round, begin_mono_ns, begin_wall_ns, end_mono_ns, end_wall_ns, peak_bytes, "
-        "peak_exact FROM phases WHERE run_id = ?1 ORDER BY rowid",
-        op);
-    if (!q) return q.error();
-    q->bind(1, id);
-    for (;;) {
-      auto row = q->step();
-      if (!row) return row.error();
-      if (!*row) break;
-      PhaseRecord p;
-      p.phase = q->text(0);
-      p.round = static_cast<std::uint32_t>(q->int64(1));
-      p.begin = read_instant(*q, 2);
-      p.end = read_optional_instant(*q, 4);
-      p.peak_bytes = q->uint64(6);
-      p.peak_exact = q->int64(7) != 0;
-      l.phases.push_back(std::move(p));
-    }
+  if (auto s = stream_phases(id, [&](PhaseRecord p) { l.phases.push_back(std::move(p)); }); !s) {
+    return s;
   }
-  {
-    auto q = db_->query("SELECT * FROM boundaries WHERE run_id = ?1 ORDER BY round", op);
-    if (!q) return q.error();
-    q->bind(1, id);
-    for (;;) {
-      auto row = q->step();
-      if (!row) return row.error();
-      if (!*row) break;
-      BoundaryRecord b;
-      b.round = static_cast<std::uint32_t>(q->int64(1));
-      auto reading = read_reading(*q, 2);
-      if (!reading)
-        return Error{op + ": boundary " + std::to_string(b.round) + ": " + reading.error().message};
-      b.reading = *reading;
-      b.floor_bytes = q->uint64(11);
-      b.settled = q->int64(12) != 0;
-      b.allocator = read_allocator(*q, 13);
-      b.gc = read_gc(*q, 17);
-      l.boundaries.push_back(std::move(b));
-    }
+  if (auto s =
+          stream_boundaries(id, [&](BoundaryRecord b) { l.boundaries.push_back(std::move(b)); });
+      !s) {
+    return s;
   }
   auto verdicts = load_verdicts(id, std::nullopt);
   if (!verdicts) return verdicts.error();
   l.verdicts = std::move(*verdicts);
   return ok_status();
+}
+
+Status Store::load_head_details(RunInfo& info) {
+  if (auto s = load_labels(info); !s) return s;
+  return load_scope(info);
 }
 
 Result<RunLedger> Store::load_run(const std::string& run_id) {
@@ -184,14 +228,17 @@ Result<RunLedger> Store::load_run(const std::string& run_id) {
 
 Result<std::vector<RunLedger>> Store::load_active_runs() {
   std::vector<RunLedger> loaded;
-  if (auto s = for_each_active_run([&](RunLedger l) { loaded.push_back(std::move(l)); }); !s) {
-    return s.error();
-  }
+  auto each = for_each_active_run([&](RunLedger l) -> Status {
+    if (auto s = load_details(l); !s) return s;
+    loaded.push_back(std::move(l));
+    return ok_status();
+  });
+  if (!each) return each.error();
   return loaded;
 }
 
-Status Store::for_each_active_run(const std::function<void(RunLedger)>& resume) {
-  // The runs' rows first (small), then each run's records, handed over before the next is read.
+Status Store::for_each_active_run(const std::function<Status(RunLedger head)>& resume) {
+  // The runs' rows first (small), then each run's records, read by `resume` before the next.
   std::vector<RunLedger> runs;
   std::vector<std::pair<std::string, std::string>> undecodable;  // run id, reason
   {
@@ -212,12 +259,11 @@ Status Store::for_each_active_run(const std::function<void(RunLedger)>& resume) 
     }
   }
   for (RunLedger& l : runs) {
-    RunLedger run = std::move(l);
-    if (auto s = load_details(run); !s) {
-      undecodable.emplace_back(run.info.run_id, s.error().message);
-      continue;
-    }
-    resume(std::move(run));
+    RunLedger head = std::move(l);
+    const std::string run_id = head.info.run_id;
+    Status s = load_head_details(head.info);
+    if (s) s = resume(std::move(head));
+    if (!s) undecodable.emplace_back(run_id, s.error().message);
   }
   // One bad run must not cost the others their recovery: skip it, say why, and end it lost so
   // the next start does not trip over it again (impossible on a read-only ledger; then it

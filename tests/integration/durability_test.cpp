@@ -8,6 +8,7 @@
 #include <signal.h>
 
 #include <atomic>
+#include <map>
 #include <thread>
 #include <vector>
 
@@ -53,6 +54,13 @@ v1::MarkReply mark(const Daemon& d, const std::string& run, v1::MarkRequest::Kin
   req.mutable_mark()->set_kind(kind);
   req.mutable_mark()->set_phase(phase);
   return ok(d, req).mark();
+}
+
+v1::RunStatus status(const Daemon& d, const std::string& run) {
+  v1::Request req;
+  req.mutable_status()->set_run_id(run);
+  const v1::Reply reply = ok(d, req);
+  return reply.status().runs_size() == 1 ? reply.status().runs(0) : v1::RunStatus();
 }
 
 v1::RunStatus report(const Daemon& d, const std::string& run) {
@@ -153,6 +161,84 @@ TEST(Durability, AcknowledgedMarksAndVerdictsSurviveKill9AndTheRunResumes) {
   for (const auto& v : lost.verdicts()) lost_verdicts += v.kind() == "lost" ? 1 : 0;
   EXPECT_EQ(lost_verdicts, 1) << lost.DebugString();
 
+  restarted.reset();
+  std::filesystem::remove_all(state_dir);
+}
+
+// A run past its held counts (more phases and boundaries than a running run keeps in memory)
+// comes back from a kill -9 with the same figures: a restart streams its records and folds the
+// oldest into totals as the running run did, so its report has the same counts, peak, round,
+// phase, boundary summary and verdicts (none lost, none said twice: a restart used to say the
+// run's plateau again).
+TEST(Durability, ARunPastItsHeldCountsResumesWithTheSameReportFigures) {
+  const auto state_dir = make_temp_dir("durability-long");
+  Daemon::Options o;
+  o.config_yaml = std::string(kConfig) + "control:\n  max_requests_per_second: 1000000\n";
+  o.state_dir = state_dir;
+  auto daemon = Daemon::start(std::move(o));
+  MemChild child;
+  child.command("alloc floor " + std::to_string(32 * kMiB));
+  const std::string run = start_run(*daemon, child.pid(), "durable-long");
+  constexpr int kRounds = 200;  // past the 128 boundaries and phases a running run holds
+  for (int r = 1; r <= kRounds; ++r) {
+    mark(*daemon, run, v1::MarkRequest::PHASE_BEGIN, "aggregation");
+    if (r == 2) child.command("alloc floor " + std::to_string(48 * kMiB));
+    mark(*daemon, run, v1::MarkRequest::PHASE_END, "aggregation");
+    mark(*daemon, run, v1::MarkRequest::ROUND_END);
+  }
+  mark(*daemon, run, v1::MarkRequest::PHASE_BEGIN, "synchronization");
+  std::this_thread::sleep_for(500ms);  // the last round's floor settles
+  // The status is what the daemon holds (the newest records, totals of the rest); the report
+  // reads the ledger whole.
+  const v1::RunStatus before = status(*daemon, run);
+  const v1::RunStatus reported = report(*daemon, run);
+  ASSERT_GT(before.earlier_phases(), 0u) << "the run does not pass its held phases";
+  ASSERT_GT(before.earlier_boundaries().count(), 0u) << "nor its held boundaries";
+  daemon->kill_hard();
+
+  auto restarted = start_on(state_dir);
+  EXPECT_FALSE(restarted->wait_for_log("event=recovery.resumed run=" + run).empty())
+      << restarted->log_text();
+  const v1::RunStatus after = status(*restarted, run);
+  EXPECT_EQ(after.state(), "active");
+  EXPECT_EQ(after.peak_bytes(), before.peak_bytes());
+  EXPECT_EQ(after.peak_exact(), before.peak_exact());
+  EXPECT_EQ(after.round(), before.round());
+  EXPECT_EQ(after.current_phase(), "synchronization");
+  EXPECT_EQ(after.phases_size() + after.earlier_phases(),
+            before.phases_size() + before.earlier_phases());
+  EXPECT_EQ(after.boundaries_size() + after.earlier_boundaries().count(),
+            before.boundaries_size() + before.earlier_boundaries().count());
+  EXPECT_EQ(after.earlier_boundaries().first_round(), before.earlier_boundaries().first_round());
+  EXPECT_EQ(after.earlier_boundaries().min_floor_bytes(),
+            before.earlier_boundaries().min_floor_bytes());
+  EXPECT_EQ(after.earlier_boundaries().max_floor_bytes(),
+            before.earlier_boundaries().max_floor_bytes());
+  EXPECT_EQ(after.boundaries(after.boundaries_size() - 1).floor_bytes(),
+            before.boundaries(before.boundaries_size() - 1).floor_bytes());
+  EXPECT_EQ(after.verdicts_size() + after.earlier_verdicts(),
+            before.verdicts_size() + before.earlier_verdicts());
+  ASSERT_EQ(after.earlier_phase_totals_size(), before.earlier_phase_totals_size());
+  // The report: the same verdicts, in the same order, with the same figures.
+  const v1::RunStatus again = report(*restarted, run);
+  EXPECT_EQ(again.phases_size(), reported.phases_size());
+  EXPECT_EQ(again.boundaries_size(), reported.boundaries_size());
+  ASSERT_EQ(again.verdicts_size(), reported.verdicts_size());
+  for (int i = 0; i < again.verdicts_size(); ++i) {
+    const auto& v = reported.verdicts(i);
+    const auto& w = again.verdicts(i);
+    EXPECT_EQ(w.kind(), v.kind());
+    EXPECT_EQ(w.round(), v.round());
+    EXPECT_EQ(w.summary(), v.summary());
+    EXPECT_EQ(w.cleared(), v.cleared());
+    using Figures = std::map<std::string, double>;
+    EXPECT_EQ(Figures(w.figures().begin(), w.figures().end()),
+              Figures(v.figures().begin(), v.figures().end()))
+        << v.kind();
+  }
+  // And it goes on from its last round.
+  EXPECT_EQ(mark(*restarted, run, v1::MarkRequest::ROUND_END).round(),
+            static_cast<std::uint32_t>(kRounds + 1));
   restarted.reset();
   std::filesystem::remove_all(state_dir);
 }

@@ -103,6 +103,14 @@ std::unique_ptr<Daemon> Daemon::start(Options options) {
   if (d->pid_ == 0) {
     ::dup2(err[1], 2);
     ::dup2(err[1], 1);
+    if (!options.cgroup_procs.empty()) {
+      const std::string pid = std::to_string(::getpid()) + "\n";
+      const int fd = ::open(options.cgroup_procs.c_str(), O_WRONLY | O_CLOEXEC);
+      if (fd < 0 || ::write(fd, pid.data(), pid.size()) != static_cast<ssize_t>(pid.size())) {
+        ::_exit(126);
+      }
+      ::close(fd);
+    }
     auto argv = c_argv(args);
     ::execv(argv[0], argv.data());
     ::_exit(127);
@@ -110,7 +118,7 @@ std::unique_ptr<Daemon> Daemon::start(Options options) {
   ::close(err[1]);
   d->reader_ = std::thread([raw = d.get(), fd = err[0]] { raw->read_stderr(fd); });
   if (options.wait_ready) {
-    const std::string ready = d->wait_for_log("event=daemon.ready", 20s);
+    const std::string ready = d->wait_for_log("event=daemon.ready", options.ready_timeout);
     if (ready.empty()) throw std::runtime_error("daemon did not become ready:\n" + d->log_text());
     d->metrics_port_ = static_cast<std::uint16_t>(std::stoi(field_after(ready, "metrics_port")));
   }

@@ -32,6 +32,10 @@ class Daemon {
     std::vector<std::string> args;    // extra flags
     std::filesystem::path state_dir;  // default: a fresh temp dir
     bool wait_ready = true;           // wait for the socket and the metrics port
+    // A cgroup.procs file the daemon joins before it execs (a memory cgroup the test made), so
+    // its whole life, start-up and recovery included, is charged there.
+    std::filesystem::path cgroup_procs;
+    std::chrono::seconds ready_timeout{20};  // a restart recovering many runs takes longer
   };
   static std::unique_ptr<Daemon> start(Options options);
   static std::unique_ptr<Daemon> with_args(std::vector<std::string> args) {

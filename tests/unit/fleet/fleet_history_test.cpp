@@ -110,6 +110,30 @@ TEST(FleetHistory, TheFleetPeakOfTheOwnersRunsWithWhereItWasMeasured) {
   EXPECT_EQ(history.peak_on_record("fedavg", {0, 1000})->run_id, "r-local");
 }
 
+// At shutdown the admissions waiting for a query are dropped (their requests go with them while
+// the server is still there), not answered later by the query's completion.
+TEST(FleetHistory, DroppedWaitersAreReleasedAtOnceAndNotAnsweredLater) {
+  asio::io_context io;
+  QueryServer server(io);
+  server.body = kTwoNodes;
+  LocalLedger local;
+  FleetJobHistory history(io, &local, settings_for(server.port()));
+  auto request = std::make_shared<int>(0);  // what a waiter holds: the request's coroutine
+  bool answered = false;
+  history.prepare("fedavg", [&answered, request] { answered = true; });
+  EXPECT_EQ(request.use_count(), 2);
+  history.drop_waiting();
+  EXPECT_EQ(request.use_count(), 1);
+  // The query still completes and is cached; the dropped waiter hears nothing.
+  while (!history.peak_on_record("fedavg", {1000}) && io.run_one_for(std::chrono::seconds(5)) > 0) {
+  }
+  ASSERT_TRUE(history.peak_on_record("fedavg", {1000}).has_value());
+  EXPECT_FALSE(answered);
+  EXPECT_EQ(server.requests.size(), 1u);
+  prepared(io, history, "fedavg");  // answered from the cache
+  EXPECT_EQ(server.requests.size(), 1u);
+}
+
 TEST(FleetHistory, HashedJobNamesAreAskedForHashed) {
   asio::io_context io;
   QueryServer server(io);

@@ -126,5 +126,141 @@ TEST_F(RunHistoryTest, ANewPhaseNamePastTheLimitIsRefusedWithTheReasonAndOldName
   EXPECT_EQ(run->ledger().phase_count(), 5u);
 }
 
+// A ledger's records as a stream that counts what was read: recovery reads the marks it holds
+// and no more.
+class CountingRecords final : public RunRecords {
+ public:
+  explicit CountingRecords(const RunLedger& ledger) : whole_(ledger) {}
+  Result<std::uint64_t> mark_count() override { return whole_.mark_count(); }
+  Status newest_marks(std::uint64_t count, const std::function<void(MarkRecord)>& take) override {
+    marks_asked = count;
+    return whole_.newest_marks(count, take);
+  }
+  Status phases(const std::function<void(PhaseRecord)>& take) override {
+    return whole_.phases(take);
+  }
+  Status boundaries(const std::function<void(BoundaryRecord)>& take) override {
+    return whole_.boundaries(take);
+  }
+  Status verdicts(const std::function<void(Verdict)>& take) override {
+    return whole_.verdicts(take);
+  }
+  std::uint64_t marks_asked = 0;
+
+ private:
+  LedgerRecords whole_;
+};
+
+// A long run read back after a restart as a stream holds exactly what the same ledger read
+// whole and trimmed once held (the recovery before streaming): the same held records, the
+// same totals of the rest, the same worst earlier verdict and rounds, and the next mark goes
+// on from there. Only the newest marks are read.
+TEST_F(RunHistoryTest, AResumedLongRunStreamedHoldsWhatItHeldReadWhole) {
+  RunLedger stored;
+  stored.info.run_id = "r-stored";
+  stored.info.job = "fedavg";
+  stored.info.target = {42, 1234};
+  stored.started = clock_.now();
+  stored.baseline = stored.last = process_.read(true).value();
+  stored.peak_bytes = 3 * kGB;
+  Instant at = clock_.now();
+  const auto step = [&] {
+    at.monotonic += milliseconds(10);
+    at.wall += milliseconds(10);
+    return at;
+  };
+  for (std::uint64_t seq = 1; seq <= 5000; ++seq) {
+    MarkRecord m;
+    m.seq = seq;
+    m.kind = seq == 1 ? MarkKind::kRunStart : MarkKind::kPhaseBegin;
+    m.phase = "train";
+    m.reading = stored.last;
+    m.reading.at = step();
+    stored.marks.push_back(m);
+  }
+  for (std::uint32_t i = 0; i < 1000; ++i) {
+    PhaseRecord p{i % 3 == 0 ? "train" : "eval", i / 10 + 1, step(), step(),
+                  kGB + i * 1'000'000,           true};
+    if (i == 7) p.end.reset();  // an outer phase open since early on
+    stored.phases.push_back(p);
+  }
+  for (std::uint32_t round = 1; round <= 300; ++round) {
+    BoundaryRecord b;
+    b.round = round;
+    b.reading = stored.last;
+    b.reading.at = step();
+    b.floor_bytes = kGB + (round % 17) * 1'000'000;
+    b.settled = round != 300;  // the last was settling when the daemon died
+    stored.boundaries.push_back(b);
+  }
+  for (std::uint32_t i = 0; i < 200; ++i) {
+    Verdict v;
+    v.kind = i == 50 ? verdict_kind::kOverBudget : verdict_kind::kGrowthClass;
+    v.severity = i == 50 ? Severity::kCritical : Severity::kInfo;
+    v.round = i + 101;  // rounds 101-300: the last round is classified already
+    v.summary = "v" + std::to_string(i);
+    v.at = step();
+    stored.verdicts.push_back(v);
+  }
+
+  // Before: the whole ledger in memory, trimmed once by the running machine's rules.
+  const std::size_t held_phases = params_.held_phases, held_verdicts = params_.held_verdicts;
+  std::map<std::string, PhaseTotals> totals;
+  std::vector<std::string> held_phase_names;
+  std::size_t ended_to_drop = stored.phases.size() - held_phases;
+  for (const PhaseRecord& p : stored.phases) {
+    if (ended_to_drop > 0 && p.end) {
+      totals[p.phase].add(p);
+      --ended_to_drop;
+    } else {
+      held_phase_names.push_back(p.phase + "/" + std::to_string(p.round));
+    }
+  }
+
+  CountingRecords records(stored);
+  auto resumed = RunMachine::resume(head_of(stored), records, params_, observers_);
+  ASSERT_TRUE(resumed) << resumed.error().message;
+  RunMachine& run = **resumed;
+  const RunLedger& l = run.ledger();
+  EXPECT_EQ(records.marks_asked, params_.held_marks);
+  EXPECT_EQ(l.mark_count(), 5000u);
+  EXPECT_EQ(l.marks.size(), params_.held_marks);
+  EXPECT_EQ(l.marks.back().seq, 5000u);
+  EXPECT_EQ(l.phase_count(), 1000u);
+  ASSERT_EQ(l.phases.size(), held_phases);
+  std::vector<std::string> names;
+  for (const PhaseRecord& p : l.phases) names.push_back(p.phase + "/" + std::to_string(p.round));
+  EXPECT_EQ(names, held_phase_names);
+  ASSERT_EQ(run.open_phases().size(), 1u);
+  EXPECT_FALSE(l.phases[run.open_phases()[0]].end.has_value());
+  ASSERT_EQ(l.earlier_phase_totals.size(), totals.size());
+  for (const auto& [name, t] : totals) {
+    EXPECT_EQ(l.earlier_phase_totals.at(name).count, t.count) << name;
+    EXPECT_EQ(l.earlier_phase_totals.at(name).max_peak_bytes, t.max_peak_bytes) << name;
+    EXPECT_DOUBLE_EQ(l.earlier_phase_totals.at(name).total_seconds, t.total_seconds) << name;
+  }
+  EXPECT_EQ(l.boundary_count(), 300u);
+  EXPECT_EQ(l.boundaries.size(), std::max<std::size_t>(params_.held_boundaries, 2));
+  BoundarySummary summary;
+  for (std::size_t i = 0; i < 300 - l.boundaries.size(); ++i) summary.add(stored.boundaries[i]);
+  EXPECT_EQ(l.earlier_boundaries.min_floor_bytes, summary.min_floor_bytes);
+  EXPECT_EQ(l.earlier_boundaries.max_floor_bytes, summary.max_floor_bytes);
+  EXPECT_EQ(l.earlier_boundaries.last_round, summary.last_round);
+  EXPECT_TRUE(l.boundaries.back().settled);
+  EXPECT_EQ(run.rounds_ended(), 300u);
+  // Verdicts: the newest held, the worst of the rest kept; none said again.
+  EXPECT_EQ(l.earlier_verdicts + l.verdicts.size(), 200u);
+  ASSERT_EQ(l.verdicts.size(), held_verdicts);
+  EXPECT_EQ(l.verdicts.back().summary, "v199");
+  ASSERT_TRUE(l.worst_earlier_verdict.has_value());
+  EXPECT_EQ(l.worst_earlier_verdict->summary, "v50");
+  EXPECT_TRUE(observer_.verdicts.empty());
+  // The run goes on after its last mark and round.
+  auto next = mark(run, MarkKind::kRoundEnd, "");
+  ASSERT_TRUE(next.ok()) << next.error().message;
+  EXPECT_EQ(next->mark.seq, 5001u);
+  EXPECT_EQ(next->mark.round, 301u);
+}
+
 }  // namespace
 }  // namespace ramguard::test
