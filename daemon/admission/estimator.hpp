@@ -24,8 +24,9 @@ struct EstimateTerm {
 // the allocator its client reported at admission. glibc malloc keeps freed tensors' and
 // serialization buffers' memory in its heaps: measured against jemalloc (decay 0, which returns
 // it) on the two FedAvg coordinators at two model sizes (docs/admission.md), a glibc exact peak
-// stood 0 (hosts in the process) to 1 (states through pipes) model copy higher; the term is the
-// mean, 0.5, which keeps both within 15%. jemalloc and an allocator not reported get none.
+// stood 0 or 1 model copy higher (states through pipes: 1 in every run; hosts in the process: 0
+// or 1 between runs of one command); the term is the mean, 0.5, which keeps both within 15%.
+// jemalloc and an allocator not reported get none.
 inline constexpr double kGlibcRetainedModelCopies = 0.5;
 double allocator_retained_copies(std::string_view allocator);
 
