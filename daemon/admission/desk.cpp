@@ -43,7 +43,7 @@ Result<EstimateChoice> AdmissionDesk::estimate(const AdmitAsk& ask, std::uint32_
     auto model_bytes =
         model_bytes_from(ask.parameter_count, ask.bytes_per_parameter, ask.model_bytes);
     if (!model_bytes) return model_bytes.error();
-    auto from_plan = estimate_from_plan(plan->second, *model_bytes, ask.hosts);
+    auto from_plan = estimate_from_plan(plan->second, *model_bytes, ask.hosts, ask.allocator);
     if (!from_plan) return from_plan.error();
     inputs.plan_estimate = *from_plan;
   }

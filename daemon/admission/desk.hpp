@@ -33,6 +33,7 @@ struct AdmitAsk {
   pid_t pid = 0;  // the process that will load; 0: the caller
   bool use_calibrated = false;
   Scope scope = Scope::kProcess;  // what the run's baseline is
+  std::string allocator;          // the loader's C allocator as its client reported it; "": unknown
 };
 
 struct DeskSettings {

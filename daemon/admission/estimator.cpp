@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "ramguard/base/units.hpp"
+#include "verdicts/release.hpp"
 
 namespace ramguard {
 namespace {
@@ -20,8 +21,12 @@ std::string copies_text(double copies) {
 
 }  // namespace
 
+double allocator_retained_copies(std::string_view allocator) {
+  return allocator == "glibc" ? kGlibcRetainedModelCopies : 0.0;
+}
+
 Result<Estimate> estimate_from_plan(const MemoryPlan& plan, std::uint64_t model_bytes,
-                                    std::uint32_t hosts) {
+                                    std::uint32_t hosts, std::string_view allocator) {
   const std::string where = "plan '" + plan.name + "'";
   if (plan.phases.empty()) {
     return Error{where + " has no phases; list at least one phase with its live states"};
@@ -68,6 +73,14 @@ Result<Estimate> estimate_from_plan(const MemoryPlan& plan, std::uint64_t model_
   best.model_bytes = model_bytes;
   best.hosts = hosts;
   best.overhead_bytes = plan.overhead_bytes;
+  best.allocator = std::string(allocator);
+  best.allocator_copies = allocator_retained_copies(allocator);
+  const double retained = std::round(best.allocator_copies * static_cast<double>(model_bytes));
+  if (static_cast<double>(best.bytes) + retained >= kTwoPow64) {
+    return Error{where + ": the allocator term overflows 64 bits"};
+  }
+  best.allocator_bytes = static_cast<std::uint64_t>(retained);
+  best.bytes += best.allocator_bytes;
   return best;
 }
 
@@ -86,8 +99,18 @@ std::string describe_estimate(const Estimate& estimate) {
   for (const EstimateTerm& term : estimate.breakdown) {
     text += term.state + " " + copies_text(term.copies) + " x " + model + " + ";
   }
+  if (estimate.allocator_bytes != 0) {
+    text += "allocator " + copies_text(estimate.allocator_copies) + " x " + model + " + ";
+  }
   text += "overhead " + format_bytes(static_cast<double>(estimate.overhead_bytes)) + " = " +
           format_bytes(static_cast<double>(estimate.bytes));
+  if (estimate.allocator_bytes != 0) {
+    text += "; allocator: " + estimate.allocator + " malloc keeps ~" +
+            copies_text(estimate.allocator_copies) +
+            " model copies of freed memory beyond the plan (measured, docs/admission.md); "
+            "remedy: " +
+            allocator_remedy(estimate.allocator);
+  }
   return text;
 }
 

@@ -165,7 +165,7 @@ struct AdmissionConfig {
   // without them one member of the socket's group could reserve the whole budget and fill the
   // run slots, and root would be refused. The reservation cap is a share of the budget unless
   // the file gives bytes (`max_reserved_per_user: 75%` or `: 12GB`): 75% admits one ViT-H/14
-  // coordinator's 10.3 GB Load on the 16 GB default and keeps 4 GB for root and the others.
+  // coordinator's 10.2 GB Load on the 16 GB default and keeps 4 GB for root and the others.
   // 32 active runs are 32 coordinators of one user on one node, an eighth of max_runs.
   std::uint64_t max_reserved_per_user_bytes = 0;  // when not 0, wins over the fraction
   double max_reserved_per_user_fraction = 0.75;   // of budget_bytes
@@ -215,7 +215,7 @@ struct PhaseGapConfig {
   friend bool operator==(const PhaseGapConfig&, const PhaseGapConfig&) = default;
 };
 
-// The fedavg plan: the largest live sum is aggregation, (hosts + 2) copies + 0.3 GB (fitted to
+// The fedavg plan: the largest live sum is aggregation, (hosts + 2) copies + 0.16 GB (fitted to
 // a real PyTorch coordinator; synchronization holds 3 copies, so it dominates with one host).
 MemoryPlan default_fedavg_plan();
 // admission.max_reserved_per_user in bytes for this budget (0: no cap).

@@ -13,7 +13,7 @@ namespace ramguard {
 //   budget 16.00 GB (margin 0 B), sampling every 2s
 //   control socket /run/ramguard/ramguard.sock (mode 0660), TCP off; metrics on 127.0.0.1:9797
 //   state dir /var/lib/ramguard; log level info
-//   plans: fedavg (load, aggregation, synchronization, save; overhead 0.30 GB)
+//   plans: fedavg (load, aggregation, synchronization, save; overhead 0.16 GB)
 //   phase gaps: aggregation.end -> synchronization.begin <= 10s
 //   thresholds: growth 0.51 GB/round, release 1.00 GB within 30s, headroom 90%, lease 1m
 //   watching PIDs: 1234

@@ -91,6 +91,15 @@ Status check_failure(const std::string& failure) {
   return ok_status();
 }
 
+// An allocator's name goes into a verdict's summary and an admission's reason: a short word,
+// e.g. "glibc" or "jemalloc".
+bool allocator_word(const std::string& name) {
+  return name.size() <= 32 && std::all_of(name.begin(), name.end(), [](char c) {
+           return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+                  c == '.';
+         });
+}
+
 // Statistics that contradict themselves would mislead every verdict that reads them; 0 means
 // "not reported", so only reported fields are compared.
 Result<AllocatorFacts> allocator_facts(const v1::AllocatorStats& a) {
@@ -106,13 +115,9 @@ Result<AllocatorFacts> allocator_facts(const v1::AllocatorStats& a) {
         "allocator keeps) " +
         bytes(a.retained_bytes()) + " is larger than resident_bytes " + bytes(a.resident_bytes())};
   }
-  // The name goes into a verdict's summary: a short word, e.g. "glibc" or "jemalloc".
-  const bool word =
-      a.allocator().size() <= 32 &&
-      std::all_of(a.allocator().begin(), a.allocator().end(), [](char c) {
-        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
-      });
-  if (!word) return Error{"allocator stats: allocator name must be [a-z0-9_.-]{0,32}"};
+  if (!allocator_word(a.allocator())) {
+    return Error{"allocator stats: allocator name must be [a-z0-9_.-]{0,32}"};
+  }
   return AllocatorFacts{a.allocated_bytes(), a.active_bytes(), a.resident_bytes(),
                         a.retained_bytes()};
 }
@@ -394,6 +399,10 @@ Result<AdmitAsk> admit_ask(const v1::AdmitRequest& in) {
   ask.pid = static_cast<pid_t>(in.pid());
   ask.use_calibrated = in.use_calibrated();
   ask.scope = *scope;
+  if (!allocator_word(in.allocator())) {
+    return Error{"admit: allocator must be [a-z0-9_.-]{0,32} (glibc, jemalloc or empty)"};
+  }
+  ask.allocator = in.allocator();
   return ask;
 }
 

@@ -150,7 +150,9 @@ class Coordinator:
 
 
 def admit(client, job):
-    admission = client.admit(job, model_bytes=MODEL, plan="fedavg", hosts=HOSTS)
+    # Its states are whole bytearrays (mmapped, returned to the OS when freed): malloc keeps
+    # none of them, so no allocator term (docs/admission.md); the estimate is the replay's.
+    admission = client.admit(job, model_bytes=MODEL, plan="fedavg", hosts=HOSTS, allocator="")
     verdict, sign = ("admitted", "<=") if admission.admitted else ("REFUSED", ">")
     say(f"admission before claiming {HOSTS} GPU hosts (plan fedavg, model {gb(MODEL)}):")
     say(f"  baseline {gb(admission.baseline_bytes)} + reserved {gb(admission.reserved_bytes)} + "

@@ -204,7 +204,7 @@ TEST(AdmissionCaps, ALoadInAMemoryCgroupRefusesOnTheCgroupCap) {
 }
 
 // Re-checked as the run goes: a run admitted with the fedavg plan (model 50 MB, 1 host, so
-// aggregation plans 3 copies + 0.3 GB = 0.45 GB over the baseline) whose cgroup limit is then
+// aggregation plans 3 copies + 0.16 GB = 0.31 GB over the baseline) whose cgroup limit is then
 // lowered to 300 MB is told at aggregation's begin mark, naming the cgroup, before it allocates.
 TEST(AdmissionCaps, APhaseBeginIsForecastAgainstTheRunsLoweredCgroupLimit) {
   if (!std::filesystem::exists(kV1Memory / "memory.limit_in_bytes") || ::geteuid() != 0) {

@@ -104,6 +104,13 @@ const std::vector<BadInput>& cases() {
        },
        v1::Error::INVALID_ARGUMENT,
        {"unknown plan 'nope'", "fedavg"}},
+      {"AdmitWithAnAllocatorThatIsNoWord",
+       [](const Runs&) {
+         return R"({"version":1,"admit":{"plan":"fedavg","allocator":"GNU libc 2.36",)"
+                R"("model":{"modelBytes":"1000"}}})";
+       },
+       v1::Error::INVALID_ARGUMENT,
+       {"allocator must be [a-z0-9_.-]{0,32}"}},
       {"AbsurdHostCount",
        [](const Runs&) {
          return R"({"version":1,"admit":{"plan":"fedavg","hosts":4294967295,)"

@@ -131,7 +131,7 @@ TEST(ReservationOwner, OwnerSurvivesARestart) {
 
 // A reservation admitted on a plan keeps its plan over kill -9: the run that claims it after the
 // restart is judged by the plan's phases (its aggregation's plan_bytes: 3 copies of 50 MB +
-// 0.3 GB), as a run claiming it before the restart would be.
+// 0.16 GB), as a run claiming it before the restart would be.
 TEST(ReservationOwner, ARunClaimingARestoredReservationHasItsPlan) {
   auto state = make_temp_dir("plan-state");
   std::string rsv;
@@ -176,7 +176,7 @@ TEST(ReservationOwner, ARunClaimingARestoredReservationHasItsPlan) {
   const v1::Reply got = d->call(status);
   ASSERT_EQ(got.status().runs_size(), 1) << got.DebugString();
   ASSERT_EQ(got.status().runs(0).phases_size(), 1) << got.DebugString();
-  EXPECT_EQ(got.status().runs(0).phases(0).plan_bytes(), 450'000'000u) << got.DebugString();
+  EXPECT_EQ(got.status().runs(0).phases(0).plan_bytes(), 310'000'000u) << got.DebugString();
   std::filesystem::remove_all(state);
 }
 

@@ -287,6 +287,17 @@ class AdmissionTest(ServerTestCase):
         self.client.start_run("vit", admission=admission)
         self.assertEqual(self.server.requests[1]["runStart"]["reservationId"], "res-7")
 
+    def test_admit_reports_this_processs_allocator_unless_told(self):
+        # The daemon's plan estimate adds what glibc malloc keeps (docs/admission.md).
+        from ramguard.probes import allocator_name
+        self.client.admit("vit", model_bytes=2_500_000_000, plan="fedavg", hosts=2)
+        self.assertIn(allocator_name(), ("glibc", "jemalloc"))
+        self.assertEqual(self.server.requests[0]["admit"]["allocator"], allocator_name())
+        self.client.admit("vit", model_bytes=2_500_000_000, plan="fedavg", allocator="jemalloc")
+        self.assertEqual(self.server.requests[1]["admit"]["allocator"], "jemalloc")
+        self.client.admit("vit", model_bytes=2_500_000_000, plan="fedavg", allocator="")
+        self.assertNotIn("allocator", self.server.requests[2]["admit"])
+
     def test_parameter_count_model(self):
         self.client.admit("vit", parameter_count=632_000_000, bytes_per_parameter=4.0,
                           plan="fedavg")

@@ -146,8 +146,11 @@ class TorchFedAvgAgainstTheRealDaemon(unittest.TestCase):
         admission = summary["admission"]
         self.assertTrue(admission["admitted"], admission)
         self.assertEqual(admission["estimate_source"], "plan:fedavg")
-        # The fedavg plan: aggregation holds global + 2 host updates + result, plus overhead.
-        self.assertEqual(admission["estimate_bytes"], 4 * VIT_B_16_BYTES + 300_000_000)
+        # The fedavg plan: aggregation holds global + 2 host updates + result, plus overhead;
+        # a glibc coordinator (the client reports its allocator) adds the half copy glibc keeps.
+        retained = VIT_B_16_BYTES // 2 if allocator == "glibc" else 0
+        self.assertEqual(admission["estimate_bytes"],
+                         4 * VIT_B_16_BYTES + 160_000_000 + retained)
         admitted_at = next(i for i, l in enumerate(lines) if "admission (" in l)
         claimed_at = next(i for i, l in enumerate(lines) if "claimed 2 hosts" in l)
         self.assertLess(admitted_at, claimed_at, "admission comes before claiming hosts")
@@ -157,10 +160,8 @@ class TorchFedAvgAgainstTheRealDaemon(unittest.TestCase):
         self.assertEqual(run["state"], "ended")
         # The first run's estimate (from the plan alone: no history) against the exact peak.
         # The final build holds what the plan says: with jemalloc the estimate bounds its peak
-        # within 15% (measured 1.10). glibc's peak is not one number: in some runs the memory
-        # it keeps from aggregation adds a copy to synchronization (exact peaks 1.54 GB in some
-        # runs, 1.87-1.88 GB in others: estimate/peak 1.09 or 0.90), and no single plan is
-        # within 15% of both allocators (docs/admission.md); glibc is held to 15% either side.
+        # within 15% (measured 1.01). glibc keeps 0 to 1 model copy more (docs/admission.md),
+        # which its allocator term covers by half a copy: held to [0.87, 1.15].
         # The baseline's cycles keep one more copy per round past round 1, so by round 3 it
         # passes the plan: that is its defect.
         self.assertTrue(run["peak_exact"], run)
@@ -169,7 +170,7 @@ class TorchFedAvgAgainstTheRealDaemon(unittest.TestCase):
             self.assertGreaterEqual(estimate, peak, (estimate, peak))
             self.assertLessEqual(estimate, 1.15 * peak, (estimate, peak))
         elif build == "final":
-            self.assertLessEqual(peak, 1.15 * estimate, (estimate, peak))
+            self.assertGreaterEqual(estimate, 0.87 * peak, (estimate, peak))
             self.assertLessEqual(estimate, 1.15 * peak, (estimate, peak))
         else:
             self.assertGreater(peak, estimate + VIT_B_16_BYTES, (estimate, peak))
@@ -297,8 +298,8 @@ class TorchFedAvgAgainstTheRealDaemon(unittest.TestCase):
                                                            "synchronization", "save")
                 and "(" in l}
         self.assertEqual(sorted(rows), ["aggregation", "load", "save", "synchronization"], text)
-        # aggregation: planned 1.69 GB (4.87 copies), with jemalloc the live bytes are measured
-        self.assertIn("1.69 GB (4.87)", rows["aggregation"])
+        # aggregation: planned 1.55 GB (4.46 copies), with jemalloc the live bytes are measured
+        self.assertIn("1.55 GB (4.46)", rows["aggregation"])
         self.assertEqual(rows["aggregation"].count("("), 4, rows["aggregation"])  # no "-" cell
         self.assertIn("Largest gap: ", text)
 

@@ -72,7 +72,8 @@ except ImportError as e:  # a clear message, not a traceback
                      "python3-torch and python3-torchvision and run with /usr/bin/python3")
 
 # image_size, patch_size, num_layers, num_heads, hidden_dim, mlp_dim (torchvision's values).
-# vit_tiny is not a torchvision model: a 2-layer ViT of a few MB for quick smoke runs.
+# vit_tiny and vit_s_16 are not torchvision models: a 2-layer ViT of a few MB for quick smoke
+# runs, and a 0.09 GB one for the estimate's small size (docs/admission.md).
 MODELS = {
     "vit_b_16": (224, 16, 12, 12, 768, 3072),
     "vit_b_32": (224, 32, 12, 12, 768, 3072),
@@ -80,6 +81,7 @@ MODELS = {
     "vit_l_32": (224, 32, 24, 16, 1024, 4096),
     "vit_h_14": (224, 14, 32, 16, 1280, 5120),
     "vit_tiny": (32, 4, 2, 2, 64, 128),
+    "vit_s_16": (224, 16, 12, 6, 384, 1536),  # DeiT-S's shape: 22.1M parameters, 88 MB fp32
 }
 NUM_CLASSES = 1000
 NOISE_SCALE = 1e-3  # a host's update: global state + this x N(0, 1) per element
@@ -114,7 +116,7 @@ def parameter_count(name):
 
 
 def build_model(name):
-    if name == "vit_tiny":
+    if name in ("vit_tiny", "vit_s_16"):
         image, patch, layers, heads, hidden, mlp = MODELS[name]
         return VisionTransformer(image_size=image, patch_size=patch, num_layers=layers,
                                  num_heads=heads, hidden_dim=hidden, mlp_dim=mlp,
@@ -375,7 +377,8 @@ def parse_args(argv):
     return args
 
 
-def main(argv=None):
+def main(argv=None, coordinator_class=None):
+    """coordinator_class: a Coordinator subclass (torch_fedavg_hosts.py's hosts in processes)."""
     args = parse_args(argv)
     started = time.monotonic()
     # Automatic collection off in both builds: in the investigation the cycles outlived the
@@ -434,7 +437,7 @@ def main(argv=None):
     owned_dir = args.checkpoint_dir is None
     checkpoint_dir = tempfile.mkdtemp(prefix="torch-fedavg-") if owned_dir else args.checkpoint_dir
     os.makedirs(checkpoint_dir, exist_ok=True)
-    coordinator = Coordinator(args, run, checkpoint_dir)
+    coordinator = (coordinator_class or Coordinator)(args, run, checkpoint_dir)
     # --census: who holds the memory, with every round end and the end ("roots": only what
     # the coordinator object reaches, the cheap mode; "full": the whole heap, cycles named).
     census = None if args.census == "off" else args.census

@@ -17,6 +17,7 @@ from .errors import (DeadlineExceededError, InternalError, InvalidArgumentError,
                      RamguardError, ResourceExhaustedError, UnavailableError, _error)
 from .largeobjects import CENSUS_BUDGET_SECONDS, CENSUS_MIN_BYTES
 from .launcher import _launcher_run
+from .probes import allocator_name
 from .results import Admission, Hello, RunEndResult, RunStart, Verdict, _non_finite_path, _pick
 from .run import Run
 from .units import _size_or_none, parse_size
@@ -260,7 +261,7 @@ class Client:
               bytes_per_parameter: Optional[float] = None, plan: Optional[str] = None,
               hosts: Optional[int] = None, use_calibrated: bool = False,
               pid: Optional[int] = None, admit_when_unavailable: bool = False,
-              scope: Optional[str] = None) -> Admission:
+              scope: Optional[str] = None, allocator: Optional[str] = None) -> Admission:
         """Ask whether a Load fits the budget before claiming GPU hosts. Give estimate_bytes, or a
         model (model_bytes, or parameter_count x bytes_per_parameter) and a plan name. Sizes may
         be ints or strings like "2.5GB". Returns an Admission; a refusal raises nothing.
@@ -269,7 +270,10 @@ class Client:
         raised (nothing was checked, so nothing is admitted); with admit_when_unavailable=True
         an Admission with admitted=True and available=False is returned, and a warning logged.
         scope ("tree", "cgroup"): the baseline is that of the run this Load will be, the
-        process with its descendants or its memory cgroup, as in start_run(scope=...)."""
+        process with its descendants or its memory cgroup, as in start_run(scope=...).
+        allocator: the loading process's C allocator ("glibc", "jemalloc"; "" for not known);
+        by default this process's own (allocator_name()); with pid= of another process, give
+        that one's. A plan's estimate for glibc includes what glibc keeps."""
         model = None
         if model_bytes is not None or parameter_count is not None:
             model = {"model_bytes": _size_or_none(model_bytes),
@@ -277,7 +281,8 @@ class Client:
                      "bytes_per_parameter": bytes_per_parameter}
         body = {"job": job, "estimate_bytes": _size_or_none(estimate_bytes), "model": model,
                 "plan": plan, "hosts": hosts, "pid": pid,
-                "use_calibrated": True if use_calibrated else None, "scope": scope}
+                "use_calibrated": True if use_calibrated else None, "scope": scope,
+                "allocator": (allocator_name() if allocator is None else allocator) or None}
         try:
             return _pick(Admission, self.call("admit", body))
         except UnavailableError as e:

@@ -96,6 +96,18 @@ def _glibc_stats() -> Dict[str, Any]:
             "resident_bytes": m.arena + m.hblkhd}       # what malloc has from the OS
 
 
+def allocator_name() -> str:
+    """This process's C allocator: "jemalloc", "glibc" or "" (not known), what admit() reports
+    so that a plan's estimate includes what the allocator keeps (docs/admission.md)."""
+    try:
+        if _mallctl() is not None:
+            return "jemalloc"
+        _process_symbols().mallinfo2
+        return "glibc"
+    except (AttributeError, OSError):
+        return ""
+
+
 def _trim() -> Dict[str, Any]:
     """RSS before and after asking the allocator to return its free memory to the OS."""
     mallctl = _mallctl()

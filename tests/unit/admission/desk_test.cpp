@@ -14,6 +14,7 @@ namespace {
 
 using std::chrono::seconds;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr std::uint64_t kGB = 1'000'000'000ULL;
 
@@ -113,6 +114,23 @@ TEST_F(DeskTest, APlanAskIsEstimatedFromThePlanAndReservedForTheCaller) {
   EXPECT_EQ(out->owner_uid, 1000u);
   EXPECT_THAT(out->reason, HasSubstr("; estimate: plan fedavg, aggregation dominates"));
   EXPECT_EQ(admission_.reserved_bytes(), 4 * kGB);
+}
+
+TEST_F(DeskTest, AGlibcLoaderGetsTheAllocatorTermNamedInTheReason) {
+  AdmitAsk ask = plan_ask();
+  ask.allocator = "glibc";
+  auto out = desk_.admit(ask, user_);
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  const auto retained = static_cast<std::uint64_t>(kGlibcRetainedModelCopies * kGB);
+  EXPECT_EQ(out->decision.estimate_bytes, 4 * kGB + retained);
+  EXPECT_EQ(out->decision.estimate_source.text(), "plan:fedavg");
+  EXPECT_THAT(out->reason, HasSubstr("; allocator: glibc malloc keeps ~"));
+  EXPECT_THAT(out->reason, HasSubstr("remedy: run it under jemalloc"));
+  ask.allocator = "jemalloc";
+  auto jemalloc = desk_.admit(ask, user_);
+  ASSERT_TRUE(jemalloc.ok()) << jemalloc.error().message;
+  EXPECT_EQ(jemalloc->decision.estimate_bytes, 4 * kGB);
+  EXPECT_THAT(jemalloc->reason, Not(HasSubstr("allocator")));
 }
 
 TEST_F(DeskTest, ACalibratedEstimateKeepsTheAsksPlanForTheRunsYardstick) {

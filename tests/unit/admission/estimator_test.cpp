@@ -1,10 +1,13 @@
 // Estimates from memory plans: the largest live sum over phases, with exact byte arithmetic.
 #include "admission/estimator.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
+
+#include "verdicts/release.hpp"
 
 namespace ramguard {
 namespace {
@@ -38,6 +41,48 @@ TEST(Estimator, DesignExampleIsAggregationAt11Point1GB) {
   EXPECT_EQ(describe_estimate(*e),
             "plan fedavg, aggregation dominates: global 1 x 2.50 GB + host_updates 2 x 2.50 GB + "
             "result 1 x 2.50 GB + overhead 1.10 GB = 11.10 GB");
+}
+
+TEST(Estimator, GlibcAddsWhatItKeepsToTheLargestLiveSumAndNamesTheRemedy) {
+  Result<Estimate> plain = estimate_from_plan(fedavg(), 2'500'000'000, 2);
+  Result<Estimate> glibc = estimate_from_plan(fedavg(), 2'500'000'000, 2, "glibc");
+  ASSERT_TRUE(plain.ok() && glibc.ok());
+  const auto retained =
+      static_cast<std::uint64_t>(std::round(kGlibcRetainedModelCopies * 2'500'000'000.0));
+  ASSERT_GT(retained, 0u);
+  EXPECT_EQ(glibc->allocator_bytes, retained);
+  EXPECT_DOUBLE_EQ(glibc->allocator_copies, kGlibcRetainedModelCopies);
+  EXPECT_EQ(glibc->bytes, plain->bytes + retained);
+  EXPECT_EQ(glibc->phase, "aggregation");  // it stays under every phase: the largest one leads
+  const std::string text = describe_estimate(*glibc);
+  EXPECT_THAT(text, ::testing::HasSubstr("result 1 x 2.50 GB + allocator "));
+  EXPECT_THAT(text, ::testing::HasSubstr("; allocator: glibc malloc keeps ~"));
+  // The one remedy text, as the release verdict words it.
+  EXPECT_THAT(text, ::testing::EndsWith("; remedy: " + allocator_remedy("glibc")));
+  EXPECT_THAT(text, ::testing::HasSubstr("MALLOC_ARENA_MAX=1"));
+}
+
+TEST(Estimator, JemallocAndAnUnreportedAllocatorGetNoTerm) {
+  Result<Estimate> plain = estimate_from_plan(fedavg(), kGB, 2);
+  ASSERT_TRUE(plain.ok());
+  for (const char* allocator : {"jemalloc", "", "tcmalloc"}) {
+    Result<Estimate> e = estimate_from_plan(fedavg(), kGB, 2, allocator);
+    ASSERT_TRUE(e.ok()) << allocator;
+    EXPECT_EQ(e->bytes, plain->bytes) << allocator;
+    EXPECT_EQ(e->allocator_bytes, 0u) << allocator;
+    EXPECT_EQ(describe_estimate(*e), describe_estimate(*plain)) << allocator;
+  }
+  EXPECT_EQ(allocator_retained_copies("jemalloc"), 0.0);
+  EXPECT_EQ(allocator_retained_copies("glibc"), kGlibcRetainedModelCopies);
+}
+
+TEST(Estimator, TheAllocatorTermOverflowingIsAnError) {
+  MemoryPlan plan{"big", {{"p", {{"a", 1, false}}}}, 0};
+  const std::uint64_t model = std::numeric_limits<std::uint64_t>::max() / 4 * 3;
+  ASSERT_TRUE(estimate_from_plan(plan, model, 1).ok());
+  Result<Estimate> e = estimate_from_plan(plan, model, 1, "glibc");
+  ASSERT_FALSE(e.ok());
+  EXPECT_THAT(e.error().message, ::testing::HasSubstr("allocator term overflows 64 bits"));
 }
 
 TEST(Estimator, HostCountMovesTheDominatingPhase) {

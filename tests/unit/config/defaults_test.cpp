@@ -64,17 +64,17 @@ TEST(ConfigDefaults, FedavgPlanAndPhaseGap) {
   ASSERT_EQ(c.plans.count("fedavg"), 1u);
   const MemoryPlan& plan = c.plans.at("fedavg");
   EXPECT_EQ(plan.name, "fedavg");
-  EXPECT_EQ(plan.overhead_bytes, 300'000'000u);
+  EXPECT_EQ(plan.overhead_bytes, 160'000'000u);
   ASSERT_EQ(plan.phases.size(), 4u);
   EXPECT_EQ(plan.phases[0].phase, "load");
   EXPECT_EQ(plan.phases[1].phase, "aggregation");
   EXPECT_EQ(plan.phases[2].phase, "synchronization");
   EXPECT_EQ(plan.phases[3].phase, "save");
-  // 2.5 GB model, two hosts -> aggregation holds 4 copies + 0.3 GB = 10.3 GB.
+  // 2.5 GB model, two hosts -> aggregation holds 4 copies + 0.16 GB = 10.16 GB.
   double aggregation_copies = 0;
   for (const PlanState& s : plan.phases[1].states)
     aggregation_copies += s.per_host ? s.copies * 2 : s.copies;
-  EXPECT_DOUBLE_EQ(aggregation_copies * 2.5e9 + static_cast<double>(plan.overhead_bytes), 10.3e9);
+  EXPECT_DOUBLE_EQ(aggregation_copies * 2.5e9 + static_cast<double>(plan.overhead_bytes), 10.16e9);
   // Synchronization holds the state, its serialized bytes and a resize's copy of them.
   double synchronization_copies = 0;
   for (const PlanState& s : plan.phases[2].states) synchronization_copies += s.copies;

@@ -18,7 +18,7 @@ TEST(Describe, DefaultsSummary) {
               HasSubstr("control socket (auto) (mode 0660), TCP off; metrics on 127.0.0.1:9797"));
   EXPECT_THAT(d, HasSubstr("state dir (auto); log level info"));
   EXPECT_THAT(
-      d, HasSubstr("plans: fedavg (load, aggregation, synchronization, save; overhead 0.30 GB)"));
+      d, HasSubstr("plans: fedavg (load, aggregation, synchronization, save; overhead 0.16 GB)"));
   EXPECT_THAT(d, HasSubstr("phase gaps: aggregation.end -> synchronization.begin <= 10s"));
   // The embedded thresholds are in model copies, with the bytes for a run without a model size.
   EXPECT_THAT(d, HasSubstr("growth 0.2 model copies/round (0.51 GB/round for a run without a "
