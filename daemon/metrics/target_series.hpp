@@ -80,7 +80,7 @@ struct TargetState {
   std::string job_labels;  // rendered: ramguard_job="..."
   std::string run_labels;  // rendered: run_id="..." (empty for a job's admissions)
   std::array<double, kHotSeriesCount> hot{};
-  std::uint16_t hot_present = 0;       // bit per HotSeries
+  std::uint16_t hot_present = 0;  // bit per HotSeries
   double peak_bytes = -1;
   double pss_read_seconds = 0;  // as exported (the series is not inline: set only when it changes)
   bool state_series = false;    // up, exited, degraded and verdict_active exist
