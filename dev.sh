@@ -44,7 +44,7 @@ FULL_PACKAGES=(clang-14 libclang-rt-14-dev
 # the census placer's worker.
 TSAN_TARGETS=(metrics_test client_test admission_test store_test sampling_test)
 TSAN_TESTS='^(MetricsExporter|Exposition|Client|AdmissionRace|WalCheckpointer|WalWriteVfs|StoreReader|CensusPlacer)\.'
-FUZZ_TARGETS=(procfs_parse_fuzz codec_fuzz frame_fuzz config_fuzz)
+FUZZ_TARGETS=(fuzzers)  # every ramguard_fuzzer() in tests/fuzz/CMakeLists.txt
 FUZZ_SECONDS=60
 
 # install_packages PACKAGE...: the ones not installed yet, in one apt-get call.

@@ -3,14 +3,15 @@
 // Descendants are found through every known member's /proc/PID/task/TID/children (a bounded
 // rescan of the tree itself, never of all of /proc), or told one by one (adopt: the proc
 // connector's fork events), each kept open as a ProcessHandle, so a periodic reading is one
-// statm pread per member and a reused PID is never summed by mistake.
+// status pread per member and a reused PID is never summed by mistake.
 //
 // What the figures mean: RSS is summed per process, except shared memory: a /dev/shm file,
 // memfd or SysV segment several members map (PyTorch's shared tensors) counts once, at its
-// allocated size, in shmem, counted memory, RSS and the peak. Other shared pages (a library's,
-// copy-on-write after fork) count once per process. A tree's peak is the sum of its members'
-// high-water marks less the shared memory counted twice now, a bound: the members may have
-// peaked at different moments. A child that starts and exits between two readings is not seen.
+// allocated size (st_blocks: the pages it holds, not its length), in shmem, counted memory, RSS and
+// the peak. Other shared pages (a library's, copy-on-write after fork) count once per process. A
+// tree's peak is the sum of its members' high-water marks less the shared memory counted twice now,
+// a bound: the members may have peaked at different moments. A child that starts and exits between
+// two readings is not seen.
 
 #include <sys/types.h>
 
