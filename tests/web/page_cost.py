@@ -4,7 +4,7 @@ answers, then 0, 1 and 10 viewers, each its own `ramguard ui` (one per person, a
 fetching a run page's data every 2 s as the live page does. Prints, per window: the daemon's
 CPU share, the mark round trip (p50/p99) and the page fetch time (p50/p99).
 
-Not a ctest (its figures depend on the machine); docs/page.md quotes a run of it:
+Not a ctest (its figures depend on the machine); docs/benchmarks.md quotes a run of it:
   RAMGUARD_DAEMON=build/daemon/ramguardd RAMGUARD_CLI=build/client/cli/ramguard \
   RAMGUARD_MEMCHILD=build/tests/tools/memchild RAMGUARD_CLIENT_PACKAGE=client/python/ramguard \
   python3 tests/web/page_cost.py [--seconds 20]
