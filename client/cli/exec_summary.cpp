@@ -62,7 +62,7 @@ std::string exec_summary_text(const ExecOutcome& o, bool binary) {
   const auto& verdicts = o.run->verdicts();
   const auto worst =
       ramguard::worst_verdict(verdicts.begin(), verdicts.end(), [](const v1::Verdict& v) {
-        return VerdictFacts{v.kind(), severity_label(v.severity()), v.passed(), v.cleared()};
+        return VerdictFacts{v.kind(), severity_name(v.severity()), v.passed(), v.cleared()};
       });
   out << "  verdicts: ";
   std::size_t standing = 0;
@@ -78,7 +78,7 @@ std::string exec_summary_text(const ExecOutcome& o, bool binary) {
   }
   out << "  release:  ";
   if (const v1::Verdict* release = find_release(*o.run)) {
-    out << verdict_result(*release) << " (" << severity_label(release->severity()) << ")";
+    out << verdict_result(*release) << " (" << severity_name(release->severity()) << ")";
     if (!release->summary().empty()) out << ": " << release->summary();
     out << "\n";
   } else {

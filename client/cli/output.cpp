@@ -74,32 +74,6 @@ std::string admit_text(const v1::AdmitReply& r, bool binary) {
   return out.str();
 }
 
-const char* severity_label(v1::Severity severity) {
-  switch (severity) {
-    case v1::INFO:
-      return "info";
-    case v1::WARNING:
-      return "warning";
-    case v1::CRITICAL:
-      return "critical";
-    default:
-      return "unspecified";
-  }
-}
-
-std::string verdict_result(const v1::Verdict& v) {
-  if (v.cleared()) return "cleared";
-  if (v.kind() == "release")
-    return release_outcome(v.passed(), severity_label(v.severity()),
-                           v.figures().contains("not_verified"));
-  return v.passed() ? "pass" : "fail";
-}
-
-std::string verdict_heading(const v1::Verdict& v) {
-  return std::string("[") + severity_label(v.severity()) + "] " + v.kind() + " " +
-         verdict_result(v);
-}
-
 std::string verdict_line(const v1::Verdict& v) {
   std::string line = "  " + verdict_heading(v);
   if (!v.summary().empty()) line += ": " + v.summary();

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ramguard.pb.h"
+#include "report/format.hpp"
 
 namespace ramguard::cli {
 
@@ -25,13 +26,10 @@ std::string mark_text(const v1::MarkRequest::Kind kind, const std::string& phase
 std::string run_end_text(const std::string& run_id, const v1::RunEndReply& reply, bool binary);
 std::string verdict_line(const v1::Verdict& verdict);
 
-// One vocabulary for a verdict's outcome everywhere the CLI prints one (and the report and
-// compare tables use the same words): severity info|warning|critical, result pass|fail, a
-// release that only failed on memory the allocator keeps "allocator", a withdrawn one
-// "cleared".
-const char* severity_label(v1::Severity severity);
-std::string verdict_result(const v1::Verdict& verdict);
-// "[warning] release fail"
-std::string verdict_heading(const v1::Verdict& verdict);
+// One vocabulary for a verdict's outcome, the report's (client/report/format.hpp): severity
+// info|warning|critical, result pass|fail|allocator|cleared, "[warning] release fail".
+using report::severity_name;
+using report::verdict_heading;
+using report::verdict_result;
 
 }  // namespace ramguard::cli

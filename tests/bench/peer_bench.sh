@@ -102,13 +102,15 @@ while [ "$SECONDS" -lt "$end" ]; do
   scrapes=$((scrapes + 1))
 done
 d1=$(cpu_seconds "$daemon_pid")
-# The physical limit, measured on the same processes after the window: one statm pread each.
-limit_us=$("$build/tests/bench/statm_limit" 20 "${sleepers[@]}")
+# The physical limit, measured on the same processes after the window: one status pread each
+# (what a periodic reading reads), and one statm pread each for reference.
+limit_us=$("$build/tests/bench/proc_read_limit" status 20 "${sleepers[@]}")
+statm_us=$("$build/tests/bench/proc_read_limit" statm 20 "${sleepers[@]}")
 t1=$(threads_cpu "$daemon_pid")
 p1=$(cpu_seconds "$peer_pid")
 
 python3 - "$n" "$window" "$scrapes" "$d0" "$d1" "$p0" "$p1" "$(rss_mib "$daemon_pid")" \
-  "$(rss_mib "$peer_pid")" "$t0" "$t1" "$limit_us" <<'EOF'
+  "$(rss_mib "$peer_pid")" "$t0" "$t1" "$limit_us" "$statm_us" <<'EOF'
 import sys
 n, window, scrapes = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
 d = float(sys.argv[5]) - float(sys.argv[4])
@@ -132,8 +134,8 @@ print(f"  of which sampling (main thread) {sampling:.2f} s = {sampling / samples
 row("prometheus-process-exporter", p, p_rss)
 print(f"ratio ramguardd / process-exporter per process-sample: {d / p:.3f}" if p > 0 else
       "ratio: process-exporter used no measurable CPU")
-limit = float(sys.argv[12])
-print(f"physical limit (one pread of a kept-open statm per process): {limit:.2f} us; "
-      f"ramguardd / limit = {d / samples * 1e6 / limit:.1f}, "
+limit, statm = float(sys.argv[12]), float(sys.argv[13])
+print(f"physical limit (one pread of a kept-open status per process): {limit:.2f} us "
+      f"(statm: {statm:.2f} us); ramguardd / limit = {d / samples * 1e6 / limit:.1f}, "
       f"process-exporter / limit = {p / samples * 1e6 / limit:.1f}")
 EOF

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "bench/capturing_reporter.hpp"
+#include "bench/proc_trees.hpp"
 #include "common/clock.hpp"
 #include "procfs/process_tree.hpp"
 
@@ -74,20 +75,7 @@ std::vector<pid_t> start_tree(int workers) {
 std::map<int, std::vector<pid_t>> g_trees;
 
 void BM_StatusSum(benchmark::State& state) {
-  std::vector<int> fds;
-  for (pid_t pid : g_trees[static_cast<int>(state.range(0))]) {
-    fds.push_back(::open(("/proc/" + std::to_string(pid) + "/status").c_str(), O_RDONLY));
-  }
-  char buf[4096];
-  for (auto _ : state) {
-    for (int fd : fds) {
-      const ssize_t n = ::pread(fd, buf, sizeof buf, 0);
-      benchmark::DoNotOptimize(n);
-    }
-    benchmark::DoNotOptimize(buf);
-  }
-  for (int fd : fds) ::close(fd);
-  state.counters["processes"] = static_cast<double>(fds.size());
+  ramguard::testing::pread_each(state, g_trees[static_cast<int>(state.range(0))], "status");
 }
 
 void BM_TreeShared(benchmark::State& state) {
@@ -151,10 +139,6 @@ int main(int argc, char** argv) {
                   workers, limit / 1e3, shared / 1e3, shared / limit);
     }
   }
-  for (auto& [workers, pids] : g_trees) {
-    if (pids.empty()) continue;
-    ::kill(pids.front(), SIGKILL);  // its workers follow (PR_SET_PDEATHSIG)
-    ::waitpid(pids.front(), nullptr, 0);
-  }
+  ramguard::testing::stop_trees(g_trees);
   return rc;
 }

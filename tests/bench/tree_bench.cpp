@@ -1,10 +1,11 @@
 // The cost of a tree-scope reading, in one run against real process trees: a coordinator with
 // 16 threads and 1, 8 or 32 workers of 2 threads each, every process holding 4 MiB.
-//   BM_StatmSum/N        one pread of each process's kept-open statm: the physical limit
+//   BM_StatusSum/N       one pread of each process's kept-open status: the physical limit (a
+//                        periodic reading reads status, to tell shmem from page cache)
 //   BM_TreeWalk/N        ProcessTree::refresh (task/*/children of every member) + the reading:
 //                        what a reading costs when the tree is re-walked every time
 //   BM_TreeTracked/N     the reading alone: the tree is known (proc events), nothing re-walked
-// Afterwards prints, per size, the ratio to the statm sum of the sampler's steady state with
+// Afterwards prints, per size, the ratio to the status sum of the sampler's steady state with
 // fork events: the tracked reading plus one walk per Sampler::kTreeWalkEveryReadings readings
 // (goal <= 1.5), and of re-walking at every reading (without fork events).
 #include <benchmark/benchmark.h>
@@ -23,6 +24,7 @@
 #include <vector>
 
 #include "bench/capturing_reporter.hpp"
+#include "bench/proc_trees.hpp"
 #include "common/clock.hpp"
 #include "procfs/process_tree.hpp"
 #include "sampling/sampler.hpp"
@@ -72,21 +74,8 @@ std::vector<pid_t> start_tree(int workers) {
 
 std::map<int, std::vector<pid_t>> g_trees;
 
-void BM_StatmSum(benchmark::State& state) {
-  std::vector<int> fds;
-  for (pid_t pid : g_trees[static_cast<int>(state.range(0))]) {
-    fds.push_back(::open(("/proc/" + std::to_string(pid) + "/statm").c_str(), O_RDONLY));
-  }
-  char buf[512];
-  for (auto _ : state) {
-    for (int fd : fds) {
-      const ssize_t n = ::pread(fd, buf, sizeof buf, 0);
-      benchmark::DoNotOptimize(n);
-    }
-    benchmark::DoNotOptimize(buf);
-  }
-  for (int fd : fds) ::close(fd);
-  state.counters["processes"] = static_cast<double>(fds.size());
+void BM_StatusSum(benchmark::State& state) {
+  ramguard::testing::pread_each(state, g_trees[static_cast<int>(state.range(0))], "status");
 }
 
 // `walk`: re-walk the tree before every reading, as a reading without proc events does.
@@ -119,7 +108,7 @@ void BM_TreeTracked(benchmark::State& state) {
   read_tree(state, false);
 }
 
-BENCHMARK(BM_StatmSum)->Arg(1)->Arg(8)->Arg(32);
+BENCHMARK(BM_StatusSum)->Arg(1)->Arg(8)->Arg(32);
 BENCHMARK(BM_TreeWalk)->Arg(1)->Arg(8)->Arg(32);
 BENCHMARK(BM_TreeTracked)->Arg(1)->Arg(8)->Arg(32);
 
@@ -143,19 +132,16 @@ int main(int argc, char** argv) {
               kRootThreads, kWorkerThreads, kHeldBytes >> 20);
   for (int workers : {1, 8, 32}) {
     const std::string arg = "/" + std::to_string(workers);
-    const double limit = reporter.real_ns("BM_StatmSum" + arg);
+    const double limit = reporter.real_ns("BM_StatusSum" + arg);
     const double walk = reporter.real_ns("BM_TreeWalk" + arg);
     const double tracked = reporter.real_ns("BM_TreeTracked" + arg);
     if (limit <= 0) continue;
     const double steady = tracked + walk / ramguard::Sampler::kTreeWalkEveryReadings;
     std::printf(
-        "%2d workers: statm sum %.2f us; with fork events %.2f us (ratio %.2f, goal <= "
+        "%2d workers: status sum %.2f us; with fork events %.2f us (ratio %.2f, goal <= "
         "1.5); re-walked every reading %.2f us (ratio %.2f)\n",
         workers, limit / 1e3, steady / 1e3, steady / limit, walk / 1e3, walk / limit);
   }
-  for (auto& [workers, pids] : g_trees) {
-    ::kill(pids.front(), SIGKILL);  // its workers follow (PR_SET_PDEATHSIG)
-    ::waitpid(pids.front(), nullptr, 0);
-  }
+  ramguard::testing::stop_trees(g_trees);
   return 0;
 }

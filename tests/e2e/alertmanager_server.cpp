@@ -18,6 +18,7 @@
 #include <stdexcept>
 
 #include "harness.hpp"
+#include "served_binary.hpp"
 #include "unit/metrics/scrape.hpp"
 
 namespace ramguard::testing {
@@ -36,62 +37,24 @@ std::string alertmanager_config_for_test(const std::string& shipped_yaml, std::u
 AlertmanagerServer::AlertmanagerServer(const std::string& config_yaml)
     : dir_(make_temp_dir("alertmanager")), port_(free_loopback_port()) {
   std::ofstream(dir_ / "alertmanager.yml") << config_yaml;
-  const std::string config = "--config.file=" + (dir_ / "alertmanager.yml").string();
-  const std::string storage = "--storage.path=" + (dir_ / "data").string();
-  const std::string listen = "--web.listen-address=127.0.0.1:" + std::to_string(port_);
-  const std::string log_path = (dir_ / "alertmanager.log").string();
-  pid_ = ::fork();
-  if (pid_ < 0) throw std::runtime_error("fork failed");
-  if (pid_ == 0) {
-    const int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (log >= 0) {
-      ::dup2(log, 1);
-      ::dup2(log, 2);
-    }
-    // An empty cluster address turns clustering off: one instance, nothing else listening.
-    ::execl(RAMGUARD_ALERTMANAGER, RAMGUARD_ALERTMANAGER, config.c_str(), storage.c_str(),
-            listen.c_str(), "--cluster.listen-address=", "--log.level=warn",
-            static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  const bool ready = eventually(
-      [&] {
-        int status = 0;
-        if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-          pid_ = -1;
-          throw std::runtime_error(std::string(RAMGUARD_ALERTMANAGER) +
-                                   " exited at start (not found, or bad config): " + log());
-        }
-        auto r = testkit::http_get(port_, "/-/ready");
-        return r.ok() && r->status == 200;
-      },
-      std::chrono::seconds(30), std::chrono::milliseconds(100));
-  if (!ready) throw std::runtime_error("alertmanager not ready after 30 s: " + log());
+  // An empty cluster address turns clustering off: one instance, nothing else listening.
+  server_ = std::make_unique<ServedBinary>(
+      RAMGUARD_ALERTMANAGER,
+      std::vector<std::string>{"--config.file=" + (dir_ / "alertmanager.yml").string(),
+                               "--storage.path=" + (dir_ / "data").string(),
+                               "--web.listen-address=127.0.0.1:" + std::to_string(port_),
+                               "--cluster.listen-address=", "--log.level=warn"},
+      dir_ / "alertmanager.log", port_);
 }
 
 AlertmanagerServer::~AlertmanagerServer() {
-  if (pid_ > 0) {
-    ::kill(pid_, SIGTERM);
-    int status = 0;
-    bool reaped = false;
-    for (int i = 0; i < 100 && !reaped; ++i) {
-      reaped = ::waitpid(pid_, &status, WNOHANG) == pid_;
-      if (!reaped) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    if (!reaped) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, &status, 0);
-    }
-  }
+  server_.reset();
   std::error_code ignored;
   std::filesystem::remove_all(dir_, ignored);
 }
 
 std::string AlertmanagerServer::log() const {
-  std::ifstream in(dir_ / "alertmanager.log");
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+  return server_->log();
 }
 
 WebhookReceiver::WebhookReceiver() {

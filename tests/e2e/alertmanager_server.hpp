@@ -9,12 +9,15 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 namespace ramguard::testing {
+
+class ServedBinary;
 
 class AlertmanagerServer {
  public:
@@ -29,7 +32,7 @@ class AlertmanagerServer {
  private:
   std::filesystem::path dir_;
   std::uint16_t port_ = 0;
-  pid_t pid_ = -1;
+  std::unique_ptr<ServedBinary> server_;
 };
 
 // One alert of one delivered notification.

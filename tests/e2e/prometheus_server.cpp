@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "harness.hpp"
+#include "served_binary.hpp"
 #include "unit/metrics/scrape.hpp"
 
 namespace ramguard::testing {
@@ -87,36 +88,13 @@ PrometheusServer::PrometheusServer(const PrometheusOptions& options)
     }
   }
   config.close();
-  const std::string config_flag = "--config.file=" + (dir_ / "prometheus.yml").string();
-  const std::string storage = "--storage.tsdb.path=" + (dir_ / "data").string();
-  const std::string listen = "--web.listen-address=127.0.0.1:" + std::to_string(port_);
-  const std::string log_path = (dir_ / "prometheus.log").string();
-  pid_ = ::fork();
-  if (pid_ < 0) throw std::runtime_error("fork failed");
-  if (pid_ == 0) {
-    const int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (log >= 0) {
-      ::dup2(log, 1);
-      ::dup2(log, 2);
-    }
-    ::execl(RAMGUARD_PROMETHEUS, RAMGUARD_PROMETHEUS, config_flag.c_str(), storage.c_str(),
-            listen.c_str(), "--log.level=warn", "--storage.tsdb.retention.time=1h",
-            static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  const bool ready = eventually(
-      [&] {
-        int status = 0;
-        if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-          pid_ = -1;
-          throw std::runtime_error(std::string(RAMGUARD_PROMETHEUS) +
-                                   " exited at start (not found, or bad config): " + log());
-        }
-        auto r = testkit::http_get(port_, "/-/ready");
-        return r.ok() && r->status == 200;
-      },
-      std::chrono::seconds(30), std::chrono::milliseconds(100));
-  if (!ready) throw std::runtime_error("prometheus not ready after 30 s: " + log());
+  server_ = std::make_unique<ServedBinary>(
+      RAMGUARD_PROMETHEUS,
+      std::vector<std::string>{"--config.file=" + (dir_ / "prometheus.yml").string(),
+                               "--storage.tsdb.path=" + (dir_ / "data").string(),
+                               "--web.listen-address=127.0.0.1:" + std::to_string(port_),
+                               "--log.level=warn", "--storage.tsdb.retention.time=1h"},
+      dir_ / "prometheus.log", port_);
   if (!eventually([&] { return series_count("ramguard_budget_bytes") == options.targets.size(); },
                   std::chrono::seconds(15), std::chrono::milliseconds(200))) {
     throw std::runtime_error("prometheus never scraped every ramguardd: " + log());
@@ -124,19 +102,7 @@ PrometheusServer::PrometheusServer(const PrometheusOptions& options)
 }
 
 void PrometheusServer::stop() {
-  if (pid_ <= 0) return;
-  ::kill(pid_, SIGTERM);
-  int status = 0;
-  bool reaped = false;
-  for (int i = 0; i < 100 && !reaped; ++i) {
-    reaped = ::waitpid(pid_, &status, WNOHANG) == pid_;
-    if (!reaped) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  if (!reaped) {
-    ::kill(pid_, SIGKILL);  // still ours: not reaped, so the PID cannot have been reused
-    ::waitpid(pid_, &status, 0);
-  }
-  pid_ = -1;
+  server_->stop();
 }
 
 PrometheusServer::~PrometheusServer() {
@@ -184,10 +150,7 @@ std::string PrometheusServer::query(const std::string& promql) const {
 }
 
 std::string PrometheusServer::log() const {
-  std::ifstream in(dir_ / "prometheus.log");
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+  return server_->log();
 }
 
 }  // namespace ramguard::testing

@@ -8,10 +8,13 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace ramguard::testing {
+
+class ServedBinary;
 
 struct ActiveAlert {
   std::string name;
@@ -59,7 +62,7 @@ class PrometheusServer {
 
   std::filesystem::path dir_;
   std::uint16_t port_ = 0;
-  pid_t pid_ = -1;
+  std::unique_ptr<ServedBinary> server_;
 };
 
 // The shipped rules with every `for:` shortened to `for_seconds`: the expressions under test are

@@ -8,17 +8,10 @@
 namespace ramguard::testing {
 namespace {
 
-constexpr double kScale = 64;
-std::uint64_t gib(double g) {
-  return static_cast<std::uint64_t>(g * kGiB / kScale);
-}
+constexpr ScenarioScale gib{64};
 
 TEST(ScenarioB, SteadyLeakOfOneModelCopyPerRound) {
-  auto daemon =
-      start_scenario_daemon({.budget_bytes = gib(16),
-                             .growth_min_bytes = static_cast<std::uint64_t>(512e6 / kScale),
-                             .release_slack_bytes = static_cast<std::uint64_t>(1e9 / kScale),
-                             .extra = ""});
+  auto daemon = start_scenario_daemon(gib.thresholds(16));
   MemChild child;
   Shaper shaper(child);
   ScenarioRun run(*daemon, child.pid(), ScenarioRun::with("scenario-b", gib(0.8)));

@@ -8,22 +8,14 @@
 namespace ramguard::testing {
 namespace {
 
-constexpr double kScale = 64;
-std::uint64_t gib(double g) {
-  return static_cast<std::uint64_t>(g * kGiB / kScale);
-}
-std::uint64_t mb(double m) {
-  return static_cast<std::uint64_t>(m * 1e6 / kScale);
-}
+constexpr ScenarioScale gib{64};
+constexpr ScenarioScale mb{64, 1e6};
 
 constexpr int kRounds = 7;
 
 // Runs kRounds rounds whose floor grows by `step` from 10 GiB; returns the final status.
 v1::RunStatus run_series(std::uint64_t step, const std::string& job) {
-  auto daemon = start_scenario_daemon({.budget_bytes = gib(64),
-                                       .growth_min_bytes = mb(512),
-                                       .release_slack_bytes = mb(1000),
-                                       .extra = ""});
+  auto daemon = start_scenario_daemon(gib.thresholds(64));
   MemChild child;
   Shaper shaper(child);
   ScenarioRun run(*daemon, child.pid(), ScenarioRun::with(job, gib(1), 2000));

@@ -9,18 +9,12 @@
 namespace ramguard::testing {
 namespace {
 
-constexpr double kScale = 64;
+constexpr ScenarioScale gib{64};
 // The kernel's per-process RSS counters are batched (a few hundred KiB of slack either way).
 constexpr std::uint64_t kCounterSlack = 512 * 1024;
-std::uint64_t gib(double g) {
-  return static_cast<std::uint64_t>(g * kGiB / kScale);
-}
 
 ScaledThresholds thresholds() {
-  return {.budget_bytes = gib(16),
-          .growth_min_bytes = static_cast<std::uint64_t>(512e6 / kScale),
-          .release_slack_bytes = static_cast<std::uint64_t>(1e9 / kScale),
-          .extra = ""};
+  return gib.thresholds(16);
 }
 
 // Rounds whose aggregation spikes to `peak` and whose synchronization spikes to floor + one

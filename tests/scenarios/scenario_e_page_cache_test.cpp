@@ -9,17 +9,10 @@
 namespace ramguard::testing {
 namespace {
 
-constexpr double kScale = 64;
-std::uint64_t gib(double g) {
-  return static_cast<std::uint64_t>(g * kGiB / kScale);
-}
+constexpr ScenarioScale gib{64};
 
 TEST(ScenarioE, CheckpointPageCacheIsNotALeakAndTheSplitShowsIt) {
-  auto daemon =
-      start_scenario_daemon({.budget_bytes = gib(16),
-                             .growth_min_bytes = static_cast<std::uint64_t>(512e6 / kScale),
-                             .release_slack_bytes = static_cast<std::uint64_t>(1e9 / kScale),
-                             .extra = ""});
+  auto daemon = start_scenario_daemon(gib.thresholds(16));
   const auto dir = make_temp_dir("scenario-e");
   MemChild child;
   Shaper shaper(child);

@@ -9,10 +9,7 @@
 namespace ramguard::testing {
 namespace {
 
-constexpr double kScale = 500;
-std::uint64_t gb(double g) {
-  return static_cast<std::uint64_t>(g * kGB / kScale);
-}
+constexpr ScenarioScale gb{500, kGB};
 
 v1::AdmitReply admit(const Daemon& daemon, pid_t pid, bool use_calibrated) {
   v1::Request req;
@@ -30,12 +27,10 @@ v1::AdmitReply admit(const Daemon& daemon, pid_t pid, bool use_calibrated) {
 TEST(ScenarioF, RefusedWithEveryTermThenAdmittedOnTheMeasuredPeak) {
   // The plan says what the scenario says: the load holds two copies of the weights. A factor
   // of 1 makes the calibrated estimate the measured peak itself.
-  auto daemon = start_scenario_daemon(
-      {.budget_bytes = gb(64),
-       .growth_min_bytes = static_cast<std::uint64_t>(512e6 / kScale),
-       .release_slack_bytes = static_cast<std::uint64_t>(1e9 / kScale),
-       .extra = "admission:\n  calibration_factor: 1\n"
-                "plans:\n  load2x:\n    overhead: 0\n    phases:\n      load: { weights: 2 }\n"});
+  auto daemon = start_scenario_daemon(gb.thresholds(
+      64,
+      "admission:\n  calibration_factor: 1\n"
+      "plans:\n  load2x:\n    overhead: 0\n    phases:\n      load: { weights: 2 }\n"));
   MemChild child;
   Shaper shaper(child);
   shaper.level(gb(4));

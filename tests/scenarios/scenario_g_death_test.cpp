@@ -14,16 +14,10 @@
 namespace ramguard::testing {
 namespace {
 
-constexpr double kScale = 64;
-std::uint64_t gib(double g) {
-  return static_cast<std::uint64_t>(g * kGiB / kScale);
-}
+constexpr ScenarioScale gib{64};
 
 ScaledThresholds thresholds() {
-  return {.budget_bytes = gib(16),
-          .growth_min_bytes = static_cast<std::uint64_t>(512e6 / kScale),
-          .release_slack_bytes = static_cast<std::uint64_t>(1e9 / kScale),
-          .extra = ""};
+  return gib.thresholds(16);
 }
 
 v1::Reply call_ok(const std::function<v1::Reply(const v1::Request&)>& call, v1::Request req) {

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness.hpp"
@@ -28,6 +29,23 @@ struct ScaledThresholds {
   std::string extra;
 };
 std::string scenario_config(const ScaledThresholds& t);
+
+// A scenario's sizes divided by `scale`, so a story told in tens of GiB fits this VM: gib(16) is
+// 16 GiB / scale. thresholds() divides the daemon's defaults with them (growth 512 MB, release
+// slack 1 GB), with the budget in the same units.
+struct ScenarioScale {
+  double scale = 1;
+  double unit_bytes = kGiB;
+  constexpr std::uint64_t operator()(double units) const {
+    return static_cast<std::uint64_t>(units * unit_bytes / scale);
+  }
+  ScaledThresholds thresholds(double budget_units, std::string extra = {}) const {
+    return {.budget_bytes = (*this)(budget_units),
+            .growth_min_bytes = static_cast<std::uint64_t>(512e6 / scale),
+            .release_slack_bytes = static_cast<std::uint64_t>(1e9 / scale),
+            .extra = std::move(extra)};
+  }
+};
 
 // A daemon started on that configuration, logging at debug level so that settled boundaries
 // (event=run.boundary_settled) can be waited for instead of slept for.

@@ -1,8 +1,10 @@
 // The physical limit of periodic sampling at scale, for peer_bench.sh: one pread of a kept-open
-// /proc/PID/statm per process, for the processes named on the command line, in rounds like the
-// daemon's ticks. Prints the CPU time per read in microseconds (user + system of this process).
+// /proc/PID/FILE per process (status: what a periodic reading reads, to tell shmem from page
+// cache; statm: the cheaper file it read before), for the processes named on the command line,
+// in rounds like the daemon's ticks. Prints the CPU time per read in microseconds (user + system
+// of this process).
 //
-//   statm_limit ROUNDS PID...
+//   proc_read_limit FILE ROUNDS PID...
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -23,22 +25,23 @@ double cpu_seconds() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 3) {
-    std::fprintf(stderr, "usage: statm_limit ROUNDS PID...\n");
+  if (argc < 4) {
+    std::fprintf(stderr, "usage: proc_read_limit FILE ROUNDS PID...\n");
     return 2;
   }
-  const long rounds = std::strtol(argv[1], nullptr, 10);
+  const std::string file = argv[1];
+  const long rounds = std::strtol(argv[2], nullptr, 10);
   std::vector<int> fds;
-  for (int i = 2; i < argc; ++i) {
-    const std::string path = std::string("/proc/") + argv[i] + "/statm";
+  for (int i = 3; i < argc; ++i) {
+    const std::string path = std::string("/proc/") + argv[i] + "/" + file;
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-      std::fprintf(stderr, "statm_limit: cannot open %s\n", path.c_str());
+      std::fprintf(stderr, "proc_read_limit: cannot open %s\n", path.c_str());
       return 1;
     }
     fds.push_back(fd);
   }
-  char buffer[256];
+  char buffer[4096];
   long reads = 0;
   const double began = cpu_seconds();
   for (long r = 0; r < rounds; ++r) {
