@@ -33,7 +33,7 @@ _CENSUS_CHECK_EVERY = 4096       # references followed between two looks at the 
 _CENSUS_CHECK_LARGE_EVERY = 64   # large objects counted between two looks at the clock
 _CENSUS_GROUP_CHECK_EVERY = 256  # storages grouped between two looks at the clock
 # The walk's share of the budget: grouping what it found, naming the holders and dropping what
-# it held take the rest (about a tenth of the walk's time at 10^6 objects; docs/benchmarks.md).
+# it held take the rest.
 _CENSUS_WALK_SHARE = 0.7
 
 
