@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
+
 #include "unit/metrics/scrape.hpp"
 
 namespace ramguard {
@@ -463,6 +466,37 @@ TEST(MetricsExporter, EndedRunsKeepTheirJobsPeakPerOwner) {
   EXPECT_NE(body.find("ramguard_job_peak_bytes{ramguard_job=\"fedavg\",uid=\"2000\"} 9000000000"),
             std::string::npos)
       << body;
+}
+
+// Sampling, the control sessions and civetweb's scrapes reach the parts from different
+// threads; the lock each part is handed out under keeps them apart (checked under TSan).
+TEST(MetricsExporter, PartsAreWrittenWhileTheyAreScraped) {
+  auto exporter = start_exporter();
+  ASSERT_NE(exporter, nullptr);
+  std::atomic<bool> stop{false};
+  std::atomic<std::uint64_t> written{0};
+  std::thread writer([&] {
+    for (std::uint64_t i = 1; !stop.load(); ++i) {
+      MemoryReading reading;
+      reading.rss_bytes = i;
+      exporter->targets()->observe_sample(kJ, reading, i, false, ReadTiming{});
+      exporter->jobs()->observe_admission("j", 1000, testkit::admission(true, 1));
+      exporter->daemon()->set_runs_active(1);
+      exporter->table()->sweep(Instant{});
+      written = i;
+    }
+  });
+  while (written.load() == 0) std::this_thread::yield();
+  std::size_t scraped = 0;
+  for (int i = 0; i < 20; ++i) {
+    scraped += scrape(*exporter).find("ramguard_target_rss_bytes{") != std::string::npos;
+  }
+  stop = true;
+  writer.join();
+  const auto s = testkit::parse_samples(scrape(*exporter));
+  EXPECT_GT(scraped, 0u);
+  EXPECT_GE(sample(s, "ramguard_target_rss_bytes", of(kJ)).value_or(0), 1);
+  EXPECT_EQ(sample(s, "ramguard_runs_active"), 1);
 }
 
 }  // namespace

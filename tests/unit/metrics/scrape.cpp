@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <prometheus/text_serializer.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -14,6 +15,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include "metrics/target_scrape.hpp"
 
 #ifndef RAMGUARD_PROMTOOL
 #define RAMGUARD_PROMTOOL "promtool"
@@ -176,6 +179,18 @@ Decision admission(bool admitted, std::int64_t headroom_bytes) {
   decision.admitted = admitted;
   decision.headroom_bytes = headroom_bytes;
   return decision;
+}
+
+std::map<std::string, double> Parts::samples() const {
+  std::ostringstream globals;
+  prometheus::TextSerializer().Serialize(globals, registry.Collect());
+  std::string out = globals.str();
+  TargetScrape scrape;
+  table.copy_to(scrape);
+  for (std::size_t f = 0; f < kTargetFamilyCount; ++f) {
+    scrape.write_family(static_cast<TargetFamily>(f), out);
+  }
+  return parse_samples(out);
 }
 
 void populate(MetricsExporter& exporter) {

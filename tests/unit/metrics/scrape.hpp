@@ -9,6 +9,7 @@
 
 #include "admission/admission.hpp"
 #include "metrics/exporter.hpp"
+#include "metrics/families.hpp"
 #include "metrics/job_label.hpp"
 #include "model/ledger.hpp"
 #include "ramguard/base/result.hpp"
@@ -54,6 +55,19 @@ BoundaryRecord settled_boundary(std::uint32_t round, std::uint64_t rss_bytes,
 RunLedger ended_run(std::string job, std::uint32_t owner_uid, std::uint64_t peak_bytes,
                     std::uint64_t estimate_bytes);
 Decision admission(bool admitted, std::int64_t headroom_bytes);
+
+// The exporter's parts on their own, without its server or lock: what each part exports is
+// read from the exposition they make together.
+struct Parts {
+  prometheus::Registry registry;
+  MetricFamilies families{registry};
+  DaemonSeries daemon{families};
+  TargetTable table{families};
+  TargetMetrics targets{table};
+  JobSeries jobs{table};
+  // The samples of the registry's families and every target's series.
+  std::map<std::string, double> samples() const;
+};
 
 struct CommandOutput {
   int exit_code = -1;
