@@ -65,11 +65,14 @@ void Daemon::apply(const Config& next) {
     show_journal();
   }
   upkeep_.set_retention(next.store.retention);
-  metrics_->set_budget(next.budget_bytes, next.margin_bytes);
-  metrics_->set_retention(next.metrics.run_retention);
-  metrics_->set_max_targets(next.metrics.max_targets);
-  metrics_->set_max_targets_per_user(next.metrics.max_targets_per_user);
-  metrics_->set_job_names(next.metrics.job_names);
+  metrics_->daemon()->set_budget(next.budget_bytes, next.margin_bytes);
+  {
+    auto table = metrics_->table();
+    table->set_retention(next.metrics.run_retention);
+    table->set_max_targets(next.metrics.max_targets);
+    table->set_max_targets_per_user(next.metrics.max_targets_per_user);
+    table->set_job_names(next.metrics.job_names);
+  }
   for (pid_t pid : next.watch) {
     if (std::find(watched.begin(), watched.end(), pid) != watched.end()) continue;
     if (auto s = watches_.add(pid, watch_scope(next, pid)); !s) {

@@ -115,12 +115,12 @@ Daemon::Daemon(const Config& config, const CommandLine& flags, DaemonSeams seams
   // Metrics observe runs and watched targets.
   registry_.add_observer(&run_metrics_);
   watches_.set_observer(&run_metrics_);
-  metrics_->set_store_available(store_ != nullptr);
+  metrics_->daemon()->set_store_available(store_ != nullptr);
   desk_.set_observer(&run_metrics_);   // admissions reach the metrics as runs do
   dispatcher_.set_group_commit(true);  // the server flushes before each reply
   if (store_) {
     store_->set_writable_listener([this](bool writable) {
-      metrics_->set_store_writable(writable);
+      metrics_->daemon()->set_store_writable(writable);
       // Writable again (whichever write noticed): store the reservations admitted meanwhile
       // right after the current handler, so a restart does not forget them. Posted, because
       // this runs inside the store's commit.
@@ -210,8 +210,8 @@ void Daemon::shutdown() {
 }
 
 void Daemon::show_journal() {
-  metrics_->set_store_journal(journal_->pending_writes(), journal_->max_pending_writes(),
-                              journal_->dropped_writes());
+  metrics_->daemon()->set_store_journal(journal_->pending_writes(), journal_->max_pending_writes(),
+                                        journal_->dropped_writes());
 }
 
 // The jobs' history from the ledger, so a restarted node exports it before its next run.
@@ -223,7 +223,7 @@ void Daemon::seed_job_history() {
     return;
   }
   for (const JobFacts& f : *facts) {
-    metrics_->seed_job(f.job, f.owner_uid, f.peak_bytes, f.runs, clock_.now());
+    metrics_->jobs()->seed(f.job, f.owner_uid, f.peak_bytes, f.runs, clock_.now());
   }
 }
 

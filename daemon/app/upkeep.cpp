@@ -25,9 +25,12 @@ void Upkeep::tick() {
   const Instant now = clock_.now();
   // Lease expiry reaches the metrics and the ledger through the registry's observers.
   parts_.registry.housekeeping();
-  parts_.metrics.sweep(now);
-  (void)parts_.metrics.update_self("/proc/self/statm");
-  parts_.metrics.observe_sample_duration(parts_.sampler.last_sample_duration_seconds());
+  parts_.metrics.table()->sweep(now);
+  {
+    auto daemon = parts_.metrics.daemon();
+    (void)daemon->update_self("/proc/self/statm");
+    daemon->observe_sample_duration(parts_.sampler.last_sample_duration_seconds());
+  }
   Store* store = parts_.store;
   // A file opened read-only stays so until the daemon restarts: no point rewriting, but once
   // its disk takes writes again the log and the status say that a restart is needed.
@@ -43,8 +46,8 @@ void Upkeep::tick() {
   // the disk stays full), so it is written soon after space comes back.
   if (LedgerJournal* journal = parts_.journal) {
     if (journal->behind()) (void)journal->flush_pending();
-    parts_.metrics.set_store_journal(journal->pending_writes(), journal->max_pending_writes(),
-                                     journal->dropped_writes());
+    parts_.metrics.daemon()->set_store_journal(
+        journal->pending_writes(), journal->max_pending_writes(), journal->dropped_writes());
   }
   // Retention: finished runs only (store/retention.hpp).
   if (store != nullptr && due(last_retention_, kRetentionEvery, now)) {

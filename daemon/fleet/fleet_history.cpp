@@ -6,7 +6,7 @@
 #include "config/token_file.hpp"
 #include "config/values.hpp"
 #include "fleet/http_get.hpp"
-#include "metrics/exporter.hpp"
+#include "metrics/job_label.hpp"
 #include "ramguard/base/units.hpp"
 
 namespace ramguard {
@@ -86,8 +86,7 @@ void FleetJobHistory::prepare(const std::string& job, std::function<void()> read
   entry.in_flight = true;
   HttpGet get;
   get.url = settings_.url;
-  get.target = query_target(
-      peak_promql(MetricsExporter::job_label(job, settings_.job_names), settings_.lookback));
+  get.target = query_target(peak_promql(job_label(job, settings_.job_names), settings_.lookback));
   get.bearer_token = settings_.bearer_token;
   get.timeout = settings_.timeout;
   async_http_get(io_, std::move(get), [this, job](Result<HttpReply> reply) {

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
+
 #include "unit/metrics/scrape.hpp"
 
 namespace ramguard {
@@ -49,7 +52,7 @@ TEST(MetricsExporter, ScrapeShowsObservedValuesUnderConventionalNames) {
   ASSERT_NE(exporter, nullptr);
   testkit::populate(*exporter);
   const auto s = testkit::parse_samples(scrape(*exporter));
-  const std::string pid_job = MetricsExporter::job_for_pid(4242);
+  const std::string pid_job = WatchList::job_for_pid(4242);
   EXPECT_EQ(pid_job, "pid-4242");
   const TargetRef vit = testkit::vit_run();
   const TargetRef pid = testkit::watched_pid();
@@ -113,24 +116,24 @@ TEST(MetricsExporter, ScrapeShowsObservedValuesUnderConventionalNames) {
 // metrics.job_names: the job's name, a stable hash of it, or nothing, in every series that
 // carries ramguard_job; the run_id and the values stay.
 TEST(MetricsExporter, JobNamesCanBeHashedOrOmitted) {
-  EXPECT_EQ(MetricsExporter::job_label("vit-h14", JobNames::kPlain), "vit-h14");
-  EXPECT_EQ(MetricsExporter::job_label("vit-h14", JobNames::kOmit), "");
-  const std::string hashed = MetricsExporter::job_label("vit-h14", JobNames::kHash);
+  EXPECT_EQ(job_label("vit-h14", JobNames::kPlain), "vit-h14");
+  EXPECT_EQ(job_label("vit-h14", JobNames::kOmit), "");
+  const std::string hashed = job_label("vit-h14", JobNames::kHash);
   EXPECT_EQ(hashed.size(), 14u);
   EXPECT_EQ(hashed.rfind("h-", 0), 0u);
-  EXPECT_EQ(hashed, MetricsExporter::job_label("vit-h14", JobNames::kHash));  // stable
-  EXPECT_NE(hashed, MetricsExporter::job_label("vit-h16", JobNames::kHash));
+  EXPECT_EQ(hashed, job_label("vit-h14", JobNames::kHash));  // stable
+  EXPECT_NE(hashed, job_label("vit-h16", JobNames::kHash));
 
   for (const JobNames mode : {JobNames::kHash, JobNames::kOmit}) {
     auto exporter = start_exporter();
     ASSERT_NE(exporter, nullptr);
-    exporter->set_job_names(mode);
+    exporter->table()->set_job_names(mode);
     testkit::populate(*exporter);
     const std::string body = scrape(*exporter);
     const TargetRef vit = testkit::vit_run();
     EXPECT_EQ(body.find("ramguard_job=\"" + std::string(vit.job) + "\""), std::string::npos)
         << body;
-    const std::string shown = MetricsExporter::job_label(vit.job, mode);
+    const std::string shown = job_label(vit.job, mode);
     EXPECT_NE(body.find("ramguard_job=\"" + shown + "\",run_id=\"" + std::string(vit.run_id)),
               std::string::npos)
         << body;
@@ -153,8 +156,9 @@ TEST(MetricsExporter, EveryFamilyHasHelpAndNoLabelGrowsWithRoundsOrPids) {
   ASSERT_NE(exporter, nullptr);
   testkit::populate(*exporter);
   for (std::uint32_t round = 1; round <= 20; ++round) {
-    exporter->observe_boundary(testkit::vit_run(), round, 6'000'000'000 + round, 6'000'000'000,
-                               5'900'000'000);
+    exporter->targets()->observe_boundary(
+        testkit::vit_run(), testkit::settled_boundary(round, 6'000'000'000 + round, 6'000'000'000,
+                                                      5'900'000'000 + round));
   }
   const std::string body = scrape(*exporter);
   const auto s = testkit::parse_samples(body);
@@ -177,13 +181,13 @@ TEST(MetricsExporter, EveryFamilyHasHelpAndNoLabelGrowsWithRoundsOrPids) {
 TEST(MetricsExporter, PeakIsTheLargestSeenAndSaysWhetherItIsExact) {
   auto exporter = start_exporter();
   ASSERT_NE(exporter, nullptr);
-  exporter->observe_peak(kJ, 5'000'000'000, false);  // a sample
-  exporter->observe_peak(kJ, 7'000'000'000, true);   // a high-water mark
-  exporter->observe_peak(kJ, 6'000'000'000, true);   // a later phase's lower peak
+  exporter->targets()->observe_peak(kJ, 5'000'000'000, false);  // a sample
+  exporter->targets()->observe_peak(kJ, 7'000'000'000, true);   // a high-water mark
+  exporter->targets()->observe_peak(kJ, 6'000'000'000, true);   // a later phase's lower peak
   auto s = testkit::parse_samples(scrape(*exporter));
   EXPECT_EQ(sample(s, "ramguard_target_peak_bytes", of(kJ)), 7e9);
   EXPECT_EQ(sample(s, "ramguard_target_peak_exact", of(kJ)), 1);
-  exporter->observe_peak(kJ, 8'000'000'000, false);  // hwm unavailable: only sampled
+  exporter->targets()->observe_peak(kJ, 8'000'000'000, false);  // hwm unavailable: only sampled
   s = testkit::parse_samples(scrape(*exporter));
   EXPECT_EQ(sample(s, "ramguard_target_peak_bytes", of(kJ)), 8e9);
   EXPECT_EQ(sample(s, "ramguard_target_peak_exact", of(kJ)), 0);
@@ -202,7 +206,7 @@ TEST(MetricsExporter, PeriodicReadingIsExportedAsReadBetweenMarks) {
   mark.file_bytes = 200;
   mark.shmem_bytes = 100;
   mark.swap_bytes = 50;
-  exporter->observe_reading(kJ, mark);
+  exporter->targets()->observe_reading(kJ, mark);
   MemoryReading periodic;
   periodic.source = ReadingSource::kPeriodic;
   periodic.rss_bytes = 2000;
@@ -210,7 +214,7 @@ TEST(MetricsExporter, PeriodicReadingIsExportedAsReadBetweenMarks) {
   periodic.file_bytes = 500;
   periodic.shmem_bytes = 300;
   periodic.swap_bytes = 20;
-  exporter->observe_reading(kJ, periodic);
+  exporter->targets()->observe_reading(kJ, periodic);
   const auto s = testkit::parse_samples(scrape(*exporter));
   EXPECT_EQ(sample(s, "ramguard_target_rss_bytes", of(kJ)), 2000);
   EXPECT_EQ(sample(s, "ramguard_target_memory_bytes", of(kJ, {{"kind", "anon"}})), 1200);
@@ -223,14 +227,14 @@ TEST(MetricsExporter, PeriodicReadingIsExportedAsReadBetweenMarks) {
 TEST(MetricsExporter, DegradedReasonIsReplacedAndCleared) {
   auto exporter = start_exporter();
   ASSERT_NE(exporter, nullptr);
-  exporter->set_target_up(kJ, true, "hwm_reset_denied");
-  exporter->set_target_up(kJ, false, "status_unreadable");
+  exporter->targets()->set_target_up(kJ, true, "hwm_reset_denied");
+  exporter->targets()->set_target_up(kJ, false, "status_unreadable");
   auto s = testkit::parse_samples(scrape(*exporter));
   EXPECT_EQ(sample(s, "ramguard_target_up", of(kJ)), 0);
   // Known reasons are always present: 0 when they do not hold.
   EXPECT_EQ(sample(s, "ramguard_target_degraded", of(kJ, {{"reason", "hwm_reset_denied"}})), 0);
   EXPECT_EQ(sample(s, "ramguard_target_degraded", of(kJ, {{"reason", "status_unreadable"}})), 1);
-  exporter->set_target_up(kJ, true, "");
+  exporter->targets()->set_target_up(kJ, true, "");
   s = testkit::parse_samples(scrape(*exporter));
   EXPECT_EQ(sample(s, "ramguard_target_up", of(kJ)), 1);
   EXPECT_EQ(sample(s, "ramguard_target_degraded", of(kJ, {{"reason", "status_unreadable"}})), 0);
@@ -240,9 +244,10 @@ TEST(MetricsExporter, FreeFormPhaseNamesCannotGrowTheSeriesWithoutBound) {
   auto exporter = start_exporter();
   ASSERT_NE(exporter, nullptr);
   for (int i = 0; i < 100; ++i) {
-    exporter->observe_phase(kJ, "phase" + std::to_string(i), 1000 + i, 1.0);
+    exporter->targets()->observe_phase(
+        kJ, testkit::closed_phase("phase" + std::to_string(i), 1000 + i, 1.0));
   }
-  exporter->observe_phase(kJ, std::string(500, 'x'), 1, 1.0);
+  exporter->targets()->observe_phase(kJ, testkit::closed_phase(std::string(500, 'x'), 1, 1.0));
   const auto s = testkit::parse_samples(scrape(*exporter));
   std::size_t series = 0;
   for (const auto& [key, value] : s) series += key.rfind("ramguard_phase_peak_bytes{", 0) == 0;
@@ -257,9 +262,9 @@ TEST(MetricsExporter, TwoRunsOfOneJobAreTwoSeries) {
   const TargetRef a{"dup", "run-a"}, b{"dup", "run-b"};
   MemoryReading r;
   r.rss_bytes = 43'600'000;
-  exporter->observe_reading(a, r);
+  exporter->targets()->observe_reading(a, r);
   r.rss_bytes = 63'600'000;
-  exporter->observe_reading(b, r);
+  exporter->targets()->observe_reading(b, r);
   const auto s = testkit::parse_samples(scrape(*exporter));
   EXPECT_EQ(sample(s, "ramguard_target_rss_bytes", of(a)), 43.6e6);
   EXPECT_EQ(sample(s, "ramguard_target_rss_bytes", of(b)), 63.6e6);
@@ -268,16 +273,16 @@ TEST(MetricsExporter, TwoRunsOfOneJobAreTwoSeries) {
 TEST(MetricsExporter, StateSeriesArePresentWithZeroForEveryActiveRun) {
   auto exporter = start_exporter();
   ASSERT_NE(exporter, nullptr);
-  exporter->set_target_up(kJ, true, "");
+  exporter->targets()->set_target_up(kJ, true, "");
   const auto s = testkit::parse_samples(scrape(*exporter));
   EXPECT_EQ(sample(s, "ramguard_target_up", of(kJ)), 1);
   EXPECT_EQ(sample(s, "ramguard_target_exited", of(kJ)), 0);
   EXPECT_EQ(sample(s, "ramguard_target_degraded", of(kJ, {{"reason", "hwm_reset_denied"}})), 0);
   EXPECT_EQ(sample(s, "ramguard_target_degraded", of(kJ, {{"reason", "unreadable"}})), 0);
-  for (const std::string& kind : MetricsExporter::warning_kinds()) {
+  for (const std::string& kind : TargetMetrics::warning_kinds()) {
     EXPECT_EQ(sample(s, "ramguard_verdict_active", of(kJ, {{"kind", kind}})), 0) << kind;
   }
-  EXPECT_EQ(MetricsExporter::warning_kinds().size(), 5u);
+  EXPECT_EQ(TargetMetrics::warning_kinds().size(), 5u);
 }
 
 TEST(MetricsExporter, AnExitedTargetIsDownAtOnceAndItsReadingsVanish) {
@@ -285,20 +290,20 @@ TEST(MetricsExporter, AnExitedTargetIsDownAtOnceAndItsReadingsVanish) {
   ASSERT_NE(exporter, nullptr);
   MemoryReading r;
   r.rss_bytes = 500'000'000;
-  exporter->observe_reading(kJ, r);
-  exporter->observe_peak(kJ, 500'000'000, true);
+  exporter->targets()->observe_reading(kJ, r);
+  exporter->targets()->observe_peak(kJ, 500'000'000, true);
   Verdict over;
   over.kind = verdict_kind::kOverBudget;
   over.severity = Severity::kCritical;
   over.passed = false;
-  exporter->observe_verdict(kJ, over);
+  exporter->targets()->observe_verdict(kJ, over);
   auto s = testkit::parse_samples(scrape(*exporter));
   EXPECT_EQ(sample(s, "ramguard_verdict_active", of(kJ, {{"kind", "over_budget"}})), 1);
   EXPECT_EQ(sample(s, "ramguard_target_rss_bytes", of(kJ)), 5e8);
 
-  exporter->run_finished(kJ);
-  exporter->set_target_up(kJ, false, "exited");
-  exporter->observe_reading(kJ, r);  // a late reading does not bring a dead process back
+  exporter->targets()->run_finished(kJ);
+  exporter->targets()->set_target_up(kJ, false, "exited");
+  exporter->targets()->observe_reading(kJ, r);  // a late reading does not bring a dead process back
   s = testkit::parse_samples(scrape(*exporter));
   EXPECT_EQ(sample(s, "ramguard_target_up", of(kJ)), 0);
   EXPECT_EQ(sample(s, "ramguard_target_exited", of(kJ)), 1);
@@ -321,7 +326,7 @@ TEST(MetricsExporter, ReadTimesAreGaugesAndSlowReadsACounterThatNeverGoesBack) {
   ASSERT_NE(exporter, nullptr);
   MemoryReading r;
   r.rss_bytes = 1000;
-  exporter->observe_sample(kJ, r, 1000, true, ReadTiming{0.02, 3, 0});
+  exporter->targets()->observe_sample(kJ, r, 1000, true, ReadTiming{0.02, 3, 0});
   std::string body = scrape(*exporter);
   auto s = testkit::parse_samples(body);
   EXPECT_EQ(sample(s, "ramguard_target_read_seconds", of(kJ)), 0.02);
@@ -335,18 +340,18 @@ TEST(MetricsExporter, ReadTimesAreGaugesAndSlowReadsACounterThatNeverGoesBack) {
             std::string::npos)
       << body;
 
-  exporter->observe_sample(kJ, r, 1000, true, ReadTiming{0.000004, 1, 0.08});
+  exporter->targets()->observe_sample(kJ, r, 1000, true, ReadTiming{0.000004, 1, 0.08});
   s = testkit::parse_samples(scrape(*exporter));
   EXPECT_EQ(sample(s, "ramguard_target_read_seconds", of(kJ)), 0.000004);
   EXPECT_EQ(sample(s, "ramguard_target_slow_reads_total", of(kJ)), 3);  // not back to 1
   EXPECT_EQ(sample(s, "ramguard_target_pss_read_seconds", of(kJ)), 0.08);
-  exporter->observe_sample(kJ, r, 1000, true, ReadTiming{0.000005, 4, 0.08});
+  exporter->targets()->observe_sample(kJ, r, 1000, true, ReadTiming{0.000005, 4, 0.08});
   s = testkit::parse_samples(scrape(*exporter));
   EXPECT_EQ(sample(s, "ramguard_target_slow_reads_total", of(kJ)), 4);
   EXPECT_EQ(sample(s, "ramguard_target_pss_read_seconds", of(kJ)), 0.08);
 
-  exporter->set_target_up(kJ, false, "exited");
-  exporter->observe_sample(kJ, r, 1000, true, ReadTiming{0.5, 9, 0.1});  // late: ignored
+  exporter->targets()->set_target_up(kJ, false, "exited");
+  exporter->targets()->observe_sample(kJ, r, 1000, true, ReadTiming{0.5, 9, 0.1});  // late: ignored
   s = testkit::parse_samples(scrape(*exporter));
   EXPECT_FALSE(sample(s, "ramguard_target_read_seconds", of(kJ)));
   EXPECT_FALSE(sample(s, "ramguard_target_pss_read_seconds", of(kJ)));
@@ -358,13 +363,13 @@ TEST(MetricsExporter, AnUnreadableTargetIsDownUntilItCanBeReadAgain) {
   ASSERT_NE(exporter, nullptr);
   MemoryReading r;
   r.rss_bytes = 1000;
-  exporter->observe_reading(kJ, r);
-  exporter->set_target_up(kJ, false, "unreadable");
+  exporter->targets()->observe_reading(kJ, r);
+  exporter->targets()->set_target_up(kJ, false, "unreadable");
   auto s = testkit::parse_samples(scrape(*exporter));
   EXPECT_EQ(sample(s, "ramguard_target_up", of(kJ)), 0);
   EXPECT_EQ(sample(s, "ramguard_target_exited", of(kJ)), 0);
   EXPECT_EQ(sample(s, "ramguard_target_degraded", of(kJ, {{"reason", "unreadable"}})), 1);
-  exporter->observe_reading(kJ, r);
+  exporter->targets()->observe_reading(kJ, r);
   s = testkit::parse_samples(scrape(*exporter));
   EXPECT_EQ(sample(s, "ramguard_target_up", of(kJ)), 1);
   EXPECT_EQ(sample(s, "ramguard_target_degraded", of(kJ, {{"reason", "unreadable"}})), 0);
@@ -377,16 +382,17 @@ TEST(MetricsExporter, AFailedReleaseIsCountedAsFailAndWarningsEndWithTheRun) {
   leak.kind = verdict_kind::kLeak;
   leak.severity = Severity::kCritical;
   leak.passed = false;
-  exporter->observe_verdict(kJ, leak);
+  exporter->targets()->observe_verdict(kJ, leak);
   auto s = testkit::parse_samples(scrape(*exporter));
   EXPECT_EQ(sample(s, "ramguard_verdict_active", of(kJ, {{"kind", "leak"}})), 1);
-  exporter->run_finished(kJ);
+  exporter->targets()->run_finished(kJ);
   Verdict release;
   release.kind = verdict_kind::kRelease;
   release.severity = Severity::kWarning;
   release.passed = false;
-  exporter->observe_verdict(kJ, release);
-  exporter->observe_verdict(kJ, leak);  // judged after the end (last boundary): counted only
+  exporter->targets()->observe_verdict(kJ, release);
+  exporter->targets()->observe_verdict(kJ,
+                                       leak);  // judged after the end (last boundary): counted only
   s = testkit::parse_samples(scrape(*exporter));
   EXPECT_EQ(
       sample(s, "ramguard_verdicts_total", of(kJ, {{"kind", "release"}, {"severity", "fail"}})), 1);
@@ -402,7 +408,7 @@ TEST(MetricsExporter, AFailedReleaseIsCountedAsFailAndWarningsEndWithTheRun) {
   // RamguardReleaseFailed does not fire for it.
   Verdict kept = release;
   kept.severity = Severity::kInfo;
-  exporter->observe_verdict(kJ, kept);
+  exporter->targets()->observe_verdict(kJ, kept);
   s = testkit::parse_samples(scrape(*exporter));
   EXPECT_EQ(sample(s, "ramguard_verdicts_total",
                    of(kJ, {{"kind", "release"}, {"severity", "allocator"}})),
@@ -443,9 +449,10 @@ namespace {
 TEST(MetricsExporter, EndedRunsKeepTheirJobsPeakPerOwner) {
   auto exporter = start_exporter();
   ASSERT_NE(exporter, nullptr);
-  exporter->observe_job_run("fedavg", 1000, 7'000'000'000, 5'000'000'000);
-  exporter->observe_job_run("fedavg", 1000, 6'000'000'000, 0);  // no estimate: ratio stays
-  exporter->observe_job_run("fedavg", 2000, 9'000'000'000, 9'000'000'000);
+  exporter->jobs()->observe_run(testkit::ended_run("fedavg", 1000, 7'000'000'000, 5'000'000'000));
+  // No estimate: the ratio stays.
+  exporter->jobs()->observe_run(testkit::ended_run("fedavg", 1000, 6'000'000'000, 0));
+  exporter->jobs()->observe_run(testkit::ended_run("fedavg", 2000, 9'000'000'000, 9'000'000'000));
   const std::string body = scrape(*exporter);
   EXPECT_NE(body.find("ramguard_job_peak_bytes{ramguard_job=\"fedavg\",uid=\"1000\"} 7000000000"),
             std::string::npos)
@@ -459,6 +466,37 @@ TEST(MetricsExporter, EndedRunsKeepTheirJobsPeakPerOwner) {
   EXPECT_NE(body.find("ramguard_job_peak_bytes{ramguard_job=\"fedavg\",uid=\"2000\"} 9000000000"),
             std::string::npos)
       << body;
+}
+
+// Sampling, the control sessions and civetweb's scrapes reach the parts from different
+// threads; the lock each part is handed out under keeps them apart (checked under TSan).
+TEST(MetricsExporter, PartsAreWrittenWhileTheyAreScraped) {
+  auto exporter = start_exporter();
+  ASSERT_NE(exporter, nullptr);
+  std::atomic<bool> stop{false};
+  std::atomic<std::uint64_t> written{0};
+  std::thread writer([&] {
+    for (std::uint64_t i = 1; !stop.load(); ++i) {
+      MemoryReading reading;
+      reading.rss_bytes = i;
+      exporter->targets()->observe_sample(kJ, reading, i, false, ReadTiming{});
+      exporter->jobs()->observe_admission("j", 1000, testkit::admission(true, 1));
+      exporter->daemon()->set_runs_active(1);
+      exporter->table()->sweep(Instant{});
+      written = i;
+    }
+  });
+  while (written.load() == 0) std::this_thread::yield();
+  std::size_t scraped = 0;
+  for (int i = 0; i < 20; ++i) {
+    scraped += scrape(*exporter).find("ramguard_target_rss_bytes{") != std::string::npos;
+  }
+  stop = true;
+  writer.join();
+  const auto s = testkit::parse_samples(scrape(*exporter));
+  EXPECT_GT(scraped, 0u);
+  EXPECT_GE(sample(s, "ramguard_target_rss_bytes", of(kJ)).value_or(0), 1);
+  EXPECT_EQ(sample(s, "ramguard_runs_active"), 1);
 }
 
 }  // namespace

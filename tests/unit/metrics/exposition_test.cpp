@@ -66,21 +66,22 @@ TEST(Exposition, AThousandTargetsScrapeCleanly) {
   auto started = MetricsExporter::start(Endpoint{"127.0.0.1", 0});
   ASSERT_TRUE(started.ok()) << started.error().message;
   auto& exporter = **started;
-  exporter.set_max_targets(2000);
+  exporter.table()->set_max_targets(2000);
   MemoryReading reading;
   reading.rss_bytes = 3 << 20;
   reading.anon_bytes = 1 << 20;
   reading.file_bytes = 2 << 20;
   reading.source = ReadingSource::kMark;  // as at watch start: swap is read too
   std::vector<std::string> jobs;
-  for (int i = 0; i < 1000; ++i) jobs.push_back(MetricsExporter::job_for_pid(100000 + i));
+  for (int i = 0; i < 1000; ++i) jobs.push_back(WatchList::job_for_pid(100000 + i));
   for (const std::string& job : jobs) {
     const TargetRef target{job, job};
-    exporter.set_target_up(target, true, "");
-    exporter.observe_sample(target, reading, 4 << 20, true, ReadTiming{0.000002, 0, 0});
+    exporter.targets()->set_target_up(target, true, "");
+    exporter.targets()->observe_sample(target, reading, 4 << 20, true, ReadTiming{0.000002, 0, 0});
   }
   const std::string hostile = "job \"with\" \\ quotes\nand a newline";
-  exporter.observe_boundary(TargetRef{hostile, "run-1"}, 3, 100, 90, 80);
+  exporter.targets()->observe_boundary(TargetRef{hostile, "run-1"},
+                                       testkit::settled_boundary(3, 100, 90, 90));
 
   auto response = testkit::http_get(exporter.port());
   ASSERT_TRUE(response.ok()) << response.error().message;

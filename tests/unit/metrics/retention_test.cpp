@@ -32,7 +32,7 @@ TEST(MetricsRetention, RetiredJobSeriesAreRemovedAfterTheRetentionPeriod) {
   auto started = MetricsExporter::start(Endpoint{"127.0.0.1", 0});
   ASSERT_TRUE(started.ok()) << started.error().message;
   auto& exporter = **started;
-  exporter.set_retention(std::chrono::minutes(10));
+  exporter.table()->set_retention(std::chrono::minutes(10));
   testkit::populate(exporter);
   const TargetRef vit = testkit::vit_run();
   const TargetRef other = testkit::watched_pid();
@@ -40,26 +40,26 @@ TEST(MetricsRetention, RetiredJobSeriesAreRemovedAfterTheRetentionPeriod) {
   ASSERT_GE(vit_series, 20u);
 
   FakeClock clock;
-  exporter.retire_target(vit, clock.now());
+  exporter.targets()->retire_target(vit, clock.now());
   // Sampling stopped: no current reading is claimed any more; the rest stays.
   const std::size_t retained = series_with_job(scrape(exporter), "vit-h");
   EXPECT_LT(retained, vit_series);
   EXPECT_FALSE(sample(scrape(exporter), "ramguard_target_rss_bytes", of(vit)));
   clock.advance(std::chrono::minutes(9));
-  EXPECT_EQ(exporter.sweep(clock.now()), 0u);
+  EXPECT_EQ(exporter.table()->sweep(clock.now()), 0u);
   EXPECT_EQ(series_with_job(scrape(exporter), "vit-h"), retained);
 
   clock.advance(std::chrono::minutes(1));
-  EXPECT_EQ(exporter.sweep(clock.now()), 2u);  // the run, and its job's admission series
+  EXPECT_EQ(exporter.table()->sweep(clock.now()), 2u);  // the run, and its job's admission series
   const auto after = scrape(exporter);
   EXPECT_EQ(series_with_job(after, "vit-h"), 0u);
-  EXPECT_FALSE(exporter.has_target(vit.run_id));
+  EXPECT_FALSE(exporter.table()->has_target(vit.run_id));
   // Other targets and global series stay.
   EXPECT_EQ(sample(after, "ramguard_target_rss_bytes", of(other)), 9.6e9);
   EXPECT_EQ(sample(after, "ramguard_budget_bytes"), 16e9);
   // The job comes back with a new run, starting afresh.
   const TargetRef next{"vit-h", "run-vit-2"};
-  exporter.observe_peak(next, 1000, true);
+  exporter.targets()->observe_peak(next, 1000, true);
   EXPECT_EQ(sample(scrape(exporter), "ramguard_target_peak_bytes", of(next)), 1000);
 }
 
@@ -67,15 +67,16 @@ TEST(MetricsRetention, ANewRunOfTheSameJobIsItsOwnTargetAndKeepsItsSeries) {
   auto started = MetricsExporter::start(Endpoint{"127.0.0.1", 0});
   ASSERT_TRUE(started.ok()) << started.error().message;
   auto& exporter = **started;
-  exporter.set_retention(std::chrono::seconds(60));
+  exporter.table()->set_retention(std::chrono::seconds(60));
   FakeClock clock;
   const TargetRef first{"j", "run-1"}, second{"j", "run-2"};
-  exporter.observe_boundary(first, 1, 100, 90, 80);
-  exporter.retire_target(first, clock.now());
+  exporter.targets()->observe_boundary(first, testkit::settled_boundary(1, 100, 90, 90));
+  exporter.targets()->retire_target(first, clock.now());
   clock.advance(std::chrono::seconds(30));
-  exporter.observe_boundary(second, 1, 200, 190, 180);  // the next run of the job started
+  exporter.targets()->observe_boundary(
+      second, testkit::settled_boundary(1, 200, 190, 190));  // the next run of the job started
   clock.advance(std::chrono::seconds(30));
-  EXPECT_EQ(exporter.sweep(clock.now()), 1u);  // the first run only
+  EXPECT_EQ(exporter.table()->sweep(clock.now()), 1u);  // the first run only
   const auto s = scrape(exporter);
   EXPECT_FALSE(sample(s, "ramguard_boundary_rss_bytes", of(first)));
   EXPECT_EQ(sample(s, "ramguard_boundary_rss_bytes", of(second)), 200);
@@ -90,31 +91,31 @@ TEST(MetricsRetention, TargetsAreBoundedAndTheOldestRetiredGoFirst) {
   for (std::size_t i = 0; i < kDefaultMaxTargets + 10; ++i)
     ids.push_back("run-" + std::to_string(i));
   for (std::size_t i = 0; i < kDefaultMaxTargets; ++i) {
-    exporter.observe_gap(TargetRef{"j", ids[i]}, "a->b", 1.0);
-    if (i < 20) exporter.retire_target(TargetRef{"j", ids[i]}, clock.now());
+    exporter.targets()->observe_gap(TargetRef{"j", ids[i]}, "a->b", 1.0);
+    if (i < 20) exporter.targets()->retire_target(TargetRef{"j", ids[i]}, clock.now());
     clock.advance(std::chrono::seconds(1));
   }
   for (std::size_t i = kDefaultMaxTargets; i < kDefaultMaxTargets + 10; ++i) {
-    exporter.observe_gap(TargetRef{"j", ids[i]}, "a->b", 1.0);
+    exporter.targets()->observe_gap(TargetRef{"j", ids[i]}, "a->b", 1.0);
   }
-  EXPECT_FALSE(exporter.has_target(ids[0]));  // retired first, dropped first
-  EXPECT_FALSE(exporter.has_target(ids[9]));
-  EXPECT_TRUE(exporter.has_target(ids[10]));  // retired later: still inside the bound
-  EXPECT_TRUE(exporter.has_target(ids[kDefaultMaxTargets + 9]));
-  EXPECT_TRUE(exporter.has_target(ids[100]));  // live targets are never dropped
+  EXPECT_FALSE(exporter.table()->has_target(ids[0]));  // retired first, dropped first
+  EXPECT_FALSE(exporter.table()->has_target(ids[9]));
+  EXPECT_TRUE(exporter.table()->has_target(ids[10]));  // retired later: still inside the bound
+  EXPECT_TRUE(exporter.table()->has_target(ids[kDefaultMaxTargets + 9]));
+  EXPECT_TRUE(exporter.table()->has_target(ids[100]));  // live targets are never dropped
 }
 
 TEST(MetricsRetention, LiveTargetsPastTheBoundAreCountedAsFoldedUntilTheyRetire) {
   auto started = MetricsExporter::start(Endpoint{"127.0.0.1", 0});
   ASSERT_TRUE(started.ok()) << started.error().message;
   auto& exporter = **started;
-  exporter.set_max_targets(4);
+  exporter.table()->set_max_targets(4);
   FakeClock clock;
   for (int i = 0; i < 7; ++i) {
     const std::string id = "run-" + std::to_string(i);  // TargetRef only views it
     const TargetRef t{"j", id};
-    exporter.observe_gap(t, "a->b", 1.0);
-    exporter.observe_gap(t, "a->b", 2.0);  // a folded target seen again counts once
+    exporter.targets()->observe_gap(t, "a->b", 1.0);
+    exporter.targets()->observe_gap(t, "a->b", 2.0);  // a folded target seen again counts once
   }
   auto s = scrape(exporter);
   EXPECT_EQ(sample(s, "ramguard_metrics_max_targets", {}), 4);
@@ -122,8 +123,8 @@ TEST(MetricsRetention, LiveTargetsPastTheBoundAreCountedAsFoldedUntilTheyRetire)
   // run-0..run-3 have series of their own; run-4..run-6 share one set labelled "other".
   ASSERT_GT(series_with_job(s, "other"), 0u);
   EXPECT_EQ(series_with_job(s, "j"), 4 * series_with_job(s, "other"));
-  EXPECT_FALSE(exporter.has_target("run-5"));
-  exporter.retire_target(TargetRef{"j", "run-5"}, clock.now());
+  EXPECT_FALSE(exporter.table()->has_target("run-5"));
+  exporter.targets()->retire_target(TargetRef{"j", "run-5"}, clock.now());
   s = scrape(exporter);
   EXPECT_EQ(sample(s, "ramguard_metrics_targets_folded", {}), 2);
 }
@@ -134,11 +135,11 @@ TEST(MetricsRetention, SweepingUnknownOrActiveJobsRemovesNothing) {
   auto& exporter = **started;
   FakeClock clock;
   const TargetRef active{"active", "run-active"};
-  exporter.observe_gap(active, "a->b", 1.5);
-  exporter.retire_target(TargetRef{"never-seen", "run-never"}, clock.now());
+  exporter.targets()->observe_gap(active, "a->b", 1.5);
+  exporter.targets()->retire_target(TargetRef{"never-seen", "run-never"}, clock.now());
   clock.advance(std::chrono::hours(24));
-  EXPECT_EQ(exporter.sweep(clock.now()), 0u);
-  EXPECT_TRUE(exporter.has_target(active.run_id));
+  EXPECT_EQ(exporter.table()->sweep(clock.now()), 0u);
+  EXPECT_TRUE(exporter.table()->has_target(active.run_id));
   auto labels = of(active);
   labels["gap"] = "a->b";
   EXPECT_EQ(sample(scrape(exporter), "ramguard_phase_gap_seconds", labels), 1.5);

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <prometheus/text_serializer.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -14,6 +15,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include "metrics/target_scrape.hpp"
 
 #ifndef RAMGUARD_PROMTOOL
 #define RAMGUARD_PROMTOOL "promtool"
@@ -134,17 +137,69 @@ TargetRef vit_run() {
 }
 
 TargetRef watched_pid() {
-  static const std::string job = MetricsExporter::job_for_pid(4242);
+  static const std::string job = WatchList::job_for_pid(4242);
   return TargetRef{job, job};
 }
 
+PhaseRecord closed_phase(std::string phase, std::uint64_t peak_bytes, double seconds) {
+  PhaseRecord record;
+  record.phase = std::move(phase);
+  record.peak_bytes = peak_bytes;
+  record.begin.monotonic = std::chrono::seconds(100);
+  record.end = record.begin;
+  record.end->monotonic +=
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(seconds));
+  return record;
+}
+
+BoundaryRecord settled_boundary(std::uint32_t round, std::uint64_t rss_bytes,
+                                std::uint64_t floor_bytes, std::uint64_t counted_bytes) {
+  BoundaryRecord record;
+  record.round = round;
+  record.reading.rss_bytes = rss_bytes;
+  record.reading.anon_bytes = counted_bytes;
+  record.floor_bytes = floor_bytes;
+  record.settled = true;
+  return record;
+}
+
+RunLedger ended_run(std::string job, std::uint32_t owner_uid, std::uint64_t peak_bytes,
+                    std::uint64_t estimate_bytes) {
+  RunLedger ledger;
+  ledger.info.job = std::move(job);
+  ledger.info.owner_uid = owner_uid;
+  ledger.info.estimate_bytes = estimate_bytes;
+  ledger.state = RunState::kEnded;
+  ledger.peak_bytes = peak_bytes;
+  return ledger;
+}
+
+Decision admission(bool admitted, std::int64_t headroom_bytes) {
+  Decision decision;
+  decision.admitted = admitted;
+  decision.headroom_bytes = headroom_bytes;
+  return decision;
+}
+
+std::map<std::string, double> Parts::samples() const {
+  std::ostringstream globals;
+  prometheus::TextSerializer().Serialize(globals, registry.Collect());
+  std::string out = globals.str();
+  TargetScrape scrape;
+  table.copy_to(scrape);
+  for (std::size_t f = 0; f < kTargetFamilyCount; ++f) {
+    scrape.write_family(static_cast<TargetFamily>(f), out);
+  }
+  return parse_samples(out);
+}
+
 void populate(MetricsExporter& exporter) {
-  exporter.set_budget(16'000'000'000, 500'000'000);
-  exporter.set_reserved_bytes(11'100'000'000);
-  exporter.set_runs_active(1);
-  exporter.set_user_reserved_bytes({{0, 11'100'000'000}, {1001, 0}});
-  exporter.set_user_active_runs({{0, 1}});
-  exporter.set_store_available(true);
+  exporter.daemon()->set_budget(16'000'000'000, 500'000'000);
+  exporter.daemon()->set_reserved_bytes(11'100'000'000);
+  exporter.daemon()->set_runs_active(1);
+  exporter.daemon()->set_user_reserved_bytes({{0, 11'100'000'000}, {1001, 0}});
+  exporter.daemon()->set_user_active_runs({{0, 1}});
+  exporter.daemon()->set_store_available(true);
   for (const TargetRef& target : {vit_run(), watched_pid()}) {
     MemoryReading mark;
     mark.source = ReadingSource::kMark;
@@ -155,36 +210,41 @@ void populate(MetricsExporter& exporter) {
     mark.shmem_bytes = 100'000'000;
     mark.swap_bytes = 4096;
     mark.hwm_bytes = 9'600'000'000;
-    exporter.observe_reading(target, mark);
-    exporter.observe_peak(target, 9'600'000'000, true);
-    exporter.set_target_up(target, true, target.job == "vit-h" ? "" : "hwm_reset_denied");
+    exporter.targets()->observe_reading(target, mark);
+    exporter.targets()->observe_peak(target, 9'600'000'000, true);
+    exporter.targets()->set_target_up(target, true,
+                                      target.job == "vit-h" ? "" : "hwm_reset_denied");
     // The run's tree is slow to read (twice past the threshold) and has a PSS sum.
     const ReadTiming timing =
         target.job == "vit-h" ? ReadTiming{0.0125, 2, 0.06} : ReadTiming{0.000003, 0, 0};
-    exporter.observe_sample(target, mark, 9'600'000'000, true, timing);
+    exporter.targets()->observe_sample(target, mark, 9'600'000'000, true, timing);
   }
-  exporter.observe_phase(vit_run(), "aggregation", 9'600'000'000, 6.75);
-  exporter.observe_phase(vit_run(), "synchronization", 7'000'000'000, 5.0);
-  exporter.observe_boundary(vit_run(), 3, 6'500'000'000, 6'400'000'000, 6'100'000'000);
-  exporter.observe_allocator(vit_run(), 5'000'000'000, 1'300'000'000);
-  exporter.observe_scope(vit_run(), "cgroup");
-  exporter.observe_gap(vit_run(), "aggregation.end->synchronization.begin", 5.0);
-  exporter.observe_admission("vit-h", 0, true, 3'400'000'000);
-  exporter.observe_admission("vit-h", 0, false, -1'200'000'000);
-  exporter.observe_job_run("vit-h", 1000, 9'600'000'000, 11'100'000'000);
+  exporter.targets()->observe_phase(vit_run(), closed_phase("aggregation", 9'600'000'000, 6.75));
+  exporter.targets()->observe_phase(vit_run(), closed_phase("synchronization", 7'000'000'000, 5.0));
+  // Counted floor: the floor less the mark's uncounted 0.3 GB (RSS less anon): 6.1 GB.
+  BoundaryRecord boundary = settled_boundary(3, 6'500'000'000, 6'400'000'000, 6'200'000'000);
+  boundary.allocator = AllocatorFacts{};
+  boundary.allocator->allocated_bytes = 5'000'000'000;
+  boundary.allocator->retained_bytes = 1'300'000'000;
+  exporter.targets()->observe_boundary(vit_run(), boundary);
+  exporter.targets()->observe_scope(vit_run(), "cgroup");
+  exporter.targets()->observe_gap(vit_run(), "aggregation.end->synchronization.begin", 5.0);
+  exporter.jobs()->observe_admission("vit-h", 0, admission(true, 3'400'000'000));
+  exporter.jobs()->observe_admission("vit-h", 0, admission(false, -1'200'000'000));
+  exporter.jobs()->observe_run(ended_run("vit-h", 1000, 9'600'000'000, 11'100'000'000));
   Verdict growth;
   growth.kind = verdict_kind::kGrowthWarning;
   growth.severity = Severity::kWarning;
   growth.passed = false;
-  exporter.observe_verdict(vit_run(), growth);
+  exporter.targets()->observe_verdict(vit_run(), growth);
   Verdict release;
   release.kind = verdict_kind::kRelease;
   release.severity = Severity::kInfo;
   release.passed = true;
-  exporter.observe_verdict(vit_run(), release);
-  exporter.observe_sample_duration(1.4e-6);
-  exporter.observe_sample_duration(3e-6);
-  (void)exporter.update_self("/proc/self/statm");
+  exporter.targets()->observe_verdict(vit_run(), release);
+  exporter.daemon()->observe_sample_duration(1.4e-6);
+  exporter.daemon()->observe_sample_duration(3e-6);
+  (void)exporter.daemon()->update_self("/proc/self/statm");
 }
 
 CommandOutput promtool_check_metrics(const std::string& exposition) {

@@ -7,8 +7,13 @@
 #include <optional>
 #include <string>
 
+#include "admission/admission.hpp"
 #include "metrics/exporter.hpp"
+#include "metrics/families.hpp"
+#include "metrics/job_label.hpp"
+#include "model/ledger.hpp"
 #include "ramguard/base/result.hpp"
+#include "runs/watch_list.hpp"
 
 namespace ramguard::testkit {
 
@@ -39,6 +44,30 @@ std::optional<double> sample(const std::map<std::string, double>& samples, const
 void populate(MetricsExporter& exporter);
 TargetRef vit_run();
 TargetRef watched_pid();
+
+// The records the exporter takes, with the figures a test names.
+PhaseRecord closed_phase(std::string phase, std::uint64_t peak_bytes, double seconds);
+// A settled round boundary: the mark's RSS, of which `counted_bytes` counts (anon), and the
+// settle window's floor.
+BoundaryRecord settled_boundary(std::uint32_t round, std::uint64_t rss_bytes,
+                                std::uint64_t floor_bytes, std::uint64_t counted_bytes);
+// A run of `job` that ended with this peak, admitted with `estimate_bytes` (0: none).
+RunLedger ended_run(std::string job, std::uint32_t owner_uid, std::uint64_t peak_bytes,
+                    std::uint64_t estimate_bytes);
+Decision admission(bool admitted, std::int64_t headroom_bytes);
+
+// The exporter's parts on their own, without its server or lock: what each part exports is
+// read from the exposition they make together.
+struct Parts {
+  prometheus::Registry registry;
+  MetricFamilies families{registry};
+  DaemonSeries daemon{families};
+  TargetTable table{families};
+  TargetMetrics targets{table};
+  JobSeries jobs{table};
+  // The samples of the registry's families and every target's series.
+  std::map<std::string, double> samples() const;
+};
 
 struct CommandOutput {
   int exit_code = -1;

@@ -61,11 +61,11 @@ TEST(ReadStatmRssBytes, ReadsAFileInPagesAndNamesAMissingOne) {
 }
 
 TEST(SelfMetrics, OwnRssAndJemallocStatsAreExportedWhenJemallocIsLinked) {
-  EXPECT_EQ(MetricsExporter::jemalloc_available(), RAMGUARD_EXPECT_JEMALLOC == 1);
+  EXPECT_EQ(jemalloc_linked(), RAMGUARD_EXPECT_JEMALLOC == 1);
   auto started = MetricsExporter::start(Endpoint{"127.0.0.1", 0});
   ASSERT_TRUE(started.ok()) << started.error().message;
   auto& exporter = **started;
-  auto status = exporter.update_self("/proc/self/statm");
+  auto status = exporter.daemon()->update_self("/proc/self/statm");
   ASSERT_TRUE(status.ok()) << status.error().message;
   auto response = testkit::http_get(exporter.port());
   ASSERT_TRUE(response.ok());
@@ -106,8 +106,8 @@ TEST(SelfMetrics, AnUnreadableStatmIsAnErrorAndKeepsThePreviousValue) {
   auto started = MetricsExporter::start(Endpoint{"127.0.0.1", 0});
   ASSERT_TRUE(started.ok()) << started.error().message;
   auto& exporter = **started;
-  ASSERT_TRUE(exporter.update_self("/proc/self/statm").ok());
-  auto status = exporter.update_self("/nonexistent/statm");
+  ASSERT_TRUE(exporter.daemon()->update_self("/proc/self/statm").ok());
+  auto status = exporter.daemon()->update_self("/nonexistent/statm");
   ASSERT_FALSE(status.ok());
   EXPECT_NE(status.error().message.find("/nonexistent/statm"), std::string::npos);
   auto response = testkit::http_get(exporter.port());
