@@ -320,13 +320,6 @@ Status Dispatcher::mark(const v1::MarkRequest& in, const Caller& caller, v1::Mar
     }
   }
   to_proto(marked->mark.reading, *out.mutable_reading());
-  if (input.kind == MarkKind::kRoundEnd) {
-    auto processes = registry_.tree_processes(input.run_id);
-    if (!processes.empty()) {
-      pss_job_ = PssJob{
-          .run_id = input.run_id, .round = marked->mark.round, .processes = std::move(processes)};
-    }
-  }
   out.set_round(marked->mark.round);
   out.set_phase_peak_bytes(marked->phase_peak_bytes);
   out.set_phase_duration_seconds(marked->phase_duration_seconds);
@@ -736,14 +729,6 @@ Status Dispatcher::list_runs(const v1::ListRunsRequest& in, const Caller& caller
     if (scope.covers(s.info.owner_uid)) to_proto(s, *out.add_runs());
   }
   return ok_status();
-}
-
-std::optional<RequestHandler::PssJob> Dispatcher::take_pss_job() {
-  return std::exchange(pss_job_, std::nullopt);
-}
-
-void Dispatcher::pss_measured(const PssJob& job, std::uint64_t pss_bytes, double read_seconds) {
-  registry_.set_boundary_pss(job.run_id, job.round, pss_bytes, read_seconds);
 }
 
 }  // namespace ramguard::control

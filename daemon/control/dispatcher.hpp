@@ -56,8 +56,6 @@ class Dispatcher final : public RequestHandler {
   bool writes_pending() const override;
   bool flush_writes() override;
   void writes_lost(v1::Reply& reply) override;
-  std::optional<PssJob> take_pss_job() override;
-  void pss_measured(const PssJob& job, std::uint64_t pss_bytes, double read_seconds) override;
 
  private:
   // The kinds of CommandSpec::Prepare.
@@ -93,7 +91,6 @@ class Dispatcher final : public RequestHandler {
   std::function<std::string()> unstored_note_;
   bool group_commit_ = false;
   bool reservations_dirty_ = false;
-  std::optional<PssJob> pss_job_;  // set by a tree's round end, taken at once
   StoreReader* reader_ = nullptr;
   // What prepare() had read for a request, until its handle() (the same request object: the
   // server keeps it alive while it waits).

@@ -2,14 +2,9 @@
 // What the control server hands each decoded request to. The server knows sockets and frames;
 // the handler knows runs and admission and nothing about sockets.
 
-#include <cstdint>
 #include <functional>
-#include <optional>
-#include <string>
-#include <vector>
 
 #include "control/peer.hpp"
-#include "model/reading.hpp"
 #include "ramguard.pb.h"
 
 namespace ramguard::control {
@@ -32,19 +27,6 @@ class RequestHandler {
   // each reply that waited, so none claims a record that was rolled back.
   virtual bool flush_writes() { return true; }
   virtual void writes_lost(v1::Reply& /*reply*/) {}
-
-  // Work that must not run on the event loop nor delay the reply: a tree's PSS at a round
-  // end walks every member's page tables (28 ms for a 6 GB process). Taken right after
-  // handle(); the caller reads the processes off the loop and hands the sum back later.
-  struct PssJob {
-    std::string run_id;
-    std::uint32_t round = 0;  // the boundary that keeps the figure
-    std::vector<TargetId> processes;
-  };
-  virtual std::optional<PssJob> take_pss_job() { return std::nullopt; }
-  // READ_SECONDS: the worker's time for the sum, kept in the run's read timing.
-  virtual void pss_measured(const PssJob& /*job*/, std::uint64_t /*pss_bytes*/,
-                            double /*read_seconds*/) {}
 };
 
 }  // namespace ramguard::control

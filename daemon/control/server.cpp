@@ -289,7 +289,6 @@ asio::awaitable<Served> ControlServer::serve_request(Incoming incoming, const Pe
         const log::PeerScope log_scope(peer.uid, log_name, !peer.privileged());
         handler_.handle(request, peer, reply);
       }
-      std::optional<RequestHandler::PssJob> pss = handler_.take_pss_job();
       if (handler_.writes_pending()) {
         const bool durable = co_await commits_.wait();
         if (!durable) handler_.writes_lost(reply);
@@ -298,7 +297,6 @@ asio::awaitable<Served> ControlServer::serve_request(Incoming incoming, const Pe
           note_late_mark_reply(request.mark(), reply);
         }
       }
-      if (pss) asio::co_spawn(io_, measure_pss(std::move(*pss)), asio::detached);
       if (request.has_hello() && reply.has_hello()) {
         served.framing = choose_framing(request.hello(), framing);
         reply.mutable_hello()->set_framing(served.framing);
@@ -314,13 +312,6 @@ asio::awaitable<Served> ControlServer::serve_request(Incoming incoming, const Pe
   reply.set_server_version(server_version_);
   served.reply = encode_reply_in(reply, framing);
   co_return served;
-}
-
-asio::awaitable<void> ControlServer::measure_pss(RequestHandler::PssJob job) {
-  auto stopped = stopped_;  // the frame's own copy: the server may be gone when the sum is back
-  const PssSum sum = co_await pss_.sum(job.processes);
-  if (*stopped) co_return;
-  handler_.pss_measured(job, sum.pss_bytes, sum.seconds);
 }
 
 }  // namespace ramguard::control

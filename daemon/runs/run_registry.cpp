@@ -45,6 +45,7 @@ RunRegistry::RunRegistry(asio::io_context& io, const Clock& clock, Sampler& samp
       exits_(exits),
       admission_(admission),
       params_(std::move(params)),
+      pss_(std::make_unique<PssReader>(io.get_executor(), sampler.procfs().root())),
       placer_(std::make_unique<CensusPlacer>(io.get_executor(), sampler.procfs().root(),
                                              sampler.procfs().page_size_bytes())) {}
 
@@ -96,10 +97,14 @@ void RunRegistry::store_lost(const std::string& run_id) {
   if (Entry* entry = find_entry(run_id)) entry->machine->store_lost();
 }
 
-std::vector<TargetId> RunRegistry::tree_processes(const std::string& run_id) {
-  Entry* entry = find_entry(run_id);
-  if (entry == nullptr || entry->key == 0) return {};
-  return sampler_.tree_processes(entry->key);
+void RunRegistry::measure_tree_pss(const Entry& entry, std::uint32_t round) {
+  if (entry.key == 0) return;
+  std::vector<TargetId> processes = sampler_.tree_processes(entry.key);
+  if (processes.empty()) return;  // not a tree
+  pss_->sum(std::move(processes),
+            [this, run_id = entry.machine->run_id(), round, alive = alive_](const PssSum& sum) {
+              if (*alive) set_boundary_pss(run_id, round, sum.pss_bytes, sum.seconds);
+            });
 }
 
 void RunRegistry::set_boundary_pss(const std::string& run_id, std::uint32_t round,
@@ -332,6 +337,7 @@ Result<MarkOutcome> RunRegistry::mark(const MarkInput& input, const Caller& call
   Entry& entry = **found;
   Probe probe(sampler_, entry.key);
   auto out = entry.machine->mark(input, probe);
+  if (out && input.kind == MarkKind::kRoundEnd) measure_tree_pss(entry, out->mark.round);
   after_change(entry);
   return out;
 }

@@ -1,8 +1,9 @@
 #pragma once
 // The run registry: thin orchestration around one RunMachine per run. It authorizes callers,
 // connects each run to the sampler (periodic readings, mark-time reads, high-water resets) and
-// the exit watcher, arms one timer per run for the machine's next deadline, claims and
-// releases reservations, and recovers runs after a restart. Decisions live in RunMachine;
+// the exit watcher, arms one timer per run for the machine's next deadline, sums a tree's PSS
+// on a worker after each round end, claims and releases reservations, and recovers runs after
+// a restart. Decisions live in RunMachine;
 // what happens is published to the observers main plugs in (store, metrics). Runs on the
 // daemon's single io_context thread.
 
@@ -27,6 +28,7 @@
 #include "runs/run_source.hpp"
 #include "sampling/census_placer.hpp"
 #include "sampling/exit_watcher.hpp"
+#include "sampling/pss_reader.hpp"
 #include "sampling/sampler.hpp"
 
 namespace ramguard {
@@ -79,12 +81,6 @@ class RunRegistry {
   // A ledger batch holding this run's writes was rolled back (group commit): its ledger is
   // incomplete, as after a failed write.
   void store_lost(const std::string& run_id);
-  // A tree-scope run's processes, the root first; empty for other scopes or unknown runs.
-  std::vector<TargetId> tree_processes(const std::string& run_id);
-  // The tree's PSS, read off the loop after its round-end mark, kept with that boundary.
-  // READ_SECONDS: how long the sum took its worker thread (the run's read timing keeps it).
-  void set_boundary_pss(const std::string& run_id, std::uint32_t round, std::uint64_t pss_bytes,
-                        double read_seconds);
   // The client's census with a round end (ROUND) or the run's end (at_end, before it ends):
   // its ranges placed against the run's process's mappings (PLACED: already placed, by
   // place_ahead), its gap against READING (the mark's; nullopt: the run's last) and the
@@ -135,6 +131,12 @@ class RunRegistry {
   void watch_exit(Entry& entry, const TargetId& target);
   void on_exit(const std::string& run_id, const ExitInfo& info);
   void on_deadline(const std::string& run_id);
+  // A tree-scope run's round end: its processes' PSS summed on the PSS worker (a page-table
+  // walk each, 28 ms for a 6 GB process), kept with that boundary when it is back on the loop.
+  void measure_tree_pss(const Entry& entry, std::uint32_t round);
+  // READ_SECONDS: how long the sum took its worker thread (the run's read timing keeps it).
+  void set_boundary_pss(const std::string& run_id, std::uint32_t round, std::uint64_t pss_bytes,
+                        double read_seconds);
   void after_change(Entry& entry);
   void publish_counts();
   std::string new_run_id();
@@ -148,7 +150,9 @@ class RunRegistry {
   ObserverSet observers_;
   std::map<std::string, std::unique_ptr<Entry>> runs_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
-  std::unique_ptr<CensusPlacer> placer_;  // last: its worker stops first
+  // Last: their workers stop first; what they post back checks alive_ as well.
+  std::unique_ptr<PssReader> pss_;
+  std::unique_ptr<CensusPlacer> placer_;
 };
 
 }  // namespace ramguard
