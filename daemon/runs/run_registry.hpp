@@ -1,16 +1,15 @@
 #pragma once
 // The run registry: thin orchestration around one RunMachine per run. It authorizes callers,
 // connects each run to the sampler (periodic readings, mark-time reads, high-water resets) and
-// the exit watcher, arms one timer per run for the machine's next deadline, sums a tree's PSS
-// on a worker after each round end, claims and releases reservations, and recovers runs after
-// a restart. Decisions live in RunMachine;
-// what happens is published to the observers main plugs in (store, metrics). Runs on the
-// daemon's single io_context thread.
+// the exit watcher, sets one alarm per run for the machine's next deadline (runs/alarm.hpp: a
+// seam, so tests fire deadlines on a FakeClock), sums a tree's PSS on a worker after each
+// round end, claims and releases reservations, and recovers runs after a restart. Decisions
+// live in RunMachine; what happens is published to the observers main plugs in (store,
+// metrics). Runs on the daemon's single io_context thread.
 
 #include <sys/types.h>
 
 #include <asio/io_context.hpp>
-#include <asio/steady_timer.hpp>
 #include <map>
 #include <memory>
 #include <optional>
@@ -22,6 +21,7 @@
 #include "model/access.hpp"
 #include "model/scope.hpp"
 #include "ramguard/base/result.hpp"
+#include "runs/alarm.hpp"
 #include "runs/observer_set.hpp"
 #include "runs/run_machine.hpp"
 #include "runs/run_params.hpp"
@@ -48,8 +48,10 @@ struct StartRunInput {
 
 class RunRegistry {
  public:
+  // ALARMS: what sets the runs' deadlines, on CLOCK's time; it outlives the registry. Null: asio
+  // timers on IO (the daemon's).
   RunRegistry(asio::io_context& io, const Clock& clock, Sampler& sampler, ExitWatcher& exits,
-              Admission& admission, RunParams params);
+              Admission& admission, RunParams params, Alarms* alarms = nullptr);
   ~RunRegistry();
   RunRegistry(const RunRegistry&) = delete;
   RunRegistry& operator=(const RunRegistry&) = delete;
@@ -103,9 +105,9 @@ class RunRegistry {
   // What the registry keeps beside each machine: the I/O that connects it to its process.
   struct Entry {
     std::unique_ptr<RunMachine> machine;
-    TargetKey key = 0;                    // 0: no longer sampled
-    ExitWatcher::WatchId exit_watch = 0;  // 0: exit not watched (any more)
-    std::unique_ptr<asio::steady_timer> deadline;
+    TargetKey key = 0;                       // 0: no longer sampled
+    ExitWatcher::WatchId exit_watch = 0;     // 0: exit not watched (any more)
+    std::unique_ptr<Alarm> deadline;         // made at the first deadline; gone with the entry
     std::optional<Instant> forget_at;        // ended runs leave memory (not the ledger) after this
     std::optional<std::uint64_t> oom_kills;  // cgroup scope: the counter at the last reading
   };
@@ -141,12 +143,13 @@ class RunRegistry {
   void publish_counts();
   std::string new_run_id();
 
-  asio::io_context& io_;
   const Clock& clock_;
   Sampler& sampler_;
   ExitWatcher& exits_;
   Admission& admission_;
   RunParams params_;
+  std::unique_ptr<Alarms> own_alarms_;  // when none was given
+  Alarms& alarms_;
   ObserverSet observers_;
   std::map<std::string, std::unique_ptr<Entry>> runs_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
