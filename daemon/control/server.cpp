@@ -285,17 +285,20 @@ asio::awaitable<Served> ControlServer::serve_request(Incoming incoming, const Pe
       reply.set_version(kProtocolVersion);
       reply.set_request_id(request.request_id());
       if (handler_.wants_prepare(request)) co_await prepared(request);
+      RequestHandler::Answer answer;
       {
         const log::PeerScope log_scope(peer.uid, log_name, !peer.privileged());
-        handler_.handle(request, peer, reply);
+        answer = handler_.handle(request, peer);
       }
-      if (handler_.writes_pending()) {
-        const bool durable = co_await commits_.wait();
-        if (!durable) handler_.writes_lost(reply);
-        if (request.has_mark()) {
-          const log::PeerScope log_scope(peer.uid, log_name, !peer.privileged());
-          note_late_mark_reply(request.mark(), reply);
-        }
+      // Whether this request's writes are durable is known before its reply is built: a reply
+      // never says stored or admitted before its record is in the ledger.
+      const bool waited = handler_.writes_pending();
+      bool durable = true;
+      if (waited) durable = co_await commits_.wait();
+      {
+        const log::PeerScope log_scope(peer.uid, log_name, !peer.privileged());
+        answer(reply, durable);
+        if (waited && request.has_mark()) note_late_mark_reply(request.mark(), reply);
       }
       if (request.has_hello() && reply.has_hello()) {
         served.framing = choose_framing(request.hello(), framing);
