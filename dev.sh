@@ -43,7 +43,7 @@ FULL_PACKAGES=(clang-14 libclang-rt-14-dev
 # threads), the C++ client called from many threads, admission with 64 racing threads,
 # the census placer's worker.
 TSAN_TARGETS=(metrics_test client_test admission_test store_test sampling_test)
-TSAN_TESTS='^(MetricsExporter|Exposition|Client|AdmissionRace|WalCheckpointer|WalWriteVfs|StoreReader|CensusPlacer)\.'
+TSAN_TESTS='^(MetricsExporter|Exposition|Client|AdmissionRace|WalCheckpointer|WalWriteVfs|StoreReader|CensusPlacer|PssReader)\.'
 FUZZ_TARGETS=(fuzzers)  # every ramguard_fuzzer() in tests/fuzz/CMakeLists.txt
 FUZZ_SECONDS=60
 

@@ -149,8 +149,10 @@ std::optional<PhaseRoom> Dispatcher::phase_room(const std::string& run_id) {
                    std::move(measured.cgroup_dir)};
 }
 
-void Dispatcher::handle(const v1::Request& request, const Peer& peer, v1::Reply& reply) {
+RequestHandler::Answer Dispatcher::handle(const v1::Request& request, const Peer& peer) {
   const Caller caller = caller_of(peer);
+  v1::Reply reply;
+  std::optional<Storage> storage;  // set by the commands whose reply carries a record
   std::shared_ptr<StoredReads> read;
   if (auto it = read_ahead_.find(&request); it != read_ahead_.end()) {
     read = std::move(it->second);
@@ -169,13 +171,15 @@ void Dispatcher::handle(const v1::Request& request, const Peer& peer, v1::Reply&
       result = hello(request.hello(), peer, *reply.mutable_hello());
       break;
     case v1::Request::kRunStart:
-      result = run_start(request.run_start(), caller, *reply.mutable_run_start());
+      result =
+          run_start(request.run_start(), caller, *reply.mutable_run_start(), storage.emplace());
       break;
     case v1::Request::kMark:
-      result = mark(request.mark(), caller, *reply.mutable_mark(), std::move(placed));
+      result =
+          mark(request.mark(), caller, *reply.mutable_mark(), std::move(placed), storage.emplace());
       break;
     case v1::Request::kRunEnd:
-      result = run_end(request.run_end(), caller, *reply.mutable_run_end());
+      result = run_end(request.run_end(), caller, *reply.mutable_run_end(), storage.emplace());
       break;
     case v1::Request::kAdmit:
       result = admit(request.admit(), caller, *reply.mutable_admit());
@@ -204,6 +208,34 @@ void Dispatcher::handle(const v1::Request& request, const Peer& peer, v1::Reply&
     log::debug("control.error", {{"peer", peer.description},
                                  {"command", command_name(request)},
                                  {"message", result.error().message}});
+    storage.reset();
+  }
+  return [this, body = std::move(reply), storage = std::move(storage)](v1::Reply& out,
+                                                                       bool durable) mutable {
+    if (storage) set_storage(body, *storage, durable);
+    body.MergeFrom(out);  // the caller's envelope (version, ids): small, and no result of its own
+    out = std::move(body);
+  };
+}
+
+void Dispatcher::set_storage(v1::Reply& reply, const Storage& storage, bool durable) const {
+  // A batch that was rolled back: what its run wrote into it is not stored.
+  const std::string lost = "the ledger commit failed: this record is not stored yet";
+  const bool stored = storage.stored && durable;
+  std::string warning = storage.warning;
+  if (!stored) {
+    if (storage.stored) warning = warning.empty() ? lost : warning + "; " + lost;
+    warning = with_unstored_note(std::move(warning));
+  }
+  if (reply.has_mark()) {
+    reply.mutable_mark()->set_stored(stored);
+    reply.mutable_mark()->set_warning(std::move(warning));
+  } else if (reply.has_run_end()) {
+    reply.mutable_run_end()->set_stored(stored);
+    reply.mutable_run_end()->set_warning(std::move(warning));
+  } else if (reply.has_run_start()) {
+    reply.mutable_run_start()->set_stored(stored);
+    reply.mutable_run_start()->set_warning(std::move(warning));
   }
 }
 
@@ -216,7 +248,7 @@ Status Dispatcher::hello(const v1::HelloRequest&, const Peer& peer, v1::HelloRep
 }
 
 Status Dispatcher::run_start(const v1::RunStartRequest& in, const Caller& caller,
-                             v1::RunStartReply& out) {
+                             v1::RunStartReply& out, Storage& storage) {
   if (auto s = check_job(in.job()); !s) return s;
   if (static_cast<std::size_t>(in.labels_size()) > protocol::kMaxLabels) {
     return Error{"at most " + std::to_string(protocol::kMaxLabels) + " labels per run"};
@@ -261,8 +293,7 @@ Status Dispatcher::run_start(const v1::RunStartRequest& in, const Caller& caller
   out.set_runaway_bytes_per_second(resolved.runaway_bytes_per_second);
   out.set_release_slack_bytes(resolved.release_slack_bytes);
   const RunMachine* machine = registry_.find(ledger.info.run_id);
-  out.set_stored(registry_.stores_durably() && machine != nullptr && machine->store_ok());
-  if (!out.stored()) out.set_warning(with_unstored_note({}));
+  storage.stored = registry_.stores_durably() && machine != nullptr && machine->store_ok();
   return ok_status();
 }
 
@@ -274,7 +305,7 @@ std::string Dispatcher::with_unstored_note(std::string warning) const {
 }
 
 Status Dispatcher::mark(const v1::MarkRequest& in, const Caller& caller, v1::MarkReply& out,
-                        std::optional<CensusPlacement> placed) {
+                        std::optional<CensusPlacement> placed, Storage& storage) {
   MarkInput input;
   input.run_id = in.run_id();
   auto kind = mark_kind(in.kind());
@@ -320,28 +351,22 @@ Status Dispatcher::mark(const v1::MarkRequest& in, const Caller& caller, v1::Mar
     }
   }
   to_proto(marked->mark.reading, *out.mutable_reading());
-  if (input.kind == MarkKind::kRoundEnd) {
-    auto processes = registry_.tree_processes(input.run_id);
-    if (!processes.empty()) {
-      pss_job_ = PssJob{
-          .run_id = input.run_id, .round = marked->mark.round, .processes = std::move(processes)};
-    }
-  }
   out.set_round(marked->mark.round);
   out.set_phase_peak_bytes(marked->phase_peak_bytes);
   out.set_phase_duration_seconds(marked->phase_duration_seconds);
   out.set_peak_exact(marked->peak_exact);
-  out.set_stored(marked->stored);
-  out.set_warning(marked->stored ? marked->warning : with_unstored_note(marked->warning));
+  storage.stored = marked->stored;
+  storage.warning = marked->warning;
   if (!census_warning.empty()) {
-    out.set_warning(out.warning().empty() ? census_warning : out.warning() + "; " + census_warning);
+    storage.warning =
+        storage.warning.empty() ? census_warning : storage.warning + "; " + census_warning;
   }
   for (const Verdict& v : marked->verdicts) to_proto(v, input.run_id, *out.add_verdicts());
   return ok_status();
 }
 
-Status Dispatcher::run_end(const v1::RunEndRequest& in, const Caller& caller,
-                           v1::RunEndReply& out) {
+Status Dispatcher::run_end(const v1::RunEndRequest& in, const Caller& caller, v1::RunEndReply& out,
+                           Storage& storage) {
   if (auto s = check_failure(in.failure()); !s) return s;
   std::optional<EndFacts> facts;
   if (in.has_allocator() || in.has_gc() || in.has_trim()) {
@@ -377,8 +402,7 @@ Status Dispatcher::run_end(const v1::RunEndRequest& in, const Caller& caller,
   if (!ended) return ended.error();
   to_proto(ended->reading, *out.mutable_reading());
   out.set_peak_bytes(ended->peak_bytes);
-  out.set_stored(ended->stored);
-  if (!ended->stored) out.set_warning(with_unstored_note({}));
+  storage.stored = ended->stored;
   for (const Verdict& v : ended->verdicts) to_proto(v, in.run_id(), *out.add_verdicts());
   return ok_status();
 }
@@ -571,25 +595,6 @@ bool Dispatcher::flush_writes() {
   return store_->commit_batch().ok();
 }
 
-// The batch these replies waited for was rolled back: what they said was stored is not.
-void Dispatcher::writes_lost(v1::Reply& reply) {
-  const std::string lost = "the ledger commit failed: this record is not stored yet";
-  if (reply.has_mark() && reply.mark().stored()) {
-    reply.mutable_mark()->set_stored(false);
-    std::string warning = reply.mark().warning();
-    reply.mutable_mark()->set_warning(
-        with_unstored_note(warning.empty() ? lost : warning + "; " + lost));
-  }
-  if (reply.has_run_end() && reply.run_end().stored()) {
-    reply.mutable_run_end()->set_stored(false);
-    reply.mutable_run_end()->set_warning(with_unstored_note(lost));
-  }
-  if (reply.has_run_start() && reply.run_start().stored()) {
-    reply.mutable_run_start()->set_stored(false);
-    reply.mutable_run_start()->set_warning(with_unstored_note(lost));
-  }
-}
-
 Status Dispatcher::status(const v1::StatusRequest& in, const Caller& caller, v1::StatusReply& out) {
   const ReadScope scope = read_scope(caller, peers_read_);
   out.set_budget_bytes(admission_.budget_bytes());
@@ -736,14 +741,6 @@ Status Dispatcher::list_runs(const v1::ListRunsRequest& in, const Caller& caller
     if (scope.covers(s.info.owner_uid)) to_proto(s, *out.add_runs());
   }
   return ok_status();
-}
-
-std::optional<RequestHandler::PssJob> Dispatcher::take_pss_job() {
-  return std::exchange(pss_job_, std::nullopt);
-}
-
-void Dispatcher::pss_measured(const PssJob& job, std::uint64_t pss_bytes, double read_seconds) {
-  registry_.set_boundary_pss(job.run_id, job.round, pss_bytes, read_seconds);
 }
 
 }  // namespace ramguard::control

@@ -41,7 +41,7 @@ class Dispatcher final : public RequestHandler {
   // into the reply's warning.
   void set_unstored_note(std::function<std::string()> note) { unstored_note_ = std::move(note); }
 
-  void handle(const v1::Request& request, const Peer& peer, v1::Reply& reply) override;
+  Answer handle(const v1::Request& request, const Peer& peer) override;
   // Reports and comparisons read the ledger on `reader`'s thread (null: on the loop).
   void set_reader(StoreReader* reader) { reader_ = reader; }
   // An admission lets the desk's history fetch the job's fleet history first; a report or a
@@ -55,21 +55,29 @@ class Dispatcher final : public RequestHandler {
   void set_group_commit(bool on);
   bool writes_pending() const override;
   bool flush_writes() override;
-  void writes_lost(v1::Reply& reply) override;
-  std::optional<PssJob> take_pss_job() override;
-  void pss_measured(const PssJob& job, std::uint64_t pss_bytes, double read_seconds) override;
 
  private:
   // The kinds of CommandSpec::Prepare.
   void prepare_stored_reads(const v1::Request& request, std::function<void()> ready);
   void prepare_admission(const v1::AdmitRequest& in, std::function<void()> ready);
   void prepare_census_placement(const v1::MarkRequest& in, const std::function<void()>& ready);
+  // What a reply that carries a record (a run start, a mark, a run end) says about storing it,
+  // known once its group commit is done; the commands fill everything else at once.
+  struct Storage {
+    bool stored = false;  // the run's write went to the ledger (or into its open batch)
+    std::string warning;  // the command's own hint, beside what the storage adds
+  };
+  // The one place a reply's `stored` and its warning are decided: stored only when the run's
+  // write went through and its batch is durable.
+  void set_storage(v1::Reply& reply, const Storage& storage, bool durable) const;
   Status hello(const v1::HelloRequest& in, const Peer& peer, v1::HelloReply& out);
-  Status run_start(const v1::RunStartRequest& in, const Caller& caller, v1::RunStartReply& out);
+  Status run_start(const v1::RunStartRequest& in, const Caller& caller, v1::RunStartReply& out,
+                   Storage& storage);
   // PLACED: the census's placement, read by prepare() (nullopt: placed here if kept).
   Status mark(const v1::MarkRequest& in, const Caller& caller, v1::MarkReply& out,
-              std::optional<CensusPlacement> placed);
-  Status run_end(const v1::RunEndRequest& in, const Caller& caller, v1::RunEndReply& out);
+              std::optional<CensusPlacement> placed, Storage& storage);
+  Status run_end(const v1::RunEndRequest& in, const Caller& caller, v1::RunEndReply& out,
+                 Storage& storage);
   Status admit(const v1::AdmitRequest& in, const Caller& caller, v1::AdmitReply& out);
   Status release(const v1::ReleaseRequest& in, const Caller& caller, v1::ReleaseReply& out);
   Status status(const v1::StatusRequest& in, const Caller& caller, v1::StatusReply& out);
@@ -93,7 +101,6 @@ class Dispatcher final : public RequestHandler {
   std::function<std::string()> unstored_note_;
   bool group_commit_ = false;
   bool reservations_dirty_ = false;
-  std::optional<PssJob> pss_job_;  // set by a tree's round end, taken at once
   StoreReader* reader_ = nullptr;
   // What prepare() had read for a request, until its handle() (the same request object: the
   // server keeps it alive while it waits).

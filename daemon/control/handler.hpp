@@ -2,14 +2,9 @@
 // What the control server hands each decoded request to. The server knows sockets and frames;
 // the handler knows runs and admission and nothing about sockets.
 
-#include <cstdint>
 #include <functional>
-#include <optional>
-#include <string>
-#include <vector>
 
 #include "control/peer.hpp"
-#include "model/reading.hpp"
 #include "ramguard.pb.h"
 
 namespace ramguard::control {
@@ -17,8 +12,14 @@ namespace ramguard::control {
 class RequestHandler {
  public:
   virtual ~RequestHandler() = default;
-  // Fills the result or the error of `reply`; the envelope (version, ids) is set by the caller.
-  virtual void handle(const v1::Request& request, const Peer& peer, v1::Reply& reply) = 0;
+  // Builds a handled request's reply: fills its result or its error into `reply`, whose envelope
+  // (version, ids) the caller set. `durable`: whether the ledger writes the request made are
+  // durable (false only when the group commit they waited for failed), so what the reply says
+  // about its record is decided once, here, never rewritten.
+  using Answer = std::function<void(v1::Reply& reply, bool durable)>;
+  // Applies `request` at once (runs marked, reservations taken); the caller calls the returned
+  // Answer once, after the group commit its writes wait for (see writes_pending).
+  virtual Answer handle(const v1::Request& request, const Peer& peer) = 0;
   // Before handle: the handler may fetch what the request needs from elsewhere (an admission's
   // fleet history) and calls `ready` once, on the event loop, when handle can answer. Only this
   // request's connection waits; the loop goes on serving and sampling.
@@ -26,25 +27,10 @@ class RequestHandler {
   // Whether `request` goes through prepare first (the others are handled at once).
   virtual bool wants_prepare(const v1::Request& request) const { return request.has_admit(); }
   // Group commit: a handler may leave a request's ledger write pending. The caller then calls
-  // flush_writes() before sending that reply, once for all the requests of one loop turn.
+  // flush_writes() before building that reply, once for all the requests of one loop turn.
   virtual bool writes_pending() const { return false; }
-  // True when every pending write is durable; false: the caller calls writes_lost(reply) for
-  // each reply that waited, so none claims a record that was rolled back.
+  // True when every pending write is durable: what each waiting request's Answer is given.
   virtual bool flush_writes() { return true; }
-  virtual void writes_lost(v1::Reply& /*reply*/) {}
-
-  // Work that must not run on the event loop nor delay the reply: a tree's PSS at a round
-  // end walks every member's page tables (28 ms for a 6 GB process). Taken right after
-  // handle(); the caller reads the processes off the loop and hands the sum back later.
-  struct PssJob {
-    std::string run_id;
-    std::uint32_t round = 0;  // the boundary that keeps the figure
-    std::vector<TargetId> processes;
-  };
-  virtual std::optional<PssJob> take_pss_job() { return std::nullopt; }
-  // READ_SECONDS: the worker's time for the sum, kept in the run's read timing.
-  virtual void pss_measured(const PssJob& /*job*/, std::uint64_t /*pss_bytes*/,
-                            double /*read_seconds*/) {}
 };
 
 }  // namespace ramguard::control

@@ -285,20 +285,21 @@ asio::awaitable<Served> ControlServer::serve_request(Incoming incoming, const Pe
       reply.set_version(kProtocolVersion);
       reply.set_request_id(request.request_id());
       if (handler_.wants_prepare(request)) co_await prepared(request);
+      RequestHandler::Answer answer;
       {
         const log::PeerScope log_scope(peer.uid, log_name, !peer.privileged());
-        handler_.handle(request, peer, reply);
+        answer = handler_.handle(request, peer);
       }
-      std::optional<RequestHandler::PssJob> pss = handler_.take_pss_job();
-      if (handler_.writes_pending()) {
-        const bool durable = co_await commits_.wait();
-        if (!durable) handler_.writes_lost(reply);
-        if (request.has_mark()) {
-          const log::PeerScope log_scope(peer.uid, log_name, !peer.privileged());
-          note_late_mark_reply(request.mark(), reply);
-        }
+      // Whether this request's writes are durable is known before its reply is built: a reply
+      // never says stored or admitted before its record is in the ledger.
+      const bool waited = handler_.writes_pending();
+      bool durable = true;
+      if (waited) durable = co_await commits_.wait();
+      {
+        const log::PeerScope log_scope(peer.uid, log_name, !peer.privileged());
+        answer(reply, durable);
+        if (waited && request.has_mark()) note_late_mark_reply(request.mark(), reply);
       }
-      if (pss) asio::co_spawn(io_, measure_pss(std::move(*pss)), asio::detached);
       if (request.has_hello() && reply.has_hello()) {
         served.framing = choose_framing(request.hello(), framing);
         reply.mutable_hello()->set_framing(served.framing);
@@ -314,13 +315,6 @@ asio::awaitable<Served> ControlServer::serve_request(Incoming incoming, const Pe
   reply.set_server_version(server_version_);
   served.reply = encode_reply_in(reply, framing);
   co_return served;
-}
-
-asio::awaitable<void> ControlServer::measure_pss(RequestHandler::PssJob job) {
-  auto stopped = stopped_;  // the frame's own copy: the server may be gone when the sum is back
-  const PssSum sum = co_await pss_.sum(job.processes);
-  if (*stopped) co_return;
-  handler_.pss_measured(job, sum.pss_bytes, sum.seconds);
 }
 
 }  // namespace ramguard::control

@@ -20,7 +20,6 @@
 #include "control/socket_file.hpp"
 #include "model/endpoint.hpp"
 #include "ramguard/base/result.hpp"
-#include "sampling/pss_reader.hpp"
 
 namespace ramguard::control {
 
@@ -63,8 +62,6 @@ class ControlServer {
   // Waits until the handler has what `request` needs from elsewhere (RequestHandler::prepare).
   asio::awaitable<void> prepared(const v1::Request& request);
   void use_socket(BoundSocket bound);
-  // A tree's PSS after its round end, on the worker thread; the reply has already gone.
-  asio::awaitable<void> measure_pss(RequestHandler::PssJob job);
   void schedule_socket_check();
   void check_socket();
 
@@ -84,7 +81,6 @@ class ControlServer {
   std::shared_ptr<ConnectionSlots> slots_;
   std::shared_ptr<bool> stopped_ = std::make_shared<bool>(false);
   asio::thread_pool encoder_{1};
-  PssReader pss_;        // a tree's PSS at phase and round ends, off the loop
   CommitBatch commits_;  // last: its pending write refers to handler_
 };
 

@@ -38,13 +38,15 @@ class RunRegistry::Probe final : public TargetProbe {
 };
 
 RunRegistry::RunRegistry(asio::io_context& io, const Clock& clock, Sampler& sampler,
-                         ExitWatcher& exits, Admission& admission, RunParams params)
-    : io_(io),
-      clock_(clock),
+                         ExitWatcher& exits, Admission& admission, RunParams params, Alarms* alarms)
+    : clock_(clock),
       sampler_(sampler),
       exits_(exits),
       admission_(admission),
       params_(std::move(params)),
+      own_alarms_(alarms == nullptr ? std::make_unique<AsioAlarms>(io, clock) : nullptr),
+      alarms_(alarms == nullptr ? *own_alarms_ : *alarms),
+      pss_(std::make_unique<PssReader>(io.get_executor(), sampler.procfs().root())),
       placer_(std::make_unique<CensusPlacer>(io.get_executor(), sampler.procfs().root(),
                                              sampler.procfs().page_size_bytes())) {}
 
@@ -96,10 +98,14 @@ void RunRegistry::store_lost(const std::string& run_id) {
   if (Entry* entry = find_entry(run_id)) entry->machine->store_lost();
 }
 
-std::vector<TargetId> RunRegistry::tree_processes(const std::string& run_id) {
-  Entry* entry = find_entry(run_id);
-  if (entry == nullptr || entry->key == 0) return {};
-  return sampler_.tree_processes(entry->key);
+void RunRegistry::measure_tree_pss(const Entry& entry, std::uint32_t round) {
+  if (entry.key == 0) return;
+  std::vector<TargetId> processes = sampler_.tree_processes(entry.key);
+  if (processes.empty()) return;  // not a tree
+  pss_->sum(std::move(processes),
+            [this, run_id = entry.machine->run_id(), round, alive = alive_](const PssSum& sum) {
+              if (*alive) set_boundary_pss(run_id, round, sum.pss_bytes, sum.seconds);
+            });
 }
 
 void RunRegistry::set_boundary_pss(const std::string& run_id, std::uint32_t round,
@@ -332,6 +338,7 @@ Result<MarkOutcome> RunRegistry::mark(const MarkInput& input, const Caller& call
   Entry& entry = **found;
   Probe probe(sampler_, entry.key);
   auto out = entry.machine->mark(input, probe);
+  if (out && input.kind == MarkKind::kRoundEnd) measure_tree_pss(entry, out->mark.round);
   after_change(entry);
   return out;
 }
@@ -488,8 +495,8 @@ void RunRegistry::on_deadline(const std::string& run_id) {
   after_change(*entry);
 }
 
-// After anything a machine did: stop sampling a run that needs no more readings, or arm its
-// timer for the next deadline.
+// After anything a machine did: stop sampling a run that needs no more readings, or set its
+// alarm for the next deadline.
 void RunRegistry::after_change(Entry& entry) {
   RunMachine& run = *entry.machine;
   const Instant now = clock_.now();
@@ -507,11 +514,9 @@ void RunRegistry::after_change(Entry& entry) {
     if (entry.deadline) entry.deadline->cancel();
     return;
   }
-  if (!entry.deadline) entry.deadline = std::make_unique<asio::steady_timer>(io_);
-  const auto wait = std::max(next->monotonic - now.monotonic, std::chrono::nanoseconds(0));
-  entry.deadline->expires_after(wait);
-  entry.deadline->async_wait([this, id = run.run_id(), alive = alive_](const asio::error_code& ec) {
-    if (!ec && *alive) on_deadline(id);
+  if (!entry.deadline) entry.deadline = alarms_.make();
+  entry.deadline->set(next->monotonic, [this, id = run.run_id(), alive = alive_] {
+    if (*alive) on_deadline(id);
   });
 }
 

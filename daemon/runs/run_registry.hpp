@@ -1,15 +1,15 @@
 #pragma once
 // The run registry: thin orchestration around one RunMachine per run. It authorizes callers,
 // connects each run to the sampler (periodic readings, mark-time reads, high-water resets) and
-// the exit watcher, arms one timer per run for the machine's next deadline, claims and
-// releases reservations, and recovers runs after a restart. Decisions live in RunMachine;
-// what happens is published to the observers main plugs in (store, metrics). Runs on the
-// daemon's single io_context thread.
+// the exit watcher, sets one alarm per run for the machine's next deadline (runs/alarm.hpp: a
+// seam, so tests fire deadlines on a FakeClock), sums a tree's PSS on a worker after each
+// round end, claims and releases reservations, and recovers runs after a restart. Decisions
+// live in RunMachine; what happens is published to the observers main plugs in (store,
+// metrics). Runs on the daemon's single io_context thread.
 
 #include <sys/types.h>
 
 #include <asio/io_context.hpp>
-#include <asio/steady_timer.hpp>
 #include <map>
 #include <memory>
 #include <optional>
@@ -21,12 +21,14 @@
 #include "model/access.hpp"
 #include "model/scope.hpp"
 #include "ramguard/base/result.hpp"
+#include "runs/alarm.hpp"
 #include "runs/observer_set.hpp"
 #include "runs/run_machine.hpp"
 #include "runs/run_params.hpp"
 #include "runs/run_source.hpp"
 #include "sampling/census_placer.hpp"
 #include "sampling/exit_watcher.hpp"
+#include "sampling/pss_reader.hpp"
 #include "sampling/sampler.hpp"
 
 namespace ramguard {
@@ -46,8 +48,10 @@ struct StartRunInput {
 
 class RunRegistry {
  public:
+  // ALARMS: what sets the runs' deadlines, on CLOCK's time; it outlives the registry. Null: asio
+  // timers on IO (the daemon's).
   RunRegistry(asio::io_context& io, const Clock& clock, Sampler& sampler, ExitWatcher& exits,
-              Admission& admission, RunParams params);
+              Admission& admission, RunParams params, Alarms* alarms = nullptr);
   ~RunRegistry();
   RunRegistry(const RunRegistry&) = delete;
   RunRegistry& operator=(const RunRegistry&) = delete;
@@ -79,12 +83,6 @@ class RunRegistry {
   // A ledger batch holding this run's writes was rolled back (group commit): its ledger is
   // incomplete, as after a failed write.
   void store_lost(const std::string& run_id);
-  // A tree-scope run's processes, the root first; empty for other scopes or unknown runs.
-  std::vector<TargetId> tree_processes(const std::string& run_id);
-  // The tree's PSS, read off the loop after its round-end mark, kept with that boundary.
-  // READ_SECONDS: how long the sum took its worker thread (the run's read timing keeps it).
-  void set_boundary_pss(const std::string& run_id, std::uint32_t round, std::uint64_t pss_bytes,
-                        double read_seconds);
   // The client's census with a round end (ROUND) or the run's end (at_end, before it ends):
   // its ranges placed against the run's process's mappings (PLACED: already placed, by
   // place_ahead), its gap against READING (the mark's; nullopt: the run's last) and the
@@ -107,9 +105,9 @@ class RunRegistry {
   // What the registry keeps beside each machine: the I/O that connects it to its process.
   struct Entry {
     std::unique_ptr<RunMachine> machine;
-    TargetKey key = 0;                    // 0: no longer sampled
-    ExitWatcher::WatchId exit_watch = 0;  // 0: exit not watched (any more)
-    std::unique_ptr<asio::steady_timer> deadline;
+    TargetKey key = 0;                       // 0: no longer sampled
+    ExitWatcher::WatchId exit_watch = 0;     // 0: exit not watched (any more)
+    std::unique_ptr<Alarm> deadline;         // made at the first deadline; gone with the entry
     std::optional<Instant> forget_at;        // ended runs leave memory (not the ledger) after this
     std::optional<std::uint64_t> oom_kills;  // cgroup scope: the counter at the last reading
   };
@@ -135,20 +133,29 @@ class RunRegistry {
   void watch_exit(Entry& entry, const TargetId& target);
   void on_exit(const std::string& run_id, const ExitInfo& info);
   void on_deadline(const std::string& run_id);
+  // A tree-scope run's round end: its processes' PSS summed on the PSS worker (a page-table
+  // walk each, 28 ms for a 6 GB process), kept with that boundary when it is back on the loop.
+  void measure_tree_pss(const Entry& entry, std::uint32_t round);
+  // READ_SECONDS: how long the sum took its worker thread (the run's read timing keeps it).
+  void set_boundary_pss(const std::string& run_id, std::uint32_t round, std::uint64_t pss_bytes,
+                        double read_seconds);
   void after_change(Entry& entry);
   void publish_counts();
   std::string new_run_id();
 
-  asio::io_context& io_;
   const Clock& clock_;
   Sampler& sampler_;
   ExitWatcher& exits_;
   Admission& admission_;
   RunParams params_;
+  std::unique_ptr<Alarms> own_alarms_;  // when none was given
+  Alarms& alarms_;
   ObserverSet observers_;
   std::map<std::string, std::unique_ptr<Entry>> runs_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
-  std::unique_ptr<CensusPlacer> placer_;  // last: its worker stops first
+  // Last: their workers stop first; what they post back checks alive_ as well.
+  std::unique_ptr<PssReader> pss_;
+  std::unique_ptr<CensusPlacer> placer_;
 };
 
 }  // namespace ramguard

@@ -1,8 +1,8 @@
 #include "sampling/pss_reader.hpp"
 
-#include <asio/co_spawn.hpp>
-#include <asio/use_awaitable.hpp>
+#include <asio/post.hpp>
 #include <chrono>
+#include <utility>
 
 namespace ramguard {
 namespace {
@@ -22,22 +22,26 @@ PssSum read_all(const ProcFs& procfs, const std::vector<TargetId>& processes) {
   return out;
 }
 
-// A coroutine function, not a lambda: its arguments live in its own frame.
-asio::awaitable<PssSum> read_elsewhere(const ProcFs* procfs, std::vector<TargetId> processes) {
-  co_return read_all(*procfs, processes);
-}
-
 }  // namespace
 
-PssReader::PssReader(std::filesystem::path proc_root) : procfs_(std::move(proc_root)) {}
+PssReader::PssReader(asio::any_io_executor loop, std::filesystem::path proc_root)
+    : loop_(std::move(loop)), procfs_(std::make_shared<const ProcFs>(std::move(proc_root))) {}
 
 PssReader::~PssReader() {
+  stopped_->store(true);
   worker_.join();
 }
 
-asio::awaitable<PssSum> PssReader::sum(std::vector<TargetId> processes) {
-  co_return co_await asio::co_spawn(worker_, read_elsewhere(&procfs_, std::move(processes)),
-                                    asio::use_awaitable);
+void PssReader::sum(std::vector<TargetId> processes, Done done) {
+  // The job holds copies only: the loop's state is touched again only through the post back.
+  asio::post(worker_, [loop = loop_, procfs = procfs_, processes = std::move(processes),
+                       done = std::move(done), stopped = stopped_]() mutable {
+    if (stopped->load()) return;
+    const PssSum sum = read_all(*procfs, processes);
+    asio::post(loop, [done = std::move(done), sum, stopped = std::move(stopped)] {
+      if (!stopped->load()) done(sum);
+    });
+  });
 }
 
 }  // namespace ramguard

@@ -4,12 +4,15 @@
 // during which the coordinator's own mmap/munmap wait. On the loop that would delay every
 // other target's samples and every client's reply, so one worker thread reads, one process
 // at a time (bounded: a big coordinator never has two walks of its page tables at once), and
-// the caller's coroutine resumes on its own executor with the sum.
+// the sum comes back on the loop.
 
-#include <asio/awaitable.hpp>
+#include <asio/any_io_executor.hpp>
 #include <asio/thread_pool.hpp>
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <vector>
 
 #include "model/reading.hpp"
@@ -25,17 +28,21 @@ struct PssSum {
 
 class PssReader {
  public:
-  explicit PssReader(std::filesystem::path proc_root = "/proc");
-  ~PssReader();  // waits for a read in progress
+  using Done = std::function<void(const PssSum&)>;
+  explicit PssReader(asio::any_io_executor loop, std::filesystem::path proc_root = "/proc");
+  ~PssReader();  // waits for a read in progress; the queued ones are dropped
   PssReader(const PssReader&) = delete;
   PssReader& operator=(const PssReader&) = delete;
 
-  // The sum of the processes' PSS, each opened anew by PID and checked against its start time.
-  asio::awaitable<PssSum> sum(std::vector<TargetId> processes);
+  // The sum of the processes' PSS, each opened anew by PID and checked against its start time,
+  // read on the worker; DONE runs on the loop with it, unless this reader is gone by then.
+  void sum(std::vector<TargetId> processes, Done done);
 
  private:
-  ProcFs procfs_;
-  asio::thread_pool worker_{1};
+  asio::any_io_executor loop_;
+  std::shared_ptr<const ProcFs> procfs_;  // shared with the jobs: read on the worker
+  std::shared_ptr<std::atomic<bool>> stopped_ = std::make_shared<std::atomic<bool>>(false);
+  asio::thread_pool worker_{1};  // last: joined first, while the rest is still here
 };
 
 }  // namespace ramguard

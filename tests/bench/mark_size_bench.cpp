@@ -9,8 +9,6 @@
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
-#include <asio/co_spawn.hpp>
-#include <asio/detached.hpp>
 #include <asio/executor_work_guard.hpp>
 #include <asio/io_context.hpp>
 #include <cstdio>
@@ -96,21 +94,18 @@ void BM_PssOffLoop(benchmark::State& state) {
     state.SkipWithError(handle.error().message.c_str());
     return;
   }
-  ramguard::PssReader reader;
   asio::io_context io;
+  ramguard::PssReader reader(io.get_executor());
   std::uint64_t pss = 0;
   const std::vector<ramguard::TargetId> processes{handle->id()};
   // The completion comes back to `io` from the worker thread: keep `io` waiting for it.
   auto work = asio::make_work_guard(io);
   for (auto _ : state) {
     bool done = false;
-    asio::co_spawn(
-        io,
-        [&]() -> asio::awaitable<void> {
-          pss = (co_await reader.sum(processes)).pss_bytes;
-          done = true;
-        },
-        asio::detached);
+    reader.sum(processes, [&](const ramguard::PssSum& sum) {
+      pss = sum.pss_bytes;
+      done = true;
+    });
     while (!done) io.run_one();
   }
   state.counters["pss_GiB"] = static_cast<double>(pss) / (1u << 30);

@@ -47,9 +47,12 @@ class DispatcherTest : public ::testing::Test {
   }
   ~DispatcherTest() override { std::filesystem::remove_all(dir_); }
 
+  // As the server does: the reply is built once the group commit (if any) is done.
   v1::Reply send(const v1::Request& request, const Peer& peer) {
+    const RequestHandler::Answer answer = dispatcher_->handle(request, peer);
+    const bool durable = !dispatcher_->writes_pending() || dispatcher_->flush_writes();
     v1::Reply reply;
-    dispatcher_->handle(request, peer, reply);
+    answer(reply, durable);
     return reply;
   }
   v1::Reply send(const v1::Request& request) { return send(request, root_); }
@@ -170,6 +173,38 @@ TEST_F(DispatcherTest, ARunStartedMarkedAndEndedIsInStatusAndTheLedger) {
   ASSERT_EQ(reply.list_runs().runs_size(), 1);
   EXPECT_EQ(reply.list_runs().runs(0).run_id(), id);
   EXPECT_EQ(reply.list_runs().runs(0).state(), "ended");
+}
+
+// Group commit: a reply is built once its batch's fate is known. A batch that commits makes
+// the mark stored; one that is rolled back makes the next mark's reply say it is not, and why.
+TEST_F(DispatcherTest, AMarkWhoseGroupCommitFailedIsAnsweredNotStored) {
+  dispatcher_->set_group_commit(true);
+  auto r = request();
+  r.mutable_run_start()->set_pid(static_cast<std::uint32_t>(child_.pid()));
+  v1::Reply reply = send(r);
+  ASSERT_TRUE(reply.has_run_start()) << reply.error().message();
+  EXPECT_TRUE(reply.run_start().stored());
+  auto m = request();
+  m.mutable_mark()->set_run_id(reply.run_start().run_id());
+  m.mutable_mark()->set_kind(v1::MarkRequest::ROUND_END);
+  reply = send(m);
+  ASSERT_TRUE(reply.has_mark()) << reply.error().message();
+  EXPECT_TRUE(reply.mark().stored());
+  EXPECT_EQ(reply.mark().warning(), "");
+
+  const RequestHandler::Answer answer = dispatcher_->handle(m, root_);
+  ASSERT_TRUE(dispatcher_->writes_pending());  // the mark waits in the open batch
+  store_->fail_next_commit_for_testing();
+  EXPECT_FALSE(dispatcher_->flush_writes());
+  reply.Clear();
+  reply.set_request_id("m2");
+  answer(reply, /*durable=*/false);
+  ASSERT_TRUE(reply.has_mark()) << reply.error().message();
+  EXPECT_EQ(reply.request_id(), "m2");
+  EXPECT_EQ(reply.mark().round(), 2u);
+  EXPECT_FALSE(reply.mark().stored());
+  EXPECT_THAT(reply.mark().warning(),
+              HasSubstr("the ledger commit failed: this record is not stored yet"));
 }
 
 TEST_F(DispatcherTest, ARunEndedOnAFailureGetsAFailedVerdictAndBadFailuresAreRefused) {

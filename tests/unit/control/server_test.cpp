@@ -14,29 +14,38 @@
 namespace ramguard::control {
 namespace {
 
-// Answers hello with the peer it saw, so tests can check SO_PEERCRED.
+// Answers hello with the peer it saw, so tests can check SO_PEERCRED; a hello whose write did
+// not become durable is answered with an error saying so.
 class EchoHandler : public RequestHandler {
  public:
-  void handle(const v1::Request& request, const Peer& peer, v1::Reply& reply) override {
+  Answer handle(const v1::Request& request, const Peer& peer) override {
     pending_ = defer_writes;
-    if (request.has_hello()) {
-      reply.mutable_hello()->set_peer_pid(static_cast<std::uint32_t>(peer.pid));
-      reply.mutable_hello()->set_peer_uid(peer.uid);
-    } else {
-      *reply.mutable_error() = v1::Error();
-      reply.mutable_error()->set_code(v1::Error::UNKNOWN_COMMAND);
-      reply.mutable_error()->set_message("test handler only knows hello");
-    }
+    const int flushes_before = flushes.load();
+    return
+        [this, hello = request.has_hello(), peer, flushes_before](v1::Reply& reply, bool durable) {
+          answered_after_flush = flushes.load() > flushes_before;
+          if (hello && durable) {
+            reply.mutable_hello()->set_peer_pid(static_cast<std::uint32_t>(peer.pid));
+            reply.mutable_hello()->set_peer_uid(peer.uid);
+          } else {
+            *reply.mutable_error() = v1::Error();
+            reply.mutable_error()->set_code(v1::Error::UNKNOWN_COMMAND);
+            reply.mutable_error()->set_message(hello ? "hello not durable"
+                                                     : "test handler only knows hello");
+          }
+        };
   }
   bool writes_pending() const override { return pending_; }
   bool flush_writes() override {
     pending_ = false;
     ++flushes;
-    return true;
+    return !fail_flush;
   }
 
   bool defer_writes = false;  // leave each request's write to flush_writes()
+  bool fail_flush = false;    // flush_writes() says the writes are not durable
   std::atomic<int> flushes{0};
+  std::atomic<bool> answered_after_flush{false};
 
  private:
   bool pending_ = false;
@@ -185,6 +194,22 @@ TEST_F(ServerTest, AReplyWithAPendingWriteGoesOutAfterTheFlush) {
   c.send("{\"version\":1,\"hello\":{}}\n");
   EXPECT_NE(c.read_line().find("\"hello\""), std::string::npos);
   EXPECT_EQ(handler_.flushes.load(), 2);
+  EXPECT_TRUE(handler_.answered_after_flush.load());
+}
+
+// A failed flush is known before the reply is built: the handler builds it once, saying so.
+TEST_F(ServerTest, AReplyWhoseFlushFailedIsBuiltKnowingIt) {
+  handler_.defer_writes = true;
+  handler_.fail_flush = true;
+  start();
+  Client c(path_);
+  ASSERT_TRUE(c.connected());
+  c.send("{\"version\":1,\"requestId\":\"7\",\"hello\":{}}\n");
+  const std::string line = c.read_line();
+  EXPECT_NE(line.find("hello not durable"), std::string::npos) << line;
+  EXPECT_NE(line.find("\"requestId\":\"7\""), std::string::npos) << line;
+  EXPECT_EQ(handler_.flushes.load(), 1);
+  EXPECT_TRUE(handler_.answered_after_flush.load());
 }
 
 TEST_F(ServerTest, BadInputGetsAnErrorAndTheConnectionCarriesOn) {

@@ -1,4 +1,6 @@
-// The registry against a real child process: real sampler, real exit watcher, real timers.
+// The registry against a real child process: real sampler, real exit watcher; its deadlines
+// (settle windows, release checks) are manual alarms on a FakeClock, fired when the test moves
+// the clock, so none waits on real time.
 #include "runs/run_registry.hpp"
 
 #include <gmock/gmock.h>
@@ -7,6 +9,7 @@
 
 #include "unit/procfs/test_child.hpp"
 #include "unit/runs/fakes.hpp"
+#include "unit/runs/manual_alarms.hpp"
 #include "unit/runs/run_until.hpp"
 
 namespace ramguard::test {
@@ -42,20 +45,29 @@ class RunRegistryTest : public ::testing::Test {
     return in;
   }
 
+  // Moves the clock by D and fires the alarms it made due.
+  int advance(std::chrono::nanoseconds d) {
+    clock_.advance(d);
+    return alarms_.fire_due();
+  }
+
   TestChild child_;
   asio::io_context io_;
-  SystemClock clock_;
+  FakeClock clock_;
+  ManualAlarms alarms_{clock_};
   ProcFs procfs_;
   Sampler sampler_{io_, procfs_, clock_, 20ms};
   ExitWatcher exits_{io_};
   Admission admission_{16 * kGB, 0, 60s, clock_};
   RunParams params_;
-  RunRegistry registry_{io_, clock_, sampler_, exits_, admission_, params_};
+  RunRegistry registry_{io_, clock_, sampler_, exits_, admission_, params_, &alarms_};
   RecordingObserver observer_;
   Caller root_{0, 0, true};
 };
 
 TEST_F(RunRegistryTest, AWholeRunFromStartToRelease) {
+  params_.detectors.release_slack_bytes = 16 * TestChild::kMiB;
+  registry_.set_params(params_);
   auto started = registry_.start(input(), root_);
   ASSERT_TRUE(started.ok()) << started.error().message;
   const std::string id = (*started)->info.run_id;
@@ -66,20 +78,53 @@ TEST_F(RunRegistryTest, AWholeRunFromStartToRelease) {
   ASSERT_TRUE(ended.ok());
   EXPECT_GE(ended->phase_peak_bytes, 64 * TestChild::kMiB);  // the spike, through VmHWM
   ASSERT_TRUE(registry_.mark(mark(id, MarkKind::kRoundEnd), root_).ok());
-  // The settle timer fires on its own.
-  ASSERT_TRUE(run_until(
-      io_, [&] { return !observer_.settled_floors.empty(); }, 2000ms));
+  // The round end's settle window is an alarm at the mark plus `settle`: not a moment before.
+  ASSERT_EQ(alarms_.next_at(), clock_.now().monotonic + params_.settle);
+  EXPECT_EQ(advance(params_.settle - 1ms), 0);
+  EXPECT_TRUE(observer_.settled_floors.empty());
+  EXPECT_EQ(advance(1ms), 1);
+  EXPECT_EQ(observer_.settled_floors.size(), 1u);
+  EXPECT_EQ(alarms_.armed(), 0u);  // an active run with nothing settling waits for nothing
+  // The run ends holding 64 MiB, past the release slack: its release is pending, read again on
+  // its alarm 50 ms after the end, then at 100 ms.
+  EXPECT_EQ(advance(10ms), 0);
+  ASSERT_TRUE(child_.hold(64 * TestChild::kMiB));
   auto end = registry_.end(id, root_);
   ASSERT_TRUE(end.ok());
   EXPECT_TRUE(end->stored);
   EXPECT_EQ(registry_.active_runs(), 0u);
-  // Memory is back at the baseline: the release passes and sampling stops.
-  ASSERT_TRUE(run_until(
-      io_, [&] { return registry_.find(id)->release_decided(); }, 2000ms));
+  EXPECT_FALSE(registry_.find(id)->release_decided());
+  ASSERT_EQ(alarms_.next_at(), clock_.now().monotonic + 50ms);
+  EXPECT_EQ(advance(50ms), 1);
+  EXPECT_FALSE(registry_.find(id)->release_decided());  // still held
+  // Memory back at the baseline: the next read sees it, the release passes, sampling stops
+  // and no deadline is left.
+  ASSERT_TRUE(child_.hold(0));
+  EXPECT_EQ(advance(49ms), 0);
+  EXPECT_FALSE(registry_.find(id)->release_decided());
+  EXPECT_EQ(advance(1ms), 1);
+  ASSERT_TRUE(registry_.find(id)->release_decided());
   EXPECT_EQ(observer_.verdicts.back().kind, verdict_kind::kRelease);
   EXPECT_TRUE(observer_.verdicts.back().passed);
-  EXPECT_TRUE(run_until(
-      io_, [&] { return sampler_.size() == 0; }, 1000ms));
+  EXPECT_EQ(sampler_.size(), 0u);
+  EXPECT_EQ(alarms_.armed(), 0u);
+}
+
+// A round that ends before the previous one settled takes that floor at once: the one alarm
+// moves to the new window instead of a second one going off late.
+TEST_F(RunRegistryTest, ARoundEndBeforeTheLastSettledMovesItsAlarm) {
+  auto started = registry_.start(input(), root_);
+  ASSERT_TRUE(started.ok()) << started.error().message;
+  const std::string id = (*started)->info.run_id;
+  ASSERT_TRUE(registry_.mark(mark(id, MarkKind::kRoundEnd), root_).ok());
+  EXPECT_EQ(advance(params_.settle / 2), 0);
+  ASSERT_TRUE(registry_.mark(mark(id, MarkKind::kRoundEnd), root_).ok());
+  EXPECT_EQ(observer_.settled_floors.size(), 1u);  // the first, cut short by the second
+  EXPECT_EQ(alarms_.armed(), 1u);
+  EXPECT_EQ(alarms_.next_at(), clock_.now().monotonic + params_.settle);
+  EXPECT_EQ(advance(params_.settle / 2), 0);  // where the first window would have closed
+  EXPECT_EQ(advance(params_.settle / 2), 1);
+  EXPECT_EQ(observer_.settled_floors.size(), 2u);
 }
 
 TEST_F(RunRegistryTest, OnlyTheOwnerOrRootMayChangeARun) {
