@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <cstring>
 #include <system_error>
 #include <utility>
 
@@ -38,11 +39,12 @@ Error sqlite_error(int code, std::string_view sqlite_message, const std::filesys
 
 // ---- Query -----------------------------------------------------------------------------------
 
-Query::Query(SqliteDb* db, sqlite3_stmt* stmt, std::string_view operation)
-    : db_(db), stmt_(stmt), operation_(operation) {}
+Query::Query(SqliteDb* db, detail::PreparedStatement* prepared, std::string_view operation)
+    : db_(db), prepared_(prepared), stmt_(prepared->stmt.get()), operation_(operation) {}
 
 Query::Query(Query&& other) noexcept
     : db_(other.db_),
+      prepared_(other.prepared_),
       stmt_(std::exchange(other.stmt_, nullptr)),
       operation_(std::move(other.operation_)),
       bind_error_(other.bind_error_),
@@ -126,9 +128,66 @@ std::string Query::text(int column) const {
                      static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column)));
 }
 
+// ---- Row -------------------------------------------------------------------------------------
+
+int Row::find(ColumnName column) const {
+  const char* name = column.c_str();
+  auto& known = q_.prepared_->columns;
+  // Out of the usual order: the same column again (is_null, then its value), or one further on
+  // (a row whose nullable group was NULL skipped the group's other columns), or an earlier one.
+  if (next_ > 0 && known[next_ - 1].name == name) return known[next_ - 1].index;
+  for (std::size_t i = next_; i < known.size(); ++i) {
+    if (known[i].name == name) {
+      next_ = i + 1;
+      return known[i].index;
+    }
+  }
+  for (std::size_t i = 0; i < next_ && i < known.size(); ++i) {
+    if (known[i].name == name) {
+      next_ = i + 1;
+      return known[i].index;
+    }
+  }
+  // First asked for on this statement (from this spelling): find it among the result columns.
+  const int count = sqlite3_column_count(q_.stmt_);
+  for (int i = 0; i < count; ++i) {
+    const char* result_name = sqlite3_column_name(q_.stmt_, i);
+    if (result_name != nullptr && std::strcmp(result_name, name) == 0) {
+      known.push_back({name, i});
+      next_ = known.size();
+      return i;
+    }
+  }
+  if (missing_ == nullptr) missing_ = name;
+  return -1;
+}
+
+std::optional<Error> Row::missing_column() const {
+  if (missing_ == nullptr) return std::nullopt;
+  return Error{q_.operation() + ": the query has no column '" + missing_ + "'",
+               ErrorKind::kInternal};
+}
+
+bool Row::is_null(ColumnName column) const {
+  const int i = index(column);
+  return i < 0 || q_.is_null(i);
+}
+std::int64_t Row::int64(ColumnName column) const {
+  const int i = index(column);
+  return i < 0 ? 0 : q_.int64(i);
+}
+double Row::real(ColumnName column) const {
+  const int i = index(column);
+  return i < 0 ? 0.0 : q_.real(i);
+}
+std::string Row::text(ColumnName column) const {
+  const int i = index(column);
+  return i < 0 ? std::string() : q_.text(i);
+}
+
 // ---- SqliteDb --------------------------------------------------------------------------------
 
-void SqliteDb::StmtDeleter::operator()(sqlite3_stmt* stmt) const {
+void detail::PreparedStatement::Deleter::operator()(sqlite3_stmt* stmt) const {
   sqlite3_finalize(stmt);
 }
 
@@ -230,9 +289,12 @@ Result<Query> SqliteDb::query(std::string_view sql, std::string_view operation) 
       sqlite3_finalize(stmt);
       return error(rc, operation);
     }
-    it = cache_.emplace(std::move(key), std::unique_ptr<sqlite3_stmt, StmtDeleter>(stmt)).first;
+    detail::PreparedStatement prepared;
+    prepared.stmt.reset(stmt);
+    it = cache_.emplace(std::move(key), std::move(prepared)).first;
   }
-  return Query(this, it->second.get(), operation);
+  // unordered_map nodes stay where they are as the cache grows: the Query may point into it.
+  return Query(this, &it->second, operation);
 }
 
 Status SqliteDb::run(std::string_view sql, std::string_view operation) {

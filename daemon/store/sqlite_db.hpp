@@ -1,8 +1,8 @@
 #pragma once
 // A small RAII wrapper over the SQLite C API: one connection, prepared statements cached by
-// their SQL text, bind/step/column helpers and transactions. Every SQLite failure becomes an
-// Error that names the database file, the operation and SQLite's own message. Not thread-safe:
-// the daemon drives it from its single io_context.
+// their SQL text, bind/step helpers, rows read by column name, and transactions. Every SQLite
+// failure becomes an Error that names the database file, the operation and SQLite's own message.
+// Not thread-safe: the daemon drives it from its single io_context.
 
 #include <cstdint>
 #include <filesystem>
@@ -10,7 +10,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "ramguard/base/result.hpp"
 
@@ -27,6 +30,24 @@ Error sqlite_error(int code, std::string_view sqlite_message, const std::filesys
 
 class SqliteDb;
 class WriteHealth;
+class Row;
+
+namespace detail {
+// A prepared statement and the result columns rows have asked it for by name (ColumnName's
+// address), in the order first asked, each with its index: kept with the statement in
+// SqliteDb's cache.
+struct PreparedStatement {
+  struct Deleter {
+    void operator()(sqlite3_stmt* stmt) const;
+  };
+  struct Column {
+    const char* name;
+    int index;
+  };
+  std::unique_ptr<sqlite3_stmt, Deleter> stmt;
+  std::vector<Column> columns;
+};
+}  // namespace detail
 
 // A cached statement in use. Bindings are 1-based as in SQLite; unsigned values are stored as
 // their two's-complement int64 and read back bit-exact. Destruction resets the statement so
@@ -64,22 +85,81 @@ class Query {
   // Steps to completion (for statements that return no rows).
   Status run();
 
+  // Columns by position: for pragmas and one-column results. Rows of ledger tables are read by
+  // name through Row (SqliteDb::for_each_row).
   bool is_null(int column) const;
   std::int64_t int64(int column) const;
   std::uint64_t uint64(int column) const { return static_cast<std::uint64_t>(int64(column)); }
   double real(int column) const;
   std::string text(int column) const;
 
+  const std::string& operation() const { return operation_; }
+
  private:
   friend class SqliteDb;
-  Query(SqliteDb* db, sqlite3_stmt* stmt, std::string_view operation);
+  friend class Row;
+  Query(SqliteDb* db, detail::PreparedStatement* prepared, std::string_view operation);
   void note_bind(int rc, int index);
 
   SqliteDb* db_;
+  detail::PreparedStatement* prepared_;
   sqlite3_stmt* stmt_;
   std::string operation_;
   int bind_error_ = 0;  // the first failed bind, reported at step()
   int bind_error_index_ = 0;
+};
+
+// A result column's name as the code spells it. Only a string literal (or another constant)
+// makes one, so its address names the column for as long as the program runs and a statement
+// can remember which address is which column.
+class ColumnName {
+ public:
+  consteval ColumnName(const char* name) : name_(name) {}  // NOLINT: implicit from a literal
+  const char* c_str() const { return name_; }
+
+ private:
+  const char* name_;
+};
+
+// The current row of a Query, its columns taken by the names the statement's SELECT gives them
+// (a table's column name, or the AS alias of an expression). A name is looked up among the
+// result columns once per prepared statement and kept with it; rows read their columns in the
+// same order every row, so the slot after the last one read is tried first and a read costs
+// an address compare more than reading by position. A name the statement does not have reads
+// as NULL (0, empty) and is reported by missing_column(), which for_each_row returns.
+class Row {
+ public:
+  explicit Row(const Query& q) : q_(q) {}
+  Row(const Row&) = delete;
+  Row& operator=(const Row&) = delete;
+
+  bool is_null(ColumnName column) const;
+  std::int64_t int64(ColumnName column) const;
+  std::uint64_t uint64(ColumnName column) const {
+    return static_cast<std::uint64_t>(int64(column));
+  }
+  std::uint32_t uint32(ColumnName column) const {
+    return static_cast<std::uint32_t>(int64(column));
+  }
+  bool flag(ColumnName column) const { return int64(column) != 0; }
+  double real(ColumnName column) const;
+  std::string text(ColumnName column) const;
+
+  // An Error naming the first column this row was asked for that the statement lacks.
+  std::optional<Error> missing_column() const;
+
+ private:
+  // The column's index, -1 when the statement has none of that name.
+  int index(ColumnName column) const {
+    const auto& known = q_.prepared_->columns;
+    if (next_ < known.size() && known[next_].name == column.c_str()) return known[next_++].index;
+    return find(column);
+  }
+  int find(ColumnName column) const;
+
+  const Query& q_;
+  mutable std::size_t next_ = 0;  // the slot the next read most likely takes
+  mutable const char* missing_ = nullptr;
 };
 
 class SqliteDb {
@@ -110,6 +190,11 @@ class SqliteDb {
   Result<Query> query(std::string_view sql, std::string_view operation);
   // The first column of the first row of `sql` as an integer (pragmas such as user_version).
   Result<std::int64_t> scalar_int64(std::string_view sql, std::string_view operation);
+  // Runs the cached statement for `sql` with `bind(Query&)`'s parameters and hands each row to
+  // `take(const Row&)`, which returns void or a Status (an error stops the read and is
+  // returned). A column a row asks for that the statement does not have stops it too.
+  template <typename Bind, typename Take>
+  Status for_each_row(std::string_view sql, std::string_view operation, Bind&& bind, Take&& take);
 
   Status begin(std::string_view operation);
   Status commit(std::string_view operation);
@@ -141,11 +226,28 @@ class SqliteDb {
   int last_failure_code_ = 0;
   WriteHealth* health_ = nullptr;
   std::int64_t changes_at_begin_ = 0;
-  struct StmtDeleter {
-    void operator()(sqlite3_stmt* stmt) const;
-  };
-  std::unordered_map<std::string, std::unique_ptr<sqlite3_stmt, StmtDeleter>> cache_;
+  std::unordered_map<std::string, detail::PreparedStatement> cache_;
 };
+
+template <typename Bind, typename Take>
+Status SqliteDb::for_each_row(std::string_view sql, std::string_view operation, Bind&& bind,
+                              Take&& take) {
+  auto q = query(sql, operation);
+  if (!q) return q.error();
+  bind(*q);
+  for (;;) {
+    auto more = q->step();
+    if (!more) return more.error();
+    if (!*more) return ok_status();
+    const Row row(*q);
+    if constexpr (std::is_void_v<std::invoke_result_t<Take&, const Row&>>) {
+      take(row);
+    } else {
+      if (Status s = take(row); !s) return s;
+    }
+    if (auto missing = row.missing_column()) return *missing;
+  }
+}
 
 // Runs a group of writes as one transaction: commits when the body succeeds, rolls back
 // otherwise. Nested use becomes a savepoint of the outer transaction: a failed inner group is
