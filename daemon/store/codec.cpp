@@ -75,13 +75,14 @@ void bind_instant(Query& q, int first, const std::optional<Instant>& at) {
   }
 }
 
-Instant read_instant(const Query& q, int first) {
-  return {std::chrono::nanoseconds(q.int64(first)), std::chrono::nanoseconds(q.int64(first + 1))};
+Instant read_instant(const Row& row, InstantNames names) {
+  return {std::chrono::nanoseconds(row.int64(names.mono_ns)),
+          std::chrono::nanoseconds(row.int64(names.wall_ns))};
 }
 
-std::optional<Instant> read_optional_instant(const Query& q, int first) {
-  if (q.is_null(first)) return std::nullopt;
-  return read_instant(q, first);
+std::optional<Instant> read_optional_instant(const Row& row, InstantNames names) {
+  if (row.is_null(names.mono_ns)) return std::nullopt;
+  return read_instant(row, names);
 }
 
 void bind_reading(Query& q, int first, const MemoryReading& r) {
@@ -95,18 +96,18 @@ void bind_reading(Query& q, int first, const MemoryReading& r) {
       .bind(first + 8, r.hwm_bytes);
 }
 
-Result<MemoryReading> read_reading(const Query& q, int first) {
-  auto source = parse_reading_source(q.text(first + 2));
+Result<MemoryReading> read_reading(const Row& row, const ReadingNames& names) {
+  auto source = parse_reading_source(row.text(names.source));
   if (!source) return source.error();
   MemoryReading r;
-  r.at = read_instant(q, first);
+  r.at = read_instant(row, names.at);
   r.source = *source;
-  r.rss_bytes = q.uint64(first + 3);
-  r.anon_bytes = q.uint64(first + 4);
-  r.file_bytes = q.uint64(first + 5);
-  r.shmem_bytes = q.uint64(first + 6);
-  r.swap_bytes = q.uint64(first + 7);
-  r.hwm_bytes = q.uint64(first + 8);
+  r.rss_bytes = row.uint64(names.rss);
+  r.anon_bytes = row.uint64(names.anon);
+  r.file_bytes = row.uint64(names.file);
+  r.shmem_bytes = row.uint64(names.shmem);
+  r.swap_bytes = row.uint64(names.swap);
+  r.hwm_bytes = row.uint64(names.hwm);
   return r;
 }
 
@@ -121,10 +122,10 @@ void bind_allocator(Query& q, int first, const std::optional<AllocatorFacts>& fa
       .bind(first + 3, facts->retained_bytes);
 }
 
-std::optional<AllocatorFacts> read_allocator(const Query& q, int first) {
-  if (q.is_null(first)) return std::nullopt;
-  return AllocatorFacts{q.uint64(first), q.uint64(first + 1), q.uint64(first + 2),
-                        q.uint64(first + 3)};
+std::optional<AllocatorFacts> read_allocator(const Row& row, const AllocatorNames& names) {
+  if (row.is_null(names.allocated)) return std::nullopt;
+  return AllocatorFacts{row.uint64(names.allocated), row.uint64(names.active),
+                        row.uint64(names.resident), row.uint64(names.retained)};
 }
 
 void bind_gc(Query& q, int first, const std::optional<GcFacts>& facts) {
@@ -138,38 +139,59 @@ void bind_gc(Query& q, int first, const std::optional<GcFacts>& facts) {
   bind_real(q, first + 3, facts->duration_seconds);
 }
 
-std::optional<GcFacts> read_gc(const Query& q, int first) {
-  if (q.is_null(first)) return std::nullopt;
-  return GcFacts{q.uint64(first), q.uint64(first + 1), q.uint64(first + 2),
-                 read_real(q, first + 3)};
+std::optional<GcFacts> read_gc(const Row& row, const GcNames& names) {
+  if (row.is_null(names.rss_before)) return std::nullopt;
+  return GcFacts{row.uint64(names.rss_before), row.uint64(names.rss_after),
+                 row.uint64(names.collected), read_real(row, names.duration_s)};
 }
 
-Result<RunLedger> read_run_row(const Query& q) {
+namespace {
+
+constexpr ReadingNames kBaseline = {{"base_mono_ns", "base_wall_ns"},
+                                    "base_source",
+                                    "base_rss",
+                                    "base_anon",
+                                    "base_file",
+                                    "base_shmem",
+                                    "base_swap",
+                                    "base_hwm"};
+constexpr ReadingNames kLast = {{"last_mono_ns", "last_wall_ns"},
+                                "last_source",
+                                "last_rss",
+                                "last_anon",
+                                "last_file",
+                                "last_shmem",
+                                "last_swap",
+                                "last_hwm"};
+
+}  // namespace
+
+Result<RunLedger> read_run_row(const Row& row) {
   RunLedger l;
   RunInfo& i = l.info;
-  i.run_id = q.text(0);
-  auto state = parse_run_state(q.text(11));
+  i.run_id = row.text("run_id");
+  i.job = row.text("job");
+  i.target.pid = static_cast<pid_t>(row.int64("target_pid"));
+  i.target.start_time_ticks = row.uint64("target_start_ticks");
+  i.owner_uid = row.uint32("owner_uid");
+  i.model_bytes = row.uint64("model_bytes");
+  i.declared_rounds = row.uint32("declared_rounds");
+  i.hosts = row.uint32("hosts");
+  i.estimate_bytes = row.uint64("estimate_bytes");
+  i.plan = row.text("plan");
+  i.reservation_id = row.text("reservation_id");
+  auto state = parse_run_state(row.text("state"));
   if (!state) return Error{"run '" + i.run_id + "': " + state.error().message};
-  auto baseline = read_reading(q, 18);
-  if (!baseline) return Error{"run '" + i.run_id + "' baseline: " + baseline.error().message};
-  auto last = read_reading(q, 27);
-  if (!last) return Error{"run '" + i.run_id + "' last reading: " + last.error().message};
-  i.job = q.text(1);
-  i.target.pid = static_cast<pid_t>(q.int64(2));
-  i.target.start_time_ticks = q.uint64(3);
-  i.owner_uid = static_cast<std::uint32_t>(q.int64(4));
-  i.model_bytes = q.uint64(5);
-  i.declared_rounds = static_cast<std::uint32_t>(q.int64(6));
-  i.hosts = static_cast<std::uint32_t>(q.int64(7));
-  i.estimate_bytes = q.uint64(8);
-  i.plan = q.text(9);
-  i.reservation_id = q.text(10);
   l.state = *state;
-  l.started = read_instant(q, 12);
-  l.ended = read_optional_instant(q, 14);
-  l.peak_bytes = q.uint64(16);
-  l.peak_exact = q.int64(17) != 0;
+  l.started = read_instant(row, {"started_mono_ns", "started_wall_ns"});
+  l.ended = read_optional_instant(row, {"ended_mono_ns", "ended_wall_ns"});
+  l.peak_bytes = row.uint64("peak_bytes");
+  l.peak_exact = row.flag("peak_exact");
+  auto baseline = read_reading(row, kBaseline);
+  if (!baseline) return Error{"run '" + i.run_id + "' baseline: " + baseline.error().message};
   l.baseline = *baseline;
+  auto last = read_reading(row, kLast);
+  if (!last) return Error{"run '" + i.run_id + "' last reading: " + last.error().message};
   l.last = *last;
   return l;
 }
@@ -182,8 +204,8 @@ void bind_real(Query& q, int index, double value) {
   }
 }
 
-double read_real(const Query& q, int column) {
-  return q.is_null(column) ? std::numeric_limits<double>::quiet_NaN() : q.real(column);
+double read_real(const Row& row, ColumnName column) {
+  return row.is_null(column) ? std::numeric_limits<double>::quiet_NaN() : row.real(column);
 }
 
 }  // namespace ramguard

@@ -73,74 +73,66 @@ Result<std::vector<CensusRecord>> Store::load_censuses(const std::string& run_id
   std::vector<CensusRecord> out;
   if (schema_version_ < 5) return out;
   const std::string op = "loading the censuses of run '" + run_id + "'";
-  auto q = db_->query(
+  Status read = db_->for_each_row(
       "SELECT round, at_end, at_unix_ms, mode, partial, duration_s, objects_seen, storages, host, "
       "gpu, pinned, shared, unreachable, other_groups, other_bytes, placed_anon, placed_file, "
       "placed_shmem, placed_device, unmapped, resident, files, placement_error, rss, counted, "
       "allocator_free FROM censuses WHERE run_id = ?1 ORDER BY at_end, round",
-      op);
-  if (!q) return q.error();
-  q->bind(1, run_id);
-  for (;;) {
-    auto row = q->step();
-    if (!row) return row.error();
-    if (!*row) break;
-    CensusRecord c;
-    c.round = static_cast<std::uint32_t>(q->int64(0));
-    c.at_end = q->int64(1) != 0;
-    c.at_unix_ms = q->int64(2);
-    c.mode = q->text(3);
-    c.partial = q->text(4);
-    c.duration_seconds = q->real(5);
-    c.objects_seen = q->uint64(6);
-    c.storages = static_cast<std::uint32_t>(q->int64(7));
-    c.host_bytes = q->uint64(8);
-    c.gpu_bytes = q->uint64(9);
-    c.pinned_bytes = q->uint64(10);
-    c.shared_bytes = q->uint64(11);
-    c.unreachable_bytes = q->uint64(12);
-    c.other_groups = static_cast<std::uint32_t>(q->int64(13));
-    c.other_bytes = q->uint64(14);
-    CensusPlacement& p = c.placement;
-    p.anon_bytes = q->uint64(15);
-    p.file_bytes = q->uint64(16);
-    p.shmem_bytes = q->uint64(17);
-    p.device_bytes = q->uint64(18);
-    p.unmapped_bytes = q->uint64(19);
-    p.resident_known = !q->is_null(20);
-    p.resident_bytes = p.resident_known ? q->uint64(20) : 0;
-    p.files = split_lines(q->text(21));
-    p.error = q->text(22);
-    c.rss_bytes = q->uint64(23);
-    c.counted_bytes = q->uint64(24);
-    c.allocator_free_bytes = q->uint64(25);
-    out.push_back(std::move(c));
-  }
+      op, [&](Query& q) { q.bind(1, run_id); },
+      [&](const Row& row) {
+        CensusRecord c;
+        c.round = row.uint32("round");
+        c.at_end = row.flag("at_end");
+        c.at_unix_ms = row.int64("at_unix_ms");
+        c.mode = row.text("mode");
+        c.partial = row.text("partial");
+        c.duration_seconds = row.real("duration_s");
+        c.objects_seen = row.uint64("objects_seen");
+        c.storages = row.uint32("storages");
+        c.host_bytes = row.uint64("host");
+        c.gpu_bytes = row.uint64("gpu");
+        c.pinned_bytes = row.uint64("pinned");
+        c.shared_bytes = row.uint64("shared");
+        c.unreachable_bytes = row.uint64("unreachable");
+        c.other_groups = row.uint32("other_groups");
+        c.other_bytes = row.uint64("other_bytes");
+        CensusPlacement& p = c.placement;
+        p.anon_bytes = row.uint64("placed_anon");
+        p.file_bytes = row.uint64("placed_file");
+        p.shmem_bytes = row.uint64("placed_shmem");
+        p.device_bytes = row.uint64("placed_device");
+        p.unmapped_bytes = row.uint64("unmapped");
+        p.resident_known = !row.is_null("resident");
+        p.resident_bytes = p.resident_known ? row.uint64("resident") : 0;
+        p.files = split_lines(row.text("files"));
+        p.error = row.text("placement_error");
+        c.rss_bytes = row.uint64("rss");
+        c.counted_bytes = row.uint64("counted");
+        c.allocator_free_bytes = row.uint64("allocator_free");
+        out.push_back(std::move(c));
+      });
+  if (!read) return read.error();
   for (CensusRecord& c : out) {
-    auto g = db_->query(
+    Status groups = db_->for_each_row(
         "SELECT holder, reachable, cycle, kind, bytes, gpu, storages, objects, dtype, pinned, "
         "shared FROM census_groups WHERE run_id = ?1 AND round = ?2 AND at_end = ?3 ORDER BY idx",
-        op);
-    if (!g) return g.error();
-    g->bind(1, run_id).bind(2, c.round).bind(3, c.at_end);
-    for (;;) {
-      auto row = g->step();
-      if (!row) return row.error();
-      if (!*row) break;
-      CensusGroup group;
-      group.holder = g->text(0);
-      group.reachable = g->int64(1) != 0;
-      group.cycle = g->text(2);
-      group.kind = g->text(3);
-      group.bytes = g->uint64(4);
-      group.gpu_bytes = g->uint64(5);
-      group.storages = static_cast<std::uint32_t>(g->int64(6));
-      group.objects = static_cast<std::uint32_t>(g->int64(7));
-      group.dtype = g->text(8);
-      group.pinned_bytes = g->uint64(9);
-      group.shared_bytes = g->uint64(10);
-      c.groups.push_back(std::move(group));
-    }
+        op, [&](Query& q) { q.bind(1, run_id).bind(2, c.round).bind(3, c.at_end); },
+        [&](const Row& row) {
+          CensusGroup group;
+          group.holder = row.text("holder");
+          group.reachable = row.flag("reachable");
+          group.cycle = row.text("cycle");
+          group.kind = row.text("kind");
+          group.bytes = row.uint64("bytes");
+          group.gpu_bytes = row.uint64("gpu");
+          group.storages = row.uint32("storages");
+          group.objects = row.uint32("objects");
+          group.dtype = row.text("dtype");
+          group.pinned_bytes = row.uint64("pinned");
+          group.shared_bytes = row.uint64("shared");
+          c.groups.push_back(std::move(group));
+        });
+    if (!groups) return groups.error();
   }
   return out;
 }

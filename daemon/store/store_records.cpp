@@ -91,7 +91,7 @@ Status Store::write_verdict(const std::string& run_id, const Verdict& v) {
   auto row = q->step();
   if (!row) return write_error(row.error(), run_id);
   if (!*row) return Error{op + ": the database returned no verdict id"};
-  const std::int64_t id = q->int64(0);
+  const std::int64_t id = Row(*q).int64("id");
   if (auto s = q->run(); !s) return write_error(s.error(), run_id);
 
   auto del = db_->query("DELETE FROM verdict_figures WHERE verdict_id = ?1", op);
