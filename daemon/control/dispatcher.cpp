@@ -493,7 +493,7 @@ void Dispatcher::prepare_stored_reads(const v1::Request& request, std::function<
   auto read = std::make_shared<StoredReads>(std::move(*planned));
   read_ahead_[&request] = read;
   reader_->post([read, params = registry_.params().detectors,
-                 ready = std::move(ready)](Store& ledger) mutable {
+                 ready = std::move(ready)](LedgerQueries& ledger) mutable {
     read_stored(ledger, params, *read);
     ready();  // posts the request's resumption to the loop
     ready = nullptr;

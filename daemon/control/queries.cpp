@@ -239,7 +239,7 @@ std::optional<StoredReads> plan_stored_reads(const RunRegistry& registry, Store*
   return reads;
 }
 
-void read_stored(Store& ledger, const DetectorParams& params, StoredReads& reads) {
+void read_stored(LedgerQueries& ledger, const DetectorParams& params, StoredReads& reads) {
   for (auto& [run_id, read] : reads.runs) {
     Result<RunLedger> run = Error{""};
     if (read.held) {

@@ -60,6 +60,6 @@ struct StoredReads {
 std::optional<StoredReads> plan_stored_reads(const RunRegistry& registry, Store* store,
                                              const v1::Request& request);
 // On the reader's thread: `reads` filled from `ledger` (a reading connection).
-void read_stored(Store& ledger, const DetectorParams& params, StoredReads& reads);
+void read_stored(LedgerQueries& ledger, const DetectorParams& params, StoredReads& reads);
 
 }  // namespace ramguard::control

@@ -6,7 +6,7 @@ namespace ramguard {
 
 std::optional<MeasuredPeak> StoreJobHistory::peak_on_record(
     const std::string& job, const std::vector<std::uint32_t>& owners) {
-  auto peak = store_.job_peak_on_record(job, kRecentRunsForPeak, owners);
+  auto peak = ledger_.job_peak_on_record(job, kRecentRunsForPeak, owners);
   if (!peak) {
     log::warning("admission.history", {{"job", job}, {"message", peak.error().message}});
     return std::nullopt;

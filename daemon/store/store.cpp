@@ -1,6 +1,5 @@
-// Opening the store and the run-level writes; record writes are in store_records.cpp, samples,
-// reservations and retention in store_side_tables.cpp, reads in store_load.cpp and
-// store_query.cpp.
+// Opening the ledger file, read-write or read-only, and the health of its disk: writability,
+// the stop's reserve, the size cap.
 #include "store/store.hpp"
 
 #include <fcntl.h>
@@ -20,8 +19,6 @@
 
 namespace ramguard {
 namespace {
-
-constexpr std::string_view kUnknownRun = "unknown run id '";
 
 Status configure(SqliteDb& db, bool sync_every_commit) {
   // WAL: readers never block the writer and a commit is one append. FULL adds an fsync of the
@@ -81,12 +78,12 @@ Status prepare_state_dir(const std::filesystem::path& dir) {
   return ok_status();
 }
 
-bool is_unknown_run(const Error& error) {
-  return error.message.starts_with(kUnknownRun);
-}
-
+// The bases are built first, on the connection the unique_ptr still holds; db_ then owns it.
 Store::Store(std::unique_ptr<SqliteDb> db, std::int64_t schema_version)
-    : db_(std::move(db)), schema_version_(schema_version), health_(db_->path()) {
+    : LedgerQueries(*db, schema_version),
+      LedgerWriter(*db, *this),
+      db_(std::move(db)),
+      health_(db_->path()) {
   db_->set_health(&health_);
 }
 Store::~Store() {
@@ -220,27 +217,6 @@ bool Store::restart_would_write() {
   return true;
 }
 
-Result<std::unique_ptr<Store>> Store::open_reader(const std::filesystem::path& file) {
-  auto db = SqliteDb::open_read_only(file);
-  if (!db) return db.error();
-  // Reads only: no lookaside slots (120 KiB per connection by default); the page cache is the
-  // writer's size, so the daemon's footprint stays what is budgeted.
-  sqlite3_db_config((*db)->handle(), SQLITE_DBCONFIG_LOOKASIDE, nullptr, 0, 0);
-  const std::string op = "opening a reading connection";
-  if (auto s = (*db)->exec("PRAGMA busy_timeout = 2000; PRAGMA cache_size = -512", op); !s) {
-    return s.error();
-  }
-  auto version = (*db)->scalar_int64("PRAGMA user_version", op);
-  if (!version) return version.error();
-  std::unique_ptr<Store> store(new Store(std::move(*db), *version));
-  store->opened_read_only_ = true;
-  return store;
-}
-
-Status Store::atomically(const std::function<Status()>& writes) {
-  return in_transaction(*db_, "writing to the ledger", writes);
-}
-
 Status Store::set_max_db_bytes(std::uint64_t bytes) {
   const char* op = "setting the database size cap";
   auto page_size = db_->scalar_int64("PRAGMA page_size", op);
@@ -252,116 +228,6 @@ Status Store::set_max_db_bytes(std::uint64_t bytes) {
   auto set = db_->scalar_int64("PRAGMA max_page_count = " + std::to_string(pages), op);
   if (!set) return set.error();
   return ok_status();
-}
-
-Error Store::write_error(const Error& e, const std::string& run_id) {
-  if (db_->last_failure_code() == SQLITE_CONSTRAINT_FOREIGNKEY) {
-    return Error{std::string(kUnknownRun) + run_id + "': no such run in " + path().string()};
-  }
-  return e;
-}
-
-Status Store::require_run(const std::string& run_id, const char* operation) {
-  auto q = db_->query("SELECT 1 FROM runs WHERE run_id = ?1", operation);
-  if (!q) return q.error();
-  q->bind(1, run_id);
-  auto row = q->step();
-  if (!row) return row.error();
-  if (!*row)
-    return Error{std::string(kUnknownRun) + run_id + "': no such run in " + path().string()};
-  return ok_status();
-}
-
-Status Store::insert_run(const RunLedger& l) {
-  const std::string op = "storing run '" + l.info.run_id + "'";
-  job_peaks_.clear();  // a run stored already ended (an import) may be a peak on record
-  auto q = db_->query(
-      "INSERT INTO runs VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
-      "?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, "
-      "?34, ?35, ?36)",
-      op);
-  if (!q) return q.error();
-  const RunInfo& i = l.info;
-  q->bind(1, i.run_id).bind(2, i.job).bind(3, static_cast<std::int64_t>(i.target.pid));
-  q->bind(4, i.target.start_time_ticks).bind(5, i.owner_uid).bind(6, i.model_bytes);
-  q->bind(7, i.declared_rounds).bind(8, i.hosts).bind(9, i.estimate_bytes).bind(10, i.plan);
-  q->bind(11, i.reservation_id).bind(12, run_state_name(l.state));
-  bind_instant(*q, 13, l.started);
-  bind_instant(*q, 15, l.ended);
-  q->bind(17, l.peak_bytes).bind(18, l.peak_exact);
-  bind_reading(*q, 19, l.baseline);
-  bind_reading(*q, 28, l.last);
-  if (auto s = q->run(); !s) {
-    if ((db_->last_failure_code() & 0xff) == SQLITE_CONSTRAINT) {
-      return Error{"run '" + i.run_id + "' is already in " + path().string()};
-    }
-    return s;
-  }
-  for (const auto& [key, value] : i.labels) {
-    auto lq = db_->query("INSERT INTO run_labels VALUES (?1, ?2, ?3)", op);
-    if (!lq) return lq.error();
-    if (auto s = lq->bind(1, i.run_id).bind(2, key).bind(3, value).run(); !s) return s;
-  }
-  if (i.scope != Scope::kProcess) {
-    auto sq = db_->query("INSERT INTO run_scopes VALUES (?1, ?2, ?3)", op);
-    if (!sq) return sq.error();
-    if (auto s = sq->bind(1, i.run_id).bind(2, scope_name(i.scope)).bind(3, i.cgroup_dir).run(); !s)
-      return s;
-  }
-  return ok_status();
-}
-
-Status Store::begin_run(const RunLedger& l) {
-  return in_transaction(*db_, "storing run '" + l.info.run_id + "'", [&]() -> Status {
-    if (auto s = insert_run(l); !s) return s;
-    for (const auto& m : l.marks) {
-      if (auto s = write_mark(l.info.run_id, m); !s) return s;
-    }
-    for (const auto& p : l.phases) {
-      if (auto s = write_phase(l.info.run_id, p); !s) return s;
-    }
-    for (const auto& b : l.boundaries) {
-      if (auto s = write_boundary(l.info.run_id, b); !s) return s;
-    }
-    for (const auto& v : l.verdicts) {
-      if (auto s = write_verdict(l.info.run_id, v); !s) return s;
-    }
-    return ok_status();
-  });
-}
-
-Status Store::update_progress(const std::string& run_id, std::uint64_t peak_bytes, bool peak_exact,
-                              const MemoryReading& last) {
-  const std::string op = "updating the progress of run '" + run_id + "'";
-  auto q = db_->query(
-      "UPDATE runs SET peak_bytes = ?2, peak_exact = ?3, last_mono_ns = ?4, last_wall_ns = ?5, "
-      "last_source = ?6, last_rss = ?7, last_anon = ?8, last_file = ?9, last_shmem = ?10, "
-      "last_swap = ?11, last_hwm = ?12 WHERE run_id = ?1",
-      op);
-  if (!q) return q.error();
-  q->bind(1, run_id).bind(2, peak_bytes).bind(3, peak_exact);
-  bind_reading(*q, 4, last);
-  if (auto s = q->run(); !s) return s;
-  if (db_->changes() == 0) return require_run(run_id, op.c_str());
-  return ok_status();
-}
-
-Status Store::end_run(const std::string& run_id, RunState state, const Instant& ended,
-                      std::uint64_t peak_bytes, const MemoryReading& last, bool peak_exact) {
-  const std::string op = "ending run '" + run_id + "'";
-  if (state == RunState::kActive) {
-    return Error{op + ": the final state must be ended, exited or lost, not active"};
-  }
-  job_peaks_.clear();  // the run may now be its job's peak on record
-  return in_transaction(*db_, op, [&]() -> Status {
-    if (auto s = update_progress(run_id, peak_bytes, peak_exact, last); !s) return s;
-    auto q = db_->query(
-        "UPDATE runs SET state = ?2, ended_mono_ns = ?3, ended_wall_ns = ?4 WHERE run_id = ?1", op);
-    if (!q) return q.error();
-    q->bind(1, run_id).bind(2, run_state_name(state));
-    bind_instant(*q, 3, ended);
-    return q->run();
-  });
 }
 
 }  // namespace ramguard

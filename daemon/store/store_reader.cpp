@@ -1,16 +1,30 @@
 #include "store/store_reader.hpp"
 
-#include "store/store.hpp"
+#include <sqlite3.h>
+
+#include "store/ledger_queries.hpp"
+#include "store/sqlite_db.hpp"
 
 namespace ramguard {
 
 Result<std::unique_ptr<StoreReader>> StoreReader::start(const std::filesystem::path& file) {
-  auto ledger = Store::open_reader(file);
-  if (!ledger) return ledger.error();
-  return std::unique_ptr<StoreReader>(new StoreReader(std::move(*ledger)));
+  // No check, no migration: the writer's connection did both.
+  auto db = SqliteDb::open_read_only(file);
+  if (!db) return db.error();
+  // Reads only: no lookaside slots (120 KiB per connection by default); the page cache is the
+  // writer's size, so the daemon's footprint stays what is budgeted.
+  sqlite3_db_config((*db)->handle(), SQLITE_DBCONFIG_LOOKASIDE, nullptr, 0, 0);
+  const std::string op = "opening a reading connection";
+  if (auto s = (*db)->exec("PRAGMA busy_timeout = 2000; PRAGMA cache_size = -512", op); !s) {
+    return s.error();
+  }
+  auto version = (*db)->scalar_int64("PRAGMA user_version", op);
+  if (!version) return version.error();
+  return std::unique_ptr<StoreReader>(new StoreReader(std::move(*db), *version));
 }
 
-StoreReader::StoreReader(std::unique_ptr<Store> ledger) : ledger_(std::move(ledger)) {
+StoreReader::StoreReader(std::unique_ptr<SqliteDb> db, std::int64_t schema_version)
+    : db_(std::move(db)), ledger_(std::make_unique<LedgerQueries>(*db_, schema_version)) {
   thread_ = std::thread([this] { run(); });
 }
 

@@ -8,6 +8,7 @@
 
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <filesystem>
 #include <functional>
@@ -19,13 +20,14 @@
 
 namespace ramguard {
 
-class Store;
+class LedgerQueries;
+class SqliteDb;
 
 class StoreReader {
  public:
-  // A job: its reads through `ledger` (a read-only Store on the thread's connection), then its
-  // own hand-back (typically a post to the event loop).
-  using Job = std::function<void(Store& ledger)>;
+  // A job: its reads through `ledger` (the thread's read-only connection), then its own
+  // hand-back (typically a post to the event loop).
+  using Job = std::function<void(LedgerQueries& ledger)>;
 
   // Opens `file` read-only (an existing ledger) and starts the thread.
   static Result<std::unique_ptr<StoreReader>> start(const std::filesystem::path& file);
@@ -39,10 +41,12 @@ class StoreReader {
   std::size_t jobs_waiting() const;
 
  private:
-  explicit StoreReader(std::unique_ptr<Store> ledger);
+  explicit StoreReader(std::unique_ptr<SqliteDb> db, std::int64_t schema_version);
   void run();
 
-  std::unique_ptr<Store> ledger_;  // used on the thread only
+  // Used on the thread only; ledger_ reads through db_, which outlives it.
+  std::unique_ptr<SqliteDb> db_;
+  std::unique_ptr<LedgerQueries> ledger_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<Job> jobs_;

@@ -2,14 +2,14 @@
 // for calibrated admission estimates.
 #include "ramguard/base/verdict_rank.hpp"
 #include "store/codec.hpp"
+#include "store/ledger_queries.hpp"
 #include "store/sqlite_db.hpp"
-#include "store/store.hpp"
 
 namespace ramguard {
 
-Result<std::vector<RunSummary>> Store::summaries(const std::string& where_sql,
-                                                 const std::vector<std::string>& params,
-                                                 std::size_t limit) {
+Result<std::vector<RunSummary>> LedgerQueries::summaries(const std::string& where_sql,
+                                                         const std::vector<std::string>& params,
+                                                         std::size_t limit) {
   const char* op = "listing runs";
   // Worst verdict: the order every worst verdict follows (ramguard/base/verdict_rank.hpp), the
   // latest among equals.
@@ -22,7 +22,7 @@ Result<std::vector<RunSummary>> Store::summaries(const std::string& where_sql,
       where_sql + " ORDER BY started_wall_ns DESC, rowid DESC LIMIT ?" +
       std::to_string(params.size() + 1);
   std::vector<std::pair<RunSummary, std::optional<std::int64_t>>> rows;
-  Status read = db_->for_each_row(
+  Status read = db_.for_each_row(
       sql, op,
       [&](Query& q) {
         for (std::size_t i = 0; i < params.size(); ++i) q.bind(static_cast<int>(i + 1), params[i]);
@@ -64,11 +64,11 @@ Result<std::vector<RunSummary>> Store::summaries(const std::string& where_sql,
   return out;
 }
 
-Result<std::vector<RunSummary>> Store::list_runs(std::size_t limit) {
+Result<std::vector<RunSummary>> LedgerQueries::list_runs(std::size_t limit) {
   return summaries("", {}, limit);
 }
 
-Result<std::vector<RunSummary>> Store::find_runs_by_labels(
+Result<std::vector<RunSummary>> LedgerQueries::find_runs_by_labels(
     const std::map<std::string, std::string>& labels, std::size_t limit) {
   if (labels.empty()) return summaries("", {}, limit);
   std::string where = "WHERE run_id IN (";
@@ -84,9 +84,8 @@ Result<std::vector<RunSummary>> Store::find_runs_by_labels(
   return summaries(where, params, limit);
 }
 
-Result<std::optional<JobPeak>> Store::job_peak_on_record(const std::string& job,
-                                                         std::size_t recent_runs,
-                                                         const std::vector<std::uint32_t>& owners) {
+Result<std::optional<JobPeak>> LedgerQueries::job_peak_on_record(
+    const std::string& job, std::size_t recent_runs, const std::vector<std::uint32_t>& owners) {
   const bool cacheable = recent_runs == kRecentRunsForPeak;
   // The cache key: the job and whose runs count ("vit\x1f0,1000").
   std::string key = job + '\x1f';
@@ -101,7 +100,7 @@ Result<std::optional<JobPeak>> Store::job_peak_on_record(const std::string& job,
   constexpr std::string_view kColumns =
       "run_id, peak_bytes, peak_exact, estimate_bytes, plan, ended_mono_ns, ended_wall_ns";
   std::optional<JobPeak> peak;
-  Status read = db_->for_each_row(
+  Status read = db_.for_each_row(
       "SELECT " + std::string(kColumns) + " FROM (SELECT " + std::string(kColumns) +
           " FROM runs WHERE job = ?1 AND state = 'ended' AND peak_bytes > 0" +
           (owners.empty() ? std::string() : " AND owner_uid IN (" + in_owners + ")") +
@@ -132,9 +131,9 @@ Result<std::optional<JobPeak>> Store::job_peak_on_record(const std::string& job,
   return peak;
 }
 
-Result<std::vector<JobFacts>> Store::job_facts(std::size_t limit) {
+Result<std::vector<JobFacts>> LedgerQueries::job_facts(std::size_t limit) {
   std::vector<JobFacts> out;
-  Status read = db_->for_each_row(
+  Status read = db_.for_each_row(
       "SELECT job, owner_uid, MAX(peak_bytes) AS peak_bytes, COUNT(*) AS runs FROM runs "
       "WHERE state = 'ended' AND peak_bytes > 0 GROUP BY job, owner_uid "
       "ORDER BY MAX(ended_wall_ns) DESC LIMIT ?1",

@@ -2,14 +2,15 @@
 #include <sqlite3.h>
 
 #include "store/codec.hpp"
+#include "store/ledger_queries.hpp"
+#include "store/ledger_writer.hpp"
 #include "store/sqlite_db.hpp"
-#include "store/store.hpp"
 
 namespace ramguard {
 
-Status Store::write_mark(const std::string& run_id, const MarkRecord& m) {
+Status LedgerWriter::write_mark(const std::string& run_id, const MarkRecord& m) {
   const std::string op = "appending mark " + std::to_string(m.seq) + " to run '" + run_id + "'";
-  auto q = db_->query(
+  auto q = db_.query(
       "INSERT INTO marks VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
       "?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
       op);
@@ -20,19 +21,19 @@ Status Store::write_mark(const std::string& run_id, const MarkRecord& m) {
   bind_allocator(*q, 15, m.allocator);
   bind_gc(*q, 19, m.gc);
   if (auto s = q->run(); !s) {
-    if (db_->last_failure_code() == SQLITE_CONSTRAINT_PRIMARYKEY) {
+    if (db_.last_failure_code() == SQLITE_CONSTRAINT_PRIMARYKEY) {
       return Error{"mark " + std::to_string(m.seq) + " of run '" + run_id + "' is already in " +
-                   path().string() + " (mark seqs must be new)"};
+                   db_.path().string() + " (mark seqs must be new)"};
     }
     return write_error(s.error(), run_id);
   }
   return ok_status();
 }
 
-Status Store::write_phase(const std::string& run_id, const PhaseRecord& p) {
+Status LedgerWriter::write_phase(const std::string& run_id, const PhaseRecord& p) {
   const std::string op = "saving phase '" + p.phase + "' of round " + std::to_string(p.round) +
                          " of run '" + run_id + "'";
-  auto q = db_->query(
+  auto q = db_.query(
       "INSERT INTO phases (run_id, phase, round, begin_mono_ns, begin_wall_ns, end_mono_ns, "
       "end_wall_ns, peak_bytes, peak_exact) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) "
       "ON CONFLICT (run_id, phase, round, begin_mono_ns) DO UPDATE SET "
@@ -49,10 +50,10 @@ Status Store::write_phase(const std::string& run_id, const PhaseRecord& p) {
   return ok_status();
 }
 
-Status Store::write_boundary(const std::string& run_id, const BoundaryRecord& b) {
+Status LedgerWriter::write_boundary(const std::string& run_id, const BoundaryRecord& b) {
   const std::string op =
       "saving the boundary of round " + std::to_string(b.round) + " of run '" + run_id + "'";
-  auto q = db_->query(
+  auto q = db_.query(
       "INSERT INTO boundaries VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
       "?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21) ON CONFLICT (run_id, round) DO UPDATE SET "
       "r_mono_ns = excluded.r_mono_ns, r_wall_ns = excluded.r_wall_ns, "
@@ -74,9 +75,9 @@ Status Store::write_boundary(const std::string& run_id, const BoundaryRecord& b)
   return ok_status();
 }
 
-Status Store::write_verdict(const std::string& run_id, const Verdict& v) {
+Status LedgerWriter::write_verdict(const std::string& run_id, const Verdict& v) {
   const std::string op = "saving verdict '" + v.kind + "' of run '" + run_id + "'";
-  auto q = db_->query(
+  auto q = db_.query(
       "INSERT INTO verdicts (run_id, kind, severity, passed, round, phase, summary, at_mono_ns, "
       "at_wall_ns, cleared) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) "
       "ON CONFLICT (run_id, kind, round, phase, at_mono_ns) DO UPDATE SET "
@@ -94,11 +95,11 @@ Status Store::write_verdict(const std::string& run_id, const Verdict& v) {
   const std::int64_t id = Row(*q).int64("id");
   if (auto s = q->run(); !s) return write_error(s.error(), run_id);
 
-  auto del = db_->query("DELETE FROM verdict_figures WHERE verdict_id = ?1", op);
+  auto del = db_.query("DELETE FROM verdict_figures WHERE verdict_id = ?1", op);
   if (!del) return del.error();
   if (auto s = del->bind(1, id).run(); !s) return s;
   for (const auto& [name, value] : v.figures) {
-    auto f = db_->query("INSERT INTO verdict_figures VALUES (?1, ?2, ?3)", op);
+    auto f = db_.query("INSERT INTO verdict_figures VALUES (?1, ?2, ?3)", op);
     if (!f) return f.error();
     f->bind(1, id).bind(2, name);
     bind_real(*f, 3, value);
@@ -107,21 +108,21 @@ Status Store::write_verdict(const std::string& run_id, const Verdict& v) {
   return ok_status();
 }
 
-Status Store::append_mark(const std::string& run_id, const MarkRecord& mark) {
+Status LedgerWriter::append_mark(const std::string& run_id, const MarkRecord& mark) {
   // One INSERT autocommits (one WAL append and one fsync), or joins atomically()'s transaction.
   return write_mark(run_id, mark);
 }
 
-Status Store::save_phase(const std::string& run_id, const PhaseRecord& phase) {
+Status LedgerWriter::save_phase(const std::string& run_id, const PhaseRecord& phase) {
   return write_phase(run_id, phase);
 }
 
-Status Store::save_boundary(const std::string& run_id, const BoundaryRecord& boundary) {
+Status LedgerWriter::save_boundary(const std::string& run_id, const BoundaryRecord& boundary) {
   return write_boundary(run_id, boundary);
 }
 
-Status Store::save_verdict(const std::string& run_id, const Verdict& verdict) {
-  return in_transaction(*db_, "saving a verdict", [&] { return write_verdict(run_id, verdict); });
+Status LedgerWriter::save_verdict(const std::string& run_id, const Verdict& verdict) {
+  return in_transaction(db_, "saving a verdict", [&] { return write_verdict(run_id, verdict); });
 }
 
 }  // namespace ramguard

@@ -1,23 +1,61 @@
-// Reading whole runs back: for restart recovery (load_active_runs) and reports (load_run).
+// Reading one run back: whole (load_run, reports) or record by record (restart recovery,
+// exports), its samples and censuses; reservations and counts. Reads across runs are in
+// ledger_queries_across.cpp.
+#include "store/ledger_queries.hpp"
+
 #include <chrono>
 
 #include "common/log.hpp"
 #include "store/codec.hpp"
 #include "store/sqlite_db.hpp"
-#include "store/store.hpp"
 
 namespace ramguard {
+namespace {
 
-Status Store::load_labels(RunInfo& info) {
-  return db_->for_each_row(
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const auto eol = text.find('\n', at);
+    out.push_back(text.substr(at, eol == std::string::npos ? std::string::npos : eol - at));
+    if (eol == std::string::npos) break;
+    at = eol + 1;
+  }
+  return out;
+}
+
+constexpr std::string_view kUnknownRun = "unknown run id '";
+
+}  // namespace
+
+bool is_unknown_run(const Error& error) {
+  return error.message.starts_with(kUnknownRun);
+}
+
+Error unknown_run(const std::string& run_id, const std::filesystem::path& file) {
+  return Error{std::string(kUnknownRun) + run_id + "': no such run in " + file.string()};
+}
+
+Status LedgerQueries::require_run(const std::string& run_id, const char* operation) {
+  auto q = db_.query("SELECT 1 FROM runs WHERE run_id = ?1", operation);
+  if (!q) return q.error();
+  q->bind(1, run_id);
+  auto row = q->step();
+  if (!row) return row.error();
+  if (!*row) return unknown_run(run_id, db_.path());
+  return ok_status();
+}
+
+Status LedgerQueries::load_labels(RunInfo& info) {
+  return db_.for_each_row(
       "SELECT key, value FROM run_labels WHERE run_id = ?1",
       "loading the labels of run '" + info.run_id + "'", [&](Query& q) { q.bind(1, info.run_id); },
       [&](const Row& row) { info.labels[row.text("key")] = row.text("value"); });
 }
 
-Status Store::load_scope(RunInfo& info) {
+Status LedgerQueries::load_scope(RunInfo& info) {
   if (schema_version_ < 3) return ok_status();  // a read-only older ledger: process scope only
-  return db_->for_each_row(
+  return db_.for_each_row(
       "SELECT scope, cgroup_dir FROM run_scopes WHERE run_id = ?1",
       "loading the scope of run '" + info.run_id + "'", [&](Query& q) { q.bind(1, info.run_id); },
       [&](const Row& row) -> Status {
@@ -32,8 +70,8 @@ Status Store::load_scope(RunInfo& info) {
       });
 }
 
-Result<std::vector<Verdict>> Store::load_verdicts(const std::string& run_id,
-                                                  std::optional<std::int64_t> only_id) {
+Result<std::vector<Verdict>> LedgerQueries::load_verdicts(const std::string& run_id,
+                                                          std::optional<std::int64_t> only_id) {
   std::vector<Verdict> verdicts;
   if (auto s =
           stream_verdicts(run_id, only_id, [&](Verdict v) { verdicts.push_back(std::move(v)); });
@@ -43,12 +81,13 @@ Result<std::vector<Verdict>> Store::load_verdicts(const std::string& run_id,
   return verdicts;
 }
 
-Status Store::stream_verdicts(const std::string& run_id, std::optional<std::int64_t> only_id,
-                              const std::function<void(Verdict)>& take) {
+Status LedgerQueries::stream_verdicts(const std::string& run_id,
+                                      std::optional<std::int64_t> only_id,
+                                      const std::function<void(Verdict)>& take) {
   const std::string op = "loading the verdicts of run '" + run_id + "'";
   // One row per figure (or one without): a verdict is complete when the next id begins.
   std::optional<std::pair<std::int64_t, Verdict>> current;
-  Status s = db_->for_each_row(
+  Status s = db_.for_each_row(
       "SELECT v.id, v.kind, v.severity, v.passed, v.round, v.phase, v.summary, v.at_mono_ns, "
       "v.at_wall_ns, v.cleared, f.name AS figure, f.value FROM verdicts v LEFT JOIN "
       "verdict_figures f ON f.verdict_id = v.id WHERE v.run_id = ?1 AND (?2 IS NULL OR v.id = ?2) "
@@ -80,9 +119,9 @@ Status Store::stream_verdicts(const std::string& run_id, std::optional<std::int6
   return ok_status();
 }
 
-Result<std::uint64_t> Store::mark_count(const std::string& run_id) {
+Result<std::uint64_t> LedgerQueries::mark_count(const std::string& run_id) {
   std::uint64_t count = 0;
-  Status s = db_->for_each_row(
+  Status s = db_.for_each_row(
       "SELECT count(*) AS marks FROM marks WHERE run_id = ?1",
       "counting the marks of run '" + run_id + "'", [&](Query& q) { q.bind(1, run_id); },
       [&](const Row& row) { count = row.uint64("marks"); });
@@ -90,8 +129,8 @@ Result<std::uint64_t> Store::mark_count(const std::string& run_id) {
   return count;
 }
 
-Status Store::stream_marks(const std::string& run_id, std::optional<std::uint64_t> newest,
-                           const std::function<void(MarkRecord)>& take) {
+Status LedgerQueries::stream_marks(const std::string& run_id, std::optional<std::uint64_t> newest,
+                                   const std::function<void(MarkRecord)>& take) {
   const std::string op = "loading run '" + run_id + "'";
   // The newest: the primary key read backwards for them alone, then put in order.
   static const std::string kColumns = "seq, kind, phase, round, " + std::string(kRecordFactsSelect);
@@ -100,7 +139,7 @@ Status Store::stream_marks(const std::string& run_id, std::optional<std::uint64_
   static const std::string kNewest = "SELECT " + kColumns + " FROM (SELECT " + kColumns +
                                      " FROM marks WHERE run_id = ?1 ORDER BY seq DESC LIMIT ?2) "
                                      "ORDER BY seq";
-  return db_->for_each_row(
+  return db_.for_each_row(
       newest ? kNewest : kAll, op,
       [&](Query& q) {
         q.bind(1, run_id);
@@ -126,9 +165,9 @@ Status Store::stream_marks(const std::string& run_id, std::optional<std::uint64_
       });
 }
 
-Status Store::stream_phases(const std::string& run_id,
-                            const std::function<void(PhaseRecord)>& take) {
-  return db_->for_each_row(
+Status LedgerQueries::stream_phases(const std::string& run_id,
+                                    const std::function<void(PhaseRecord)>& take) {
+  return db_.for_each_row(
       "SELECT phase, round, begin_mono_ns, begin_wall_ns, end_mono_ns, end_wall_ns, peak_bytes, "
       "peak_exact FROM phases WHERE run_id = ?1 ORDER BY rowid",
       "loading run '" + run_id + "'", [&](Query& q) { q.bind(1, run_id); },
@@ -144,13 +183,13 @@ Status Store::stream_phases(const std::string& run_id,
       });
 }
 
-Status Store::stream_boundaries(const std::string& run_id,
-                                const std::function<void(BoundaryRecord)>& take) {
+Status LedgerQueries::stream_boundaries(const std::string& run_id,
+                                        const std::function<void(BoundaryRecord)>& take) {
   const std::string op = "loading run '" + run_id + "'";
   static const std::string kSql = "SELECT round, " + std::string(kRecordFactsSelect) +
                                   ", floor_bytes, settled FROM boundaries WHERE run_id = ?1 "
                                   "ORDER BY round";
-  return db_->for_each_row(
+  return db_.for_each_row(
       kSql, op, [&](Query& q) { q.bind(1, run_id); },
       [&](const Row& row) -> Status {
         BoundaryRecord b;
@@ -170,7 +209,7 @@ Status Store::stream_boundaries(const std::string& run_id,
       });
 }
 
-Status Store::load_details(RunLedger& l) {
+Status LedgerQueries::load_details(RunLedger& l) {
   const std::string& id = l.info.run_id;
   if (auto s = load_head_details(l.info); !s) return s;
   if (auto s =
@@ -192,16 +231,16 @@ Status Store::load_details(RunLedger& l) {
   return ok_status();
 }
 
-Status Store::load_head_details(RunInfo& info) {
+Status LedgerQueries::load_head_details(RunInfo& info) {
   if (auto s = load_labels(info); !s) return s;
   return load_scope(info);
 }
 
-Result<RunLedger> Store::load_run(const std::string& run_id) {
+Result<RunLedger> LedgerQueries::load_run(const std::string& run_id) {
   static const std::string kSql =
       "SELECT " + std::string(kRunSelect) + " FROM runs WHERE run_id = ?1";
   std::optional<RunLedger> ledger;
-  Status read = db_->for_each_row(
+  Status read = db_.for_each_row(
       kSql, "loading run '" + run_id + "'", [&](Query& q) { q.bind(1, run_id); },
       [&](const Row& row) -> Status {
         auto l = read_run_row(row);
@@ -215,25 +254,12 @@ Result<RunLedger> Store::load_run(const std::string& run_id) {
   return std::move(*ledger);
 }
 
-Result<std::vector<RunLedger>> Store::load_active_runs() {
-  std::vector<RunLedger> loaded;
-  auto each = for_each_active_run([&](RunLedger l) -> Status {
-    if (auto s = load_details(l); !s) return s;
-    loaded.push_back(std::move(l));
-    return ok_status();
-  });
-  if (!each) return each.error();
-  return loaded;
-}
-
-Status Store::for_each_active_run(const std::function<Status(RunLedger head)>& resume) {
-  // The runs' rows first (small), then each run's records, read by `resume` before the next.
-  std::vector<RunLedger> runs;
-  std::vector<std::pair<std::string, std::string>> undecodable;  // run id, reason
+Status LedgerQueries::active_run_heads(
+    std::vector<RunLedger>& runs, std::vector<std::pair<std::string, std::string>>& undecodable) {
   static const std::string kSql = "SELECT " + std::string(kRunSelect) +
                                   " FROM runs WHERE state = 'active' ORDER BY started_wall_ns, "
                                   "rowid";
-  Status read = db_->for_each_row(
+  Status read = db_.for_each_row(
       kSql, "loading the active runs", [](Query&) {},
       [&](const Row& row) {
         auto l = read_run_row(row);
@@ -243,46 +269,13 @@ Status Store::for_each_active_run(const std::function<Status(RunLedger head)>& r
           runs.push_back(std::move(*l));
         }
       });
-  if (!read) return read;
-  for (RunLedger& l : runs) {
-    RunLedger head = std::move(l);
-    const std::string run_id = head.info.run_id;
-    Status s = load_head_details(head.info);
-    if (s) s = resume(std::move(head));
-    if (!s) undecodable.emplace_back(run_id, s.error().message);
-  }
-  // One bad run must not cost the others their recovery: skip it, say why, and end it lost so
-  // the next start does not trip over it again (impossible on a read-only ledger; then it
-  // stays active in the file and is skipped again).
-  for (const auto& [run_id, reason] : undecodable) {
-    const Status ended = end_undecodable(run_id);
-    log::error("recovery.run_skipped", {{"run", run_id},
-                                        {"reason", reason},
-                                        {"ended_lost", ended.ok()},
-                                        {"end_error", ended ? "" : ended.error().message}});
-  }
-  return ok_status();
+  return read;
 }
 
-Status Store::end_undecodable(const std::string& run_id) {
-  const std::string op = "ending undecodable run '" + run_id + "' lost";
-  job_peaks_.clear();
-  auto q = db_->query(
-      "UPDATE runs SET state = 'lost', ended_mono_ns = ?2, ended_wall_ns = ?3 WHERE run_id = ?1",
-      op);
-  if (!q) return q.error();
-  const auto mono = std::chrono::steady_clock::now().time_since_epoch();
-  const auto wall = std::chrono::system_clock::now().time_since_epoch();
-  q->bind(1, run_id)
-      .bind(2, static_cast<std::int64_t>(std::chrono::nanoseconds(mono).count()))
-      .bind(3, static_cast<std::int64_t>(std::chrono::nanoseconds(wall).count()));
-  return q->run();
-}
-
-Result<std::vector<ProgressSample>> Store::load_samples(const std::string& run_id) {
+Result<std::vector<ProgressSample>> LedgerQueries::load_samples(const std::string& run_id) {
   if (auto s = require_run(run_id, "loading samples"); !s) return s.error();
   std::vector<ProgressSample> samples;
-  Status s = db_->for_each_row(
+  Status s = db_.for_each_row(
       "SELECT at_unix_ms, rss, min_rss, max_rss, anon, file FROM samples WHERE run_id = ?1 "
       "ORDER BY at_unix_ms",
       "loading the samples of run '" + run_id + "'", [&](Query& q) { q.bind(1, run_id); },
@@ -295,7 +288,7 @@ Result<std::vector<ProgressSample>> Store::load_samples(const std::string& run_i
   return samples;
 }
 
-Result<std::vector<Reservation>> Store::load_reservations() {
+Result<std::vector<Reservation>> LedgerQueries::load_reservations() {
   // A ledger opened read-only may be older: at schema 1 (no owner column) its rows are root's,
   // before schema 4 (no estimate source) they are given estimates without a plan.
   const char* owner = schema_version_ >= 2 ? "owner_uid" : "0 AS owner_uid";
@@ -303,7 +296,7 @@ Result<std::vector<Reservation>> Store::load_reservations() {
                            ? "source_kind, plan, calibrated_from"
                            : "'given' AS source_kind, '' AS plan, '' AS calibrated_from";
   std::vector<Reservation> out;
-  Status s = db_->for_each_row(
+  Status s = db_.for_each_row(
       std::string("SELECT id, job, bytes, run_id, created_wall_ms, expires_wall_ms, ") + owner +
           ", " + source + " FROM reservations ORDER BY created_wall_ms, rowid",
       "loading the reservations", [](Query&) {},
@@ -324,6 +317,97 @@ Result<std::vector<Reservation>> Store::load_reservations() {
       });
   if (!s) return s.error();
   return out;
+}
+
+Result<std::vector<CensusRecord>> LedgerQueries::load_censuses(const std::string& run_id) {
+  std::vector<CensusRecord> out;
+  if (schema_version_ < 5) return out;
+  const std::string op = "loading the censuses of run '" + run_id + "'";
+  Status read = db_.for_each_row(
+      "SELECT round, at_end, at_unix_ms, mode, partial, duration_s, objects_seen, storages, host, "
+      "gpu, pinned, shared, unreachable, other_groups, other_bytes, placed_anon, placed_file, "
+      "placed_shmem, placed_device, unmapped, resident, files, placement_error, rss, counted, "
+      "allocator_free FROM censuses WHERE run_id = ?1 ORDER BY at_end, round",
+      op, [&](Query& q) { q.bind(1, run_id); },
+      [&](const Row& row) {
+        CensusRecord c;
+        c.round = row.uint32("round");
+        c.at_end = row.flag("at_end");
+        c.at_unix_ms = row.int64("at_unix_ms");
+        c.mode = row.text("mode");
+        c.partial = row.text("partial");
+        c.duration_seconds = row.real("duration_s");
+        c.objects_seen = row.uint64("objects_seen");
+        c.storages = row.uint32("storages");
+        c.host_bytes = row.uint64("host");
+        c.gpu_bytes = row.uint64("gpu");
+        c.pinned_bytes = row.uint64("pinned");
+        c.shared_bytes = row.uint64("shared");
+        c.unreachable_bytes = row.uint64("unreachable");
+        c.other_groups = row.uint32("other_groups");
+        c.other_bytes = row.uint64("other_bytes");
+        CensusPlacement& p = c.placement;
+        p.anon_bytes = row.uint64("placed_anon");
+        p.file_bytes = row.uint64("placed_file");
+        p.shmem_bytes = row.uint64("placed_shmem");
+        p.device_bytes = row.uint64("placed_device");
+        p.unmapped_bytes = row.uint64("unmapped");
+        p.resident_known = !row.is_null("resident");
+        p.resident_bytes = p.resident_known ? row.uint64("resident") : 0;
+        p.files = split_lines(row.text("files"));
+        p.error = row.text("placement_error");
+        c.rss_bytes = row.uint64("rss");
+        c.counted_bytes = row.uint64("counted");
+        c.allocator_free_bytes = row.uint64("allocator_free");
+        out.push_back(std::move(c));
+      });
+  if (!read) return read.error();
+  for (CensusRecord& c : out) {
+    Status groups = db_.for_each_row(
+        "SELECT holder, reachable, cycle, kind, bytes, gpu, storages, objects, dtype, pinned, "
+        "shared FROM census_groups WHERE run_id = ?1 AND round = ?2 AND at_end = ?3 ORDER BY idx",
+        op, [&](Query& q) { q.bind(1, run_id).bind(2, c.round).bind(3, c.at_end); },
+        [&](const Row& row) {
+          CensusGroup group;
+          group.holder = row.text("holder");
+          group.reachable = row.flag("reachable");
+          group.cycle = row.text("cycle");
+          group.kind = row.text("kind");
+          group.bytes = row.uint64("bytes");
+          group.gpu_bytes = row.uint64("gpu");
+          group.storages = row.uint32("storages");
+          group.objects = row.uint32("objects");
+          group.dtype = row.text("dtype");
+          group.pinned_bytes = row.uint64("pinned");
+          group.shared_bytes = row.uint64("shared");
+          c.groups.push_back(std::move(group));
+        });
+    if (!groups) return groups.error();
+  }
+  return out;
+}
+
+Result<std::size_t> LedgerQueries::run_count() {
+  auto n = db_.scalar_int64("SELECT COUNT(*) FROM runs", "counting runs");
+  if (!n) return n.error();
+  return static_cast<std::size_t>(*n);
+}
+
+Result<std::size_t> LedgerQueries::finished_run_count() {
+  auto n = db_.scalar_int64("SELECT COUNT(*) FROM runs WHERE state != 'active'",
+                            "counting finished runs");
+  if (!n) return n.error();
+  return static_cast<std::size_t>(*n);
+}
+
+Result<std::uint64_t> LedgerQueries::used_bytes() {
+  auto pages = db_.scalar_int64("PRAGMA page_count", "reading the ledger's page count");
+  if (!pages) return pages.error();
+  auto free_pages = db_.scalar_int64("PRAGMA freelist_count", "reading the ledger's free pages");
+  if (!free_pages) return free_pages.error();
+  auto page = db_.scalar_int64("PRAGMA page_size", "reading the ledger's page size");
+  if (!page) return page.error();
+  return static_cast<std::uint64_t>(*pages - *free_pages) * static_cast<std::uint64_t>(*page);
 }
 
 }  // namespace ramguard
