@@ -67,7 +67,7 @@ inline constexpr AllocatorNames kRecordAllocator = {"alloc_allocated", "alloc_ac
                                                     "alloc_resident", "alloc_retained"};
 inline constexpr GcNames kRecordGc = {"gc_rss_before", "gc_rss_after", "gc_collected",
                                       "gc_duration_s"};
-// SELECT lists of those columns and of a runs row (read_run_row's).
+// Column lists of those columns and of a runs row (read_run_row's), for SELECTs and INSERTs.
 inline constexpr std::string_view kRecordFactsSelect =
     "r_mono_ns, r_wall_ns, r_source, r_rss, r_anon, r_file, r_shmem, r_swap, r_hwm, "
     "alloc_allocated, alloc_active, alloc_resident, alloc_retained, gc_rss_before, gc_rss_after, "

@@ -26,11 +26,12 @@ Error LedgerWriter::write_error(const Error& e, const std::string& run_id) {
 Status LedgerWriter::insert_run(const RunLedger& l) {
   const std::string op = "storing run '" + l.info.run_id + "'";
   queries_.forget_job_peaks();  // a run stored already ended (an import) may be a peak on record
-  auto q = db_.query(
-      "INSERT INTO runs VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
-      "?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, "
-      "?34, ?35, ?36)",
-      op);
+  // Parameters in kRunSelect's order.
+  static const std::string kSql =
+      "INSERT INTO runs (" + std::string(kRunSelect) +
+      ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, "
+      "?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36)";
+  auto q = db_.query(kSql, op);
   if (!q) return q.error();
   const RunInfo& i = l.info;
   q->bind(1, i.run_id).bind(2, i.job).bind(3, static_cast<std::int64_t>(i.target.pid));
@@ -49,12 +50,13 @@ Status LedgerWriter::insert_run(const RunLedger& l) {
     return s;
   }
   for (const auto& [key, value] : i.labels) {
-    auto lq = db_.query("INSERT INTO run_labels VALUES (?1, ?2, ?3)", op);
+    auto lq = db_.query("INSERT INTO run_labels (run_id, key, value) VALUES (?1, ?2, ?3)", op);
     if (!lq) return lq.error();
     if (auto s = lq->bind(1, i.run_id).bind(2, key).bind(3, value).run(); !s) return s;
   }
   if (i.scope != Scope::kProcess) {
-    auto sq = db_.query("INSERT INTO run_scopes VALUES (?1, ?2, ?3)", op);
+    auto sq =
+        db_.query("INSERT INTO run_scopes (run_id, scope, cgroup_dir) VALUES (?1, ?2, ?3)", op);
     if (!sq) return sq.error();
     if (auto s = sq->bind(1, i.run_id).bind(2, scope_name(i.scope)).bind(3, i.cgroup_dir).run(); !s)
       return s;

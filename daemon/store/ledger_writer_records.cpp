@@ -10,10 +10,11 @@ namespace ramguard {
 
 Status LedgerWriter::write_mark(const std::string& run_id, const MarkRecord& m) {
   const std::string op = "appending mark " + std::to_string(m.seq) + " to run '" + run_id + "'";
-  auto q = db_.query(
-      "INSERT INTO marks VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
-      "?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
-      op);
+  static const std::string kSql = "INSERT INTO marks (run_id, seq, kind, phase, round, " +
+                                  std::string(kRecordFactsSelect) +
+                                  ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
+                                  "?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)";
+  auto q = db_.query(kSql, op);
   if (!q) return q.error();
   q->bind(1, run_id).bind(2, m.seq).bind(3, mark_kind_name(m.kind)).bind(4, m.phase);
   q->bind(5, m.round);
@@ -54,8 +55,11 @@ Status LedgerWriter::write_boundary(const std::string& run_id, const BoundaryRec
   const std::string op =
       "saving the boundary of round " + std::to_string(b.round) + " of run '" + run_id + "'";
   auto q = db_.query(
-      "INSERT INTO boundaries VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
-      "?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21) ON CONFLICT (run_id, round) DO UPDATE SET "
+      "INSERT INTO boundaries (run_id, round, r_mono_ns, r_wall_ns, r_source, r_rss, r_anon, "
+      "r_file, r_shmem, r_swap, r_hwm, floor_bytes, settled, alloc_allocated, alloc_active, "
+      "alloc_resident, alloc_retained, gc_rss_before, gc_rss_after, gc_collected, gc_duration_s) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, "
+      "?19, ?20, ?21) ON CONFLICT (run_id, round) DO UPDATE SET "
       "r_mono_ns = excluded.r_mono_ns, r_wall_ns = excluded.r_wall_ns, "
       "r_source = excluded.r_source, r_rss = excluded.r_rss, r_anon = excluded.r_anon, "
       "r_file = excluded.r_file, r_shmem = excluded.r_shmem, r_swap = excluded.r_swap, "
@@ -99,7 +103,8 @@ Status LedgerWriter::write_verdict(const std::string& run_id, const Verdict& v) 
   if (!del) return del.error();
   if (auto s = del->bind(1, id).run(); !s) return s;
   for (const auto& [name, value] : v.figures) {
-    auto f = db_.query("INSERT INTO verdict_figures VALUES (?1, ?2, ?3)", op);
+    auto f =
+        db_.query("INSERT INTO verdict_figures (verdict_id, name, value) VALUES (?1, ?2, ?3)", op);
     if (!f) return f.error();
     f->bind(1, id).bind(2, name);
     bind_real(*f, 3, value);

@@ -22,8 +22,9 @@ Status LedgerWriter::append_samples(const std::string& run_id,
   Status s = in_transaction(db_, op, [&]() -> Status {
     for (const ProgressSample& x : samples) {
       auto q = db_.query(
-          "INSERT INTO samples VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (run_id, "
-          "at_unix_ms) DO UPDATE SET rss = excluded.rss, min_rss = excluded.min_rss, "
+          "INSERT INTO samples (run_id, at_unix_ms, rss, min_rss, max_rss, anon, file) "
+          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (run_id, at_unix_ms) DO UPDATE SET rss "
+          "= excluded.rss, min_rss = excluded.min_rss, "
           "max_rss = excluded.max_rss, anon = excluded.anon, file = excluded.file",
           op);
       if (!q) return q.error();
@@ -113,8 +114,12 @@ Status LedgerWriter::save_census(const std::string& run_id, const CensusRecord& 
     if (!del) return del.error();
     if (auto r = del->bind(1, run_id).bind(2, c.round).bind(3, c.at_end).run(); !r) return r;
     auto q = db_.query(
-        "INSERT INTO censuses VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
-        "?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)",
+        "INSERT INTO censuses (run_id, round, at_end, at_unix_ms, mode, partial, duration_s, "
+        "objects_seen, storages, host, gpu, pinned, shared, unreachable, other_groups, "
+        "other_bytes, placed_anon, placed_file, placed_shmem, placed_device, unmapped, resident, "
+        "files, placement_error, rss, counted, allocator_free) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
+        "?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, "
+        "?25, ?26, ?27)",
         op);
     if (!q) return q.error();
     const CensusPlacement& p = c.placement;
@@ -131,7 +136,9 @@ Status LedgerWriter::save_census(const std::string& run_id, const CensusRecord& 
     for (std::size_t i = 0; i < c.groups.size(); ++i) {
       const CensusGroup& g = c.groups[i];
       auto row = db_.query(
-          "INSERT INTO census_groups VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
+          "INSERT INTO census_groups (run_id, round, at_end, idx, holder, reachable, cycle, kind, "
+          "bytes, gpu, storages, objects, dtype, pinned, shared) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
+          "?7, ?8, ?9, ?10, ?11, ?12, "
           "?13, ?14, ?15)",
           op);
       if (!row) return row.error();
