@@ -10,9 +10,9 @@
 // failed write is rolled back whole and leaves the Store usable. Not thread-safe: call it from the
 // daemon's io_context only.
 //
-// Store owns the connection, the file's health (writable, read-only, the stop's reserve) and
-// its checkpointer; its reads are LedgerQueries' (store/ledger_queries.hpp) and its writes
-// LedgerWriter's (store/ledger_writer.hpp), each with state of its own.
+// Store owns the connection, the file's health and its checkpointer, and derives from its reads
+// (LedgerQueries, store/ledger_queries.hpp) and its writes (LedgerWriter), each with state of its
+// own: whoever holds a Store reaches both; what needs one side only takes that class.
 
 #include <chrono>
 #include <cstddef>
