@@ -3,9 +3,6 @@
 // ledger_queries_across.cpp.
 #include "store/ledger_queries.hpp"
 
-#include <chrono>
-
-#include "common/log.hpp"
 #include "store/codec.hpp"
 #include "store/sqlite_db.hpp"
 

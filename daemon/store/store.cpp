@@ -10,7 +10,6 @@
 #include <system_error>
 
 #include "common/log.hpp"
-#include "store/codec.hpp"
 #include "store/schema.hpp"
 #include "store/sqlite_db.hpp"
 #include "store/state_lock.hpp"
