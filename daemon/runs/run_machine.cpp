@@ -6,7 +6,7 @@
 #include <array>
 
 #include "common/log.hpp"
-#include "ramguard/base/verdict_rank.hpp"
+#include "runs/held_room.hpp"
 #include "verdicts/estimate.hpp"
 #include "verdicts/exit.hpp"
 #include "verdicts/phase_gap.hpp"
@@ -14,7 +14,7 @@
 namespace ramguard {
 
 RunMachine::RunMachine(const RunParams& params, ObserverSet& observers)
-    : params_(params), observers_(observers), samples_(params.series) {}
+    : params_(params), observers_(observers), samples_(params.series), verdicts_(ledger_, params) {}
 
 Result<std::unique_ptr<RunMachine>> RunMachine::start(RunInfo info, bool end_on_exit,
                                                       TargetProbe& probe, const RunParams& params,
@@ -100,9 +100,7 @@ Status RunMachine::read_records(RunRecords& records) {
     if (v.kind == verdict_kind::kGrowthClass) {
       classified_round_ = std::max(classified_round_, v.round);
     }
-    l.verdicts.push_back(std::move(v));
-    verdicts_replied_ = l.verdicts.size();  // the coordinator heard of these before
-    trim_verdicts();
+    verdicts_.resumed(std::move(v));  // the coordinator heard of these before
   });
   if (!verdicts) return verdicts;
   // Marks: only the newest the run holds are read; the rest is a count.
@@ -120,7 +118,7 @@ void RunMachine::resume_from_records() {
   // Past the held counts, a run read whole kept exactly them: so does the stream.
   if (l.earlier_boundaries.count > 0) trim_boundaries(/*exact=*/true);
   if (l.earlier_phases > 0) trim_phases(/*exact=*/true);
-  if (l.earlier_verdicts > 0) trim_verdicts(/*exact=*/true);
+  if (l.earlier_verdicts > 0) verdicts_.trim(/*exact=*/true);
   open_phases_.clear();
   for (std::size_t i = 0; i < l.phases.size(); ++i) {
     if (!l.phases[i].end) open_phases_.push_back(i);
@@ -160,7 +158,7 @@ EndOutcome RunMachine::end(const std::optional<MemoryReading>& reading, Instant 
   out.reading = ledger_.marks.back().reading;
   out.peak_bytes = ledger_.peak_bytes;
   out.stored = store_ok_ && observers_.has_durable();
-  out.verdicts = take_unreplied_verdicts();
+  out.verdicts = verdicts_.take_unreplied();
   return out;
 }
 
@@ -343,18 +341,6 @@ void RunMachine::sampling_stopped(Instant now) {
   observers_.notify([&](RunObserver& o) { o.target_retired(target_ref(ledger_), now); });
 }
 
-namespace {
-
-// Grows a held history within its bound: the next push never doubles the capacity past it.
-template <typename T>
-void keep_room(std::vector<T>& v, std::size_t bound) {
-  if (v.size() == v.capacity() && v.size() < bound) {
-    v.reserve(std::min(bound, std::max<std::size_t>(16, 2 * v.size())));
-  }
-}
-
-}  // namespace
-
 std::size_t RunMachine::held_marks() const {
   return std::max<std::size_t>(params_.held_marks, 256);
 }
@@ -378,7 +364,7 @@ void RunMachine::trim_history() {
     gaps_reported_.forget_if([&](const auto& key) { return key.second < oldest; });
   }
   trim_phases();
-  trim_verdicts();
+  verdicts_.trim();
 }
 
 void RunMachine::trim_boundaries(bool exact) {
@@ -419,65 +405,13 @@ void RunMachine::trim_phases(bool exact) {
   keep_room(phases, held + held / 4 + 1);
 }
 
-// Drops the oldest verdicts past the held count; the worst dropped one is kept for status
-// replies, the store has them all. Those not yet in a reply go only past twice the count (a
-// run that raises them without marking): the next reply carries the newest.
-void RunMachine::trim_verdicts(bool exact) {
-  const std::size_t held = std::max<std::size_t>(params_.held_verdicts, 16);
-  auto& verdicts = ledger_.verdicts;
-  if (verdicts.size() > (exact ? held : held + held / 4)) {
-    const std::size_t past = verdicts.size() - held;
-    const std::size_t drop = verdicts.size() > 2 * held ? past : std::min(past, verdicts_replied_);
-    if (drop == 0) return;
-    const auto facts = [](const Verdict& v) {
-      return VerdictFacts{v.kind, severity_name(v.severity), v.passed, v.cleared};
-    };
-    const auto end = verdicts.begin() + static_cast<long>(drop);
-    auto worst = worst_verdict(verdicts.begin(), end, facts);
-    const auto& kept = ledger_.worst_earlier_verdict;
-    if (worst != end && (!kept || !worse_verdict(facts(*kept), facts(*worst)))) {
-      ledger_.worst_earlier_verdict = *worst;
-    }
-    verdicts.erase(verdicts.begin(), end);
-    verdicts_replied_ -= std::min(drop, verdicts_replied_);
-    ledger_.earlier_verdicts += drop;
-  }
-  keep_room(verdicts, held + held / 4 + 1);
-}
-
-// A mark's or run end's reply carries every verdict raised since the previous reply: those of
-// this mark, and those decided in between (a settled floor's growth verdict, a runaway), so the
-// coordinator hears of them without asking.
-std::vector<Verdict> RunMachine::take_unreplied_verdicts() {
-  std::vector<Verdict> out(ledger_.verdicts.begin() + static_cast<long>(verdicts_replied_),
-                           ledger_.verdicts.end());
-  verdicts_replied_ = ledger_.verdicts.size();
-  return out;
-}
-
 void RunMachine::emit(Verdict verdict, std::vector<Verdict>* out) {
-  ledger_.verdicts.push_back(verdict);
-  write("verdict", [&](RunObserver& o) { return o.verdict(ledger_, verdict); });
-  trim_verdicts();
-  if (verdict.update) {  // the log has the warning it restates
-    if (out != nullptr) out->push_back(std::move(verdict));
-    return;
-  }
-  const log::Level level =
-      verdict.severity == Severity::kInfo || verdict.cleared
-          ? log::Level::kInfo
-          : (verdict.severity == Severity::kWarning ? log::Level::kWarning : log::Level::kError);
-  log::write(level, "verdict",
-             {{"kind", verdict.kind},
-              {"severity", severity_name(verdict.severity)},
-              {"passed", verdict.passed},
-              {"cleared", verdict.cleared},
-              {"run", run_id()},
-              {"job", ledger_.info.job},
-              {"round", verdict.round},
-              {"phase", verdict.phase},
-              {"summary", verdict.summary}});
-  if (out != nullptr) out->push_back(std::move(verdict));
+  verdicts_.emit(
+      std::move(verdict),
+      [&](const Verdict& v) {
+        write("verdict", [&](RunObserver& o) { return o.verdict(ledger_, v); });
+      },
+      out);
 }
 
 void RunMachine::flush_progress() {

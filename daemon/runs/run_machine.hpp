@@ -28,6 +28,7 @@
 #include "runs/said_once.hpp"
 #include "runs/sample_series.hpp"
 #include "runs/target_probe.hpp"
+#include "runs/verdict_log.hpp"
 #include "sampling/exit_info.hpp"
 #include "verdicts/budget.hpp"
 #include "verdicts/exit.hpp"
@@ -177,7 +178,6 @@ class RunMachine {
   // exact: down to the held count, not only past a quarter more (a resumed run read whole).
   void trim_boundaries(bool exact = false);
   void trim_phases(bool exact = false);
-  void trim_verdicts(bool exact = false);
   void evaluate_gaps(std::vector<Verdict>& out);
   void check_budget();
   void check_runaway();
@@ -195,7 +195,6 @@ class RunMachine {
   // A growth or release verdict with what the client's censuses say of it (the holder whose
   // bytes grew, what was held at the end); unchanged without censuses (run_machine_census.cpp).
   Verdict with_census(Verdict verdict) const;
-  std::vector<Verdict> take_unreplied_verdicts();
   void flush_progress();
   bool write(std::string_view what, const std::function<Status(RunObserver&)>& fn);
   std::string open_phase_names() const;
@@ -238,8 +237,8 @@ class RunMachine {
   std::size_t release_reads_ = 0;  // quick readings after the end taken so far
   std::uint32_t ticks_ = 0;
   std::optional<std::uint64_t> pending_min_rss_, pending_max_rss_;  // since the last flush
-  bool store_ok_ = true;              // every durable write for this run so far succeeded
-  std::size_t verdicts_replied_ = 0;  // ledger_.verdicts up to here went out in a reply
+  bool store_ok_ = true;  // every durable write for this run so far succeeded
+  VerdictLog verdicts_;   // after ledger_, whose verdicts it appends to
 };
 
 }  // namespace ramguard

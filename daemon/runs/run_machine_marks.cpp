@@ -200,7 +200,7 @@ Result<MarkOutcome> RunMachine::mark(const MarkInput& input, TargetProbe& probe)
   out.stored = write("mark", [&](RunObserver& o) {
     return o.marked(ledger_, mark, phase_changed, boundary_changed);
   });
-  out.verdicts = take_unreplied_verdicts();
+  out.verdicts = verdicts_.take_unreplied();
   trim_history();
   log::debug("run.mark", {{"run", run_id()},
                           {"seq", mark.seq},
