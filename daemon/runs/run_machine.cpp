@@ -3,7 +3,6 @@
 #include "runs/run_machine.hpp"
 
 #include <algorithm>
-#include <array>
 
 #include "common/log.hpp"
 #include "runs/held_room.hpp"
@@ -14,7 +13,11 @@
 namespace ramguard {
 
 RunMachine::RunMachine(const RunParams& params, ObserverSet& observers)
-    : params_(params), observers_(observers), samples_(params.series), verdicts_(ledger_, params) {}
+    : params_(params),
+      observers_(observers),
+      samples_(params.series),
+      release_(ledger_),
+      verdicts_(ledger_, params) {}
 
 Result<std::unique_ptr<RunMachine>> RunMachine::start(RunInfo info, bool end_on_exit,
                                                       TargetProbe& probe, const RunParams& params,
@@ -149,7 +152,7 @@ EndOutcome RunMachine::end(const std::optional<MemoryReading>& reading, Instant 
     ledger_.marks.back().allocator = facts->allocator;
     ledger_.marks.back().gc = facts->gc;
   }
-  end_facts_ = std::move(facts);
+  release_.set_end_facts(std::move(facts));
   finish(RunState::kEnded, now);
   if (reading) {
     samples_.add(*reading);
@@ -187,9 +190,10 @@ void RunMachine::fold_exit_peak(std::uint64_t max_rss_bytes) {
 // The last reading's VmHWM, counted like a mark's, raises the run's peak and the open phases'
 // (the high-water mark was reset at the innermost one's begin, so it is within all of them).
 void RunMachine::fold_death_hwm() {
-  if (death_hwm_bytes_ == 0) return;
+  const std::uint64_t hwm_bytes = release_.death_hwm_bytes();
+  if (hwm_bytes == 0) return;
   MemoryReading at_death = ledger_.last;
-  at_death.hwm_bytes = death_hwm_bytes_;
+  at_death.hwm_bytes = hwm_bytes;
   const std::uint64_t peak = at_death.counted_peak_bytes();
   for (std::size_t index : open_phases_) {
     PhaseRecord& phase = ledger_.phases[index];
@@ -197,13 +201,12 @@ void RunMachine::fold_death_hwm() {
   }
   if (peak <= ledger_.peak_bytes) return;
   ledger_.peak_bytes = peak;
-  log::info("run.death_peak",
-            {{"run", run_id()}, {"hwm_bytes", death_hwm_bytes_}, {"peak_bytes", peak}});
+  log::info("run.death_peak", {{"run", run_id()}, {"hwm_bytes", hwm_bytes}, {"peak_bytes", peak}});
   write("peak", [&](RunObserver& o) { return o.peak_revised(ledger_); });
 }
 
 void RunMachine::process_exited(const ExitInfo& info, Instant now) {
-  exited_at_ = now;
+  release_.process_exited(now);
   // A process that exits inside the window was tearing down: the readings after the round-end
   // mark may show its teardown, so the mark's own reading is the floor.
   settle_before_teardown(now, /*readings_until_cut=*/false);
@@ -216,8 +219,9 @@ void RunMachine::process_exited(const ExitInfo& info, Instant now) {
     check_release(now);
   } else if (active()) {
     // The cgroup's own peak is the run's: at an OOM kill the limit it reached.
-    if (death_peak_ && death_peak_->peak_usage_bytes > ledger_.peak_bytes) {
-      ledger_.peak_bytes = death_peak_->peak_usage_bytes;
+    const auto& death_peak = release_.death_peak();
+    if (death_peak && death_peak->peak_usage_bytes > ledger_.peak_bytes) {
+      ledger_.peak_bytes = death_peak->peak_usage_bytes;
     }
     fold_death_hwm();
     finish(RunState::kExited, now);
@@ -225,13 +229,13 @@ void RunMachine::process_exited(const ExitInfo& info, Instant now) {
         ledger_,
         info.status_known && info.signal == 0 ? std::optional<int>(info.exit_code) : std::nullopt,
         info.signal != 0 ? std::optional<int>(info.signal) : std::nullopt, info.oom_killed, now,
-        death_peak_));
+        death_peak));
     log::warning("run.exited", {{"run", run_id()}, {"detail", info.detail}});
   } else {
     check_release(now);
   }
   // Nothing more to read: whatever is undecided is decided now.
-  release_decided_ = true;
+  release_.decide();
   observers_.notify([&](RunObserver& o) { o.target_state(target_ref(ledger_), false, "exited"); });
 }
 
@@ -239,7 +243,7 @@ void RunMachine::lost(Instant now) {
   settle_before_teardown(now, /*readings_until_cut=*/false);
   finish(RunState::kLost, now);
   emit(lost_verdict(ledger_, now));
-  release_decided_ = true;
+  release_.decide();
 }
 
 // Common to end, exit and loss: close the books on a run.
@@ -278,15 +282,7 @@ std::optional<Instant> RunMachine::next_deadline() const {
     at.wall += params_.settle;
     consider(at);
   }
-  if (!release_decided_ && ledger_.ended && ledger_.state == RunState::kEnded) {
-    const auto grace = std::chrono::duration_cast<std::chrono::nanoseconds>(
-        std::chrono::duration<double>(detectors().release_grace_seconds));
-    Instant at = *ledger_.ended;
-    at.monotonic += grace;
-    at.wall += grace;
-    consider(at);
-    if (auto read_at = next_release_read()) consider(*read_at);
-  }
+  if (auto at = release_.next_deadline(detectors())) consider(*at);
   return next;
 }
 
@@ -296,14 +292,9 @@ void RunMachine::advance(Instant now, TargetProbe* probe) {
     due.monotonic += params_.settle;
     if (now.monotonic >= due.monotonic) settle_boundary(*settling_, now, probe);
   }
-  if (!release_decided_ && ledger_.ended) {
+  if (!release_.decided() && ledger_.ended) {
     // Memory freed right after the end is seen right after it, not at the next periodic tick.
-    bool due = false;
-    for (auto at = next_release_read(); at && at->monotonic <= now.monotonic;
-         at = next_release_read()) {
-      ++release_reads_;
-      due = true;
-    }
+    const bool due = release_.take_due_reads(now);
     if (due && probe != nullptr && ledger_.state == RunState::kEnded) {
       if (auto r = probe->read(/*complete=*/true)) {
         r->source = ReadingSource::kPeriodic;
@@ -316,22 +307,9 @@ void RunMachine::advance(Instant now, TargetProbe* probe) {
   }
 }
 
-std::optional<Instant> RunMachine::next_release_read() const {
-  // After the end: read at 50 ms, then doubling up to 1.6 s (then the periodic sampler).
-  static constexpr std::array<std::chrono::milliseconds, 6> kOffsets{
-      std::chrono::milliseconds(50),  std::chrono::milliseconds(100),
-      std::chrono::milliseconds(200), std::chrono::milliseconds(400),
-      std::chrono::milliseconds(800), std::chrono::milliseconds(1600)};
-  if (!ledger_.ended || release_reads_ >= kOffsets.size()) return std::nullopt;
-  Instant at = *ledger_.ended;
-  at.monotonic += kOffsets[release_reads_];
-  at.wall += kOffsets[release_reads_];
-  return at;
-}
-
 bool RunMachine::wants_sampling() const {
   if (active()) return true;
-  return ledger_.state == RunState::kEnded && !release_decided_;
+  return ledger_.state == RunState::kEnded && !release_.decided();
 }
 
 void RunMachine::sampling_stopped(Instant now) {

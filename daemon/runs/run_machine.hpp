@@ -23,6 +23,7 @@
 #include "model/ledger.hpp"
 #include "ramguard/base/result.hpp"
 #include "runs/observer_set.hpp"
+#include "runs/release_check.hpp"
 #include "runs/run_params.hpp"
 #include "runs/run_source.hpp"
 #include "runs/said_once.hpp"
@@ -106,10 +107,10 @@ class RunMachine {
   void process_exited(const ExitInfo& info, Instant now);
   // Cgroup scope: the cgroup's peak usage and limit read as its process died (before
   // process_exited), for the death verdict's exact peak.
-  void cgroup_peak_at_death(const CgroupDeathPeak& peak) { death_peak_ = peak; }
+  void cgroup_peak_at_death(const CgroupDeathPeak& peak) { release_.set_death_peak(peak); }
   // Process scope: VmHWM at the last reading before the process died (before process_exited):
   // the peak a death between marks (an OOM kill) would otherwise lose.
-  void process_hwm_at_death(std::uint64_t hwm_bytes) { death_hwm_bytes_ = hwm_bytes; }
+  void process_hwm_at_death(std::uint64_t hwm_bytes) { release_.set_death_hwm(hwm_bytes); }
   // Recovery found the process gone: the run ends `lost`.
   void lost(Instant now);
 
@@ -154,7 +155,7 @@ class RunMachine {
   }
   const std::vector<std::size_t>& open_phases() const { return open_phases_; }
   const SampleSeries& samples() const { return samples_; }
-  bool release_decided() const { return release_decided_; }
+  bool release_decided() const { return release_.decided(); }
 
  private:
   RunMachine(const RunParams& params, ObserverSet& observers);
@@ -186,8 +187,6 @@ class RunMachine {
   // run's cgroup limit when one was set.
   const DetectorParams& detectors() const;
   void check_release(Instant now);
-  // The next of the quick readings after the run's end (release), if any is left.
-  std::optional<Instant> next_release_read() const;
   void finish(RunState state, Instant at);
   void fold_death_hwm();
   void append_end_mark(const MemoryReading& reading);
@@ -229,15 +228,10 @@ class RunMachine {
   // Phase gaps over target already turned into verdicts, by rule and the `from` mark's time.
   SaidOnce<std::pair<std::size_t, std::uint64_t>> gaps_reported_;
   std::optional<std::size_t> settling_;  // the boundary whose settle window is open
-  std::optional<Instant> exited_at_;
-  std::optional<CgroupDeathPeak> death_peak_;
-  std::uint64_t death_hwm_bytes_ = 0;
-  std::optional<EndFacts> end_facts_;  // kept in memory only: a restart loses the trim probe
-  bool release_decided_ = false;
-  std::size_t release_reads_ = 0;  // quick readings after the end taken so far
   std::uint32_t ticks_ = 0;
   std::optional<std::uint64_t> pending_min_rss_, pending_max_rss_;  // since the last flush
   bool store_ok_ = true;  // every durable write for this run so far succeeded
+  ReleaseCheck release_;  // after ledger_, whose end it judges
   VerdictLog verdicts_;   // after ledger_, whose verdicts it appends to
 };
 

@@ -8,7 +8,6 @@
 #include "runs/run_machine.hpp"
 #include "verdicts/budget.hpp"
 #include "verdicts/describe.hpp"
-#include "verdicts/release.hpp"
 #include "verdicts/runaway.hpp"
 
 namespace ramguard {
@@ -23,7 +22,7 @@ void RunMachine::reading(const MemoryReading& reading, TargetProbe& probe) {
     }
     check_budget();
     check_runaway();
-  } else if (!release_decided_) {
+  } else if (!release_.decided()) {
     check_release(reading.at);
   }
   if (params_.store_flush_ticks != 0 && ticks_ % params_.store_flush_ticks == 0) {
@@ -150,21 +149,9 @@ void RunMachine::check_runaway() {
 }
 
 void RunMachine::check_release(Instant now) {
-  if (release_decided_ || !ledger_.ended || ledger_.state != RunState::kEnded) return;
-  ReleaseInput input;
-  input.baseline = ledger_.baseline;
-  input.ended = *ledger_.ended;
-  const auto after = samples_.readings_since(*ledger_.ended);
-  input.after_end = after;
-  input.now = now;
-  input.exited = exited_at_;
-  input.settle_seconds = std::chrono::duration<double>(params_.settle).count();
-  input.model_bytes = ledger_.info.model_bytes;
-  input.facts = end_facts_;
-  const ReleaseAssessment release = assess_release(input, detectors());
-  if (release.state == ReleaseState::kPending) return;
-  release_decided_ = true;
-  if (release.verdict) emit(with_census(*release.verdict));
+  if (auto verdict = release_.check(now, samples_, params_.settle, detectors())) {
+    emit(with_census(std::move(*verdict)));
+  }
 }
 
 }  // namespace ramguard
