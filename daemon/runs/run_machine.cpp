@@ -16,6 +16,7 @@ RunMachine::RunMachine(const RunParams& params, ObserverSet& observers)
     : params_(params),
       observers_(observers),
       samples_(params.series),
+      phases_(ledger_, params),
       release_(ledger_),
       verdicts_(ledger_, params) {}
 
@@ -76,15 +77,7 @@ Result<std::unique_ptr<RunMachine>> RunMachine::resume(RunLedger head, RunRecord
 // held counts the same way (trim_*), so a run's whole history is never in memory at once.
 Status RunMachine::read_records(RunRecords& records) {
   RunLedger& l = ledger_;
-  auto phases = records.phases([&](PhaseRecord phase) {
-    phase_names_.insert(phase.phase);
-    if (phase.end) {
-      std::uint64_t& earlier = phase_peaks_[phase.phase];
-      earlier = std::max(earlier, phase.peak_bytes);
-    }
-    l.phases.push_back(std::move(phase));
-    trim_phases();
-  });
+  auto phases = records.phases([&](PhaseRecord phase) { phases_.resumed(std::move(phase)); });
   if (!phases) return phases;
   // Boundaries that were still settling when the daemon died: settle on what we have. What the
   // settled ones say was judged (and said) before the restart: judge_growth says only what the
@@ -120,21 +113,15 @@ void RunMachine::resume_from_records() {
   RunLedger& l = ledger_;
   // Past the held counts, a run read whole kept exactly them: so does the stream.
   if (l.earlier_boundaries.count > 0) trim_boundaries(/*exact=*/true);
-  if (l.earlier_phases > 0) trim_phases(/*exact=*/true);
+  if (l.earlier_phases > 0) phases_.trim(/*exact=*/true);
   if (l.earlier_verdicts > 0) verdicts_.trim(/*exact=*/true);
-  open_phases_.clear();
-  for (std::size_t i = 0; i < l.phases.size(); ++i) {
-    if (!l.phases[i].end) open_phases_.push_back(i);
-  }
+  phases_.reopen();
   last_mark_at_ = l.marks.empty() ? l.started : l.marks.back().reading.at;
   exact_peaks_ = l.peak_exact;
   // Gaps judged before the restart are not judged again (over the held marks, as trim_history
   // forgets those reported before them).
   for (const PhaseGap& gap : measure_phase_gaps(l.marks, detectors()).gaps) {
-    if (gap.over) {
-      gaps_reported_.first(
-          {gap.rule_index, static_cast<std::uint64_t>(gap.from_at.monotonic.count())});
-    }
+    if (gap.over) phases_.gap_first(gap.rule_index, gap.from_at);
   }
   judge_growth();
   trim_history();
@@ -195,10 +182,7 @@ void RunMachine::fold_death_hwm() {
   MemoryReading at_death = ledger_.last;
   at_death.hwm_bytes = hwm_bytes;
   const std::uint64_t peak = at_death.counted_peak_bytes();
-  for (std::size_t index : open_phases_) {
-    PhaseRecord& phase = ledger_.phases[index];
-    if (peak > phase.peak_bytes) phase.peak_bytes = peak;
-  }
+  phases_.fold_peak(peak);
   if (peak <= ledger_.peak_bytes) return;
   ledger_.peak_bytes = peak;
   log::info("run.death_peak", {{"run", run_id()}, {"hwm_bytes", hwm_bytes}, {"peak_bytes", peak}});
@@ -252,11 +236,7 @@ void RunMachine::finish(RunState state, Instant at) {
   ledger_.ended = at;
   std::vector<const PhaseRecord*> closed;
   if (state == RunState::kEnded) {
-    for (std::size_t index : open_phases_) {  // a run that ends mid-phase closes them
-      ledger_.phases[index].end = at;
-      closed.push_back(&ledger_.phases[index]);
-    }
-    open_phases_.clear();
+    closed = phases_.close_all(at);
   }
   check_budget();
   if (auto estimate = assess_estimate(ledger_.peak_bytes, ledger_.peak_exact,
@@ -337,11 +317,8 @@ void RunMachine::trim_history() {
   keep_room(marks, held_marks + held_marks / 4 + 1);
   trim_boundaries();
   // Phase gaps are judged over the held marks only: what was reported before them is done.
-  if (!marks.empty()) {
-    const auto oldest = static_cast<std::uint64_t>(marks.front().reading.at.monotonic.count());
-    gaps_reported_.forget_if([&](const auto& key) { return key.second < oldest; });
-  }
-  trim_phases();
+  if (!marks.empty()) phases_.forget_gaps_before(marks.front().reading.at);
+  phases_.trim();
   verdicts_.trim();
 }
 
@@ -356,31 +333,6 @@ void RunMachine::trim_boundaries(bool exact) {
     if (settling_) *settling_ -= drop;
   }
   keep_room(boundaries, held + held / 4 + 1);
-}
-
-// Drops the oldest ended phases past the held count into their names' totals; open phases
-// stay whatever their age (an outer phase may span the run), and their indexes move with them.
-void RunMachine::trim_phases(bool exact) {
-  const std::size_t held = std::max<std::size_t>(params_.held_phases, 16);
-  auto& phases = ledger_.phases;
-  if (phases.size() > (exact ? held : held + held / 4)) {
-    std::size_t drop = phases.size() - held;
-    std::vector<PhaseRecord> kept;
-    kept.reserve(held + held / 4 + 1);
-    open_phases_.clear();
-    for (PhaseRecord& phase : phases) {
-      if (drop > 0 && phase.end) {
-        ledger_.earlier_phase_totals[phase.phase].add(phase);
-        ++ledger_.earlier_phases;
-        --drop;
-        continue;
-      }
-      if (!phase.end) open_phases_.push_back(kept.size());
-      kept.push_back(std::move(phase));
-    }
-    phases = std::move(kept);
-  }
-  keep_room(phases, held + held / 4 + 1);
 }
 
 void RunMachine::emit(Verdict verdict, std::vector<Verdict>* out) {

@@ -23,6 +23,7 @@
 #include "model/ledger.hpp"
 #include "ramguard/base/result.hpp"
 #include "runs/observer_set.hpp"
+#include "runs/phase_book.hpp"
 #include "runs/release_check.hpp"
 #include "runs/run_params.hpp"
 #include "runs/run_source.hpp"
@@ -153,7 +154,7 @@ class RunMachine {
     if (declared > 0 && rounds_ended_ >= declared) return rounds_ended_;
     return rounds_ended_ + 1;
   }
-  const std::vector<std::size_t>& open_phases() const { return open_phases_; }
+  const std::vector<std::size_t>& open_phases() const { return phases_.open(); }
   const SampleSeries& samples() const { return samples_; }
   bool release_decided() const { return release_.decided(); }
 
@@ -178,7 +179,6 @@ class RunMachine {
   void trim_history();
   // exact: down to the held count, not only past a quarter more (a resumed run read whole).
   void trim_boundaries(bool exact = false);
-  void trim_phases(bool exact = false);
   void evaluate_gaps(std::vector<Verdict>& out);
   void check_budget();
   void check_runaway();
@@ -196,12 +196,6 @@ class RunMachine {
   Verdict with_census(Verdict verdict) const;
   void flush_progress();
   bool write(std::string_view what, const std::function<Status(RunObserver&)>& fn);
-  std::string open_phase_names() const;
-  std::string current_phase() const;  // the innermost open phase; empty between phases
-  // What the run's plan (and earlier rounds) say `phase` holds; nullopt without a plan.
-  std::optional<PhaseYardstick> yardstick(const std::string& phase) const;
-  // At a phase's first begin: a warning when the run's plan does not list it; else empty.
-  std::string check_phase_in_plan(const std::string& phase);
 
   const RunParams& params_;
   std::optional<std::uint64_t> cgroup_limit_bytes_;
@@ -211,26 +205,18 @@ class RunMachine {
   SampleSeries samples_;
   bool end_on_exit_ = false;
   bool exact_peaks_ = false;
-  std::vector<std::size_t> open_phases_;  // indexes into ledger_.phases
   std::uint32_t rounds_ended_ = 0;
   Instant last_mark_at_;
   GrowthTracker growth_tracker_;
   GrowthAssessment growth_;             // the assessment the last verdicts were emitted for
   std::uint32_t classified_round_ = 0;  // the last round with a growth_class verdict
   BudgetState budget_state_ = BudgetState::kOk;
-  bool runaway_flagged_ = false;                      // once per mark interval
-  std::map<std::string, std::uint64_t> phase_peaks_;  // largest peak of each ended phase
-  SaidOnce<std::string> forecast_phases_;             // phases already forecast at a begin
-  // (phase, cap, verdict kind) already said against the node's or the cgroup's room.
-  SaidOnce<std::tuple<std::string, RoomCap, std::string>> room_forecasts_;
-  SaidOnce<std::string> checked_phase_names_;  // phases already checked against the plan
-  std::set<std::string> phase_names_;          // every phase name begun (at most max_phase_names)
-  // Phase gaps over target already turned into verdicts, by rule and the `from` mark's time.
-  SaidOnce<std::pair<std::size_t, std::uint64_t>> gaps_reported_;
+  bool runaway_flagged_ = false;         // once per mark interval
   std::optional<std::size_t> settling_;  // the boundary whose settle window is open
   std::uint32_t ticks_ = 0;
   std::optional<std::uint64_t> pending_min_rss_, pending_max_rss_;  // since the last flush
   bool store_ok_ = true;  // every durable write for this run so far succeeded
+  PhaseBook phases_;      // after ledger_, whose phases it opens and closes
   ReleaseCheck release_;  // after ledger_, whose end it judges
   VerdictLog verdicts_;   // after ledger_, whose verdicts it appends to
 };

@@ -22,23 +22,12 @@ constexpr std::size_t kGapWindowMarks = 256;
 
 }  // namespace
 
-std::string RunMachine::open_phase_names() const {
-  std::string names;
-  for (std::size_t i : open_phases_) {
-    names += (names.empty() ? "" : ", ") + ledger_.phases[i].phase;
-  }
-  return names.empty() ? "none" : names;
-}
-
 // The high-water mark in a complete reading is the peak since the previous reset: it belongs
 // to every phase open since then, and to the run. Peaks are of the memory that counts: the
 // mark less the page cache and kernel memory read with it (counted_peak_bytes).
 void RunMachine::fold_hwm(const MemoryReading& complete) {
   const std::uint64_t peak = complete.counted_peak_bytes();
-  for (std::size_t i : open_phases_) {
-    auto& phase = ledger_.phases[i];
-    phase.peak_bytes = std::max(phase.peak_bytes, peak);
-  }
+  phases_.fold_peak(peak);
   if (peak > ledger_.peak_bytes) ledger_.peak_bytes = peak;
 }
 
@@ -63,9 +52,6 @@ Status RunMachine::validate_mark(const MarkInput& input) const {
                      std::to_string(params_.max_marks_per_run) + " marks",
                  ErrorKind::kResourceExhausted};
   }
-  const bool open = std::any_of(open_phases_.begin(), open_phases_.end(), [&](std::size_t i) {
-    return ledger_.phases[i].phase == input.phase;
-  });
   switch (input.kind) {
     case MarkKind::kPhaseBegin:
     case MarkKind::kPhaseEnd:
@@ -73,23 +59,8 @@ Status RunMachine::validate_mark(const MarkInput& input) const {
         return Error{"phase name '" + input.phase.substr(0, 80) +
                      "' is invalid: use 1-64 characters of a-z 0-9 _ . -"};
       }
-      if (input.kind == MarkKind::kPhaseBegin && open) {
-        return Error{"phase '" + input.phase + "' is already open in run " + run_id(),
-                     ErrorKind::kFailedPrecondition};
-      }
-      if (input.kind == MarkKind::kPhaseBegin && phase_names_.size() >= params_.max_phase_names &&
-          !phase_names_.contains(input.phase)) {
-        return Error{"run " + run_id() + " already uses " + std::to_string(phase_names_.size()) +
-                         " phase names, the limit: phase '" + input.phase +
-                         "' would be one more (name phases by what they do, not by step)",
-                     ErrorKind::kResourceExhausted};
-      }
-      if (input.kind == MarkKind::kPhaseEnd && !open) {
-        return Error{"phase '" + input.phase +
-                         "' ended without a begin (open phases: " + open_phase_names() + ")",
-                     ErrorKind::kFailedPrecondition};
-      }
-      return ok_status();
+      return input.kind == MarkKind::kPhaseBegin ? phases_.can_begin(input.phase)
+                                                 : phases_.can_end(input.phase);
     case MarkKind::kRoundEnd:
       // Rounds strictly increase; a counted round (0) must not wrap past the largest number.
       if (input.round != 0 && input.round <= rounds_ended_) {
@@ -141,46 +112,25 @@ Result<MarkOutcome> RunMachine::mark(const MarkInput& input, TargetProbe& probe)
     phase.begin = now;
     phase.peak_bytes = reading->counted_bytes();
     phase.peak_exact = exact_peaks_;
-    if (auto planned = yardstick(input.phase)) phase.plan_bytes = planned->plan_live_bytes;
-    phase_names_.insert(input.phase);
-    ledger_.phases.push_back(phase);
-    open_phases_.push_back(ledger_.phases.size() - 1);
-    phase_changed = &ledger_.phases.back();
-    out.warning = check_phase_in_plan(input.phase);
-    // Warn before the memory is allocated: once per phase name, when the plan says it will
-    // pass the budget or its headroom.
-    if (auto planned = yardstick(input.phase); planned && forecast_phases_.first(input.phase)) {
-      if (auto v = forecast_phase(*planned, input.phase, mark.round, ledger_.info.model_bytes, now,
-                                  detectors())) {
-        emit(std::move(*v));
-      }
+    if (auto planned = phases_.yardstick(input.phase)) {
+      phase.plan_bytes = planned->plan_live_bytes;
     }
-    // The machine's caps change as the run goes (another process takes the node's memory, a
-    // limit is lowered), so every begin is checked; each phase, cap and severity is said once.
-    if (auto planned = yardstick(input.phase); planned && input.room) {
-      for (const RoomCap cap : {RoomCap::kCgroup, RoomCap::kNode}) {
-        auto v =
-            forecast_phase_room(*planned, cap, *input.room, reading->counted_bytes(), input.phase,
-                                mark.round, ledger_.info.model_bytes, now, detectors());
-        if (v && room_forecasts_.first({input.phase, cap, v->kind})) {
-          emit(std::move(*v));
-        }
-      }
+    phase_changed = &phases_.begin(std::move(phase));
+    out.warning = phases_.plan_warning(input.phase);
+    // Warn before the memory is allocated, when the plan says it will pass the budget, its
+    // headroom or the room the node and the cgroup have.
+    for (Verdict& v : phases_.forecasts(input.phase, mark.round, input.room,
+                                        reading->counted_bytes(), now, detectors())) {
+      emit(std::move(v));
     }
   } else if (input.kind == MarkKind::kPhaseEnd) {
-    auto open = std::find_if(open_phases_.begin(), open_phases_.end(),
-                             [&](std::size_t i) { return ledger_.phases[i].phase == input.phase; });
-    PhaseRecord& phase = ledger_.phases[*open];
-    phase.end = now;
+    PhaseRecord& phase = phases_.end(input.phase, now);
     if (input.allocator) phase.allocated_bytes = input.allocator->allocated_bytes;
-    open_phases_.erase(open);
     out.phase_peak_bytes = phase.peak_bytes;
     out.phase_duration_seconds = seconds_between(phase.begin, now);
     out.peak_exact = phase.peak_exact && exact_peaks_;
     phase.peak_exact = out.peak_exact;
     phase_changed = &phase;
-    std::uint64_t& earlier = phase_peaks_[phase.phase];
-    earlier = std::max(earlier, phase.peak_bytes);
   } else {
     // A round that ends before the previous one settled: that floor is taken now.
     settle_pending(now, nullptr);
@@ -225,9 +175,7 @@ void RunMachine::evaluate_gaps(std::vector<Verdict>& out) {
   std::size_t verdict_index = 0;
   for (const PhaseGap& gap : gaps.gaps) {
     if (!gap.over) continue;
-    const auto key =
-        std::make_pair(gap.rule_index, static_cast<std::uint64_t>(gap.from_at.monotonic.count()));
-    if (verdict_index < gaps.verdicts.size() && gaps_reported_.first(key)) {
+    if (verdict_index < gaps.verdicts.size() && phases_.gap_first(gap.rule_index, gap.from_at)) {
       emit(gaps.verdicts[verdict_index], &out);
     }
     ++verdict_index;
