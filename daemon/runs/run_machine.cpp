@@ -16,6 +16,7 @@ RunMachine::RunMachine(const RunParams& params, ObserverSet& observers)
     : params_(params),
       observers_(observers),
       samples_(params.series),
+      window_(ledger_, params),
       phases_(ledger_, params),
       release_(ledger_),
       verdicts_(ledger_, params) {}
@@ -84,17 +85,12 @@ Status RunMachine::read_records(RunRecords& records) {
   // others change, not a plateau or warning again.
   auto boundaries = records.boundaries([&](BoundaryRecord b) {
     rounds_ended_ = std::max(rounds_ended_, b.round);
-    const bool judged = b.settled;
-    b.settled = true;
-    growth_tracker_.add(floor_point(b), growth_context(l.info), detectors());
-    if (judged) growth_ = growth_tracker_.current();
-    l.boundaries.push_back(std::move(b));
-    trim_boundaries();
+    window_.resumed(std::move(b), detectors());
   });
   if (!boundaries) return boundaries;
   auto verdicts = records.verdicts([&](Verdict v) {
     if (v.kind == verdict_kind::kGrowthClass) {
-      classified_round_ = std::max(classified_round_, v.round);
+      window_.classified_before(v.round);
     }
     verdicts_.resumed(std::move(v));  // the coordinator heard of these before
   });
@@ -112,7 +108,7 @@ Status RunMachine::read_records(RunRecords& records) {
 void RunMachine::resume_from_records() {
   RunLedger& l = ledger_;
   // Past the held counts, a run read whole kept exactly them: so does the stream.
-  if (l.earlier_boundaries.count > 0) trim_boundaries(/*exact=*/true);
+  if (l.earlier_boundaries.count > 0) window_.trim(/*exact=*/true);
   if (l.earlier_phases > 0) phases_.trim(/*exact=*/true);
   if (l.earlier_verdicts > 0) verdicts_.trim(/*exact=*/true);
   phases_.reopen();
@@ -256,22 +252,13 @@ std::optional<Instant> RunMachine::next_deadline() const {
   auto consider = [&](Instant at) {
     if (!next || at.monotonic < next->monotonic) next = at;
   };
-  if (settling_) {
-    Instant at = ledger_.boundaries[*settling_].reading.at;
-    at.monotonic += params_.settle;
-    at.wall += params_.settle;
-    consider(at);
-  }
+  if (auto at = window_.due()) consider(*at);
   if (auto at = release_.next_deadline(detectors())) consider(*at);
   return next;
 }
 
 void RunMachine::advance(Instant now, TargetProbe* probe) {
-  if (settling_) {
-    Instant due = ledger_.boundaries[*settling_].reading.at;
-    due.monotonic += params_.settle;
-    if (now.monotonic >= due.monotonic) settle_boundary(*settling_, now, probe);
-  }
+  if (window_.due_by(now)) settle_boundary(*window_.settling(), now, probe);
   if (!release_.decided() && ledger_.ended) {
     // Memory freed right after the end is seen right after it, not at the next periodic tick.
     const bool due = release_.take_due_reads(now);
@@ -315,24 +302,11 @@ void RunMachine::trim_history() {
     ledger_.earlier_marks += drop;
   }
   keep_room(marks, held_marks + held_marks / 4 + 1);
-  trim_boundaries();
+  window_.trim();
   // Phase gaps are judged over the held marks only: what was reported before them is done.
   if (!marks.empty()) phases_.forget_gaps_before(marks.front().reading.at);
   phases_.trim();
   verdicts_.trim();
-}
-
-void RunMachine::trim_boundaries(bool exact) {
-  const std::size_t held = std::max<std::size_t>(params_.held_boundaries, 2);
-  auto& boundaries = ledger_.boundaries;
-  if (boundaries.size() > (exact ? held : held + held / 4)) {
-    std::size_t drop = boundaries.size() - held;
-    if (settling_) drop = std::min(drop, *settling_);  // the settling one stays
-    for (std::size_t i = 0; i < drop; ++i) ledger_.earlier_boundaries.add(boundaries[i]);
-    boundaries.erase(boundaries.begin(), boundaries.begin() + static_cast<long>(drop));
-    if (settling_) *settling_ -= drop;
-  }
-  keep_room(boundaries, held + held / 4 + 1);
 }
 
 void RunMachine::emit(Verdict verdict, std::vector<Verdict>* out) {

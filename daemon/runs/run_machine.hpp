@@ -5,18 +5,20 @@
 // boundary's settle window, the release grace) come out of next_deadline(), so a fake clock
 // drives a whole run in a unit test. What happens is published to an ObserverSet.
 //
+// The machine keeps the run's ledger, its readings and marks; the rest of a run's state lives
+// with the collaborator that decides on it: SettleWindow (the open boundary's window and the
+// growth judged on floors), PhaseBook (open phases and what was said of them once),
+// ReleaseCheck (the release after the end, the death facts) and VerdictLog (replies).
+//
 // Exact peaks: at every mark the machine takes a complete reading, folds its VmHWM (the peak
 // since the previous reset) into every open phase and the run, then resets the high-water
 // mark. So each phase's peak is exact even with nested phases, and periodic statm readings
 // stay the cheap path.
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -27,16 +29,14 @@
 #include "runs/release_check.hpp"
 #include "runs/run_params.hpp"
 #include "runs/run_source.hpp"
-#include "runs/said_once.hpp"
 #include "runs/sample_series.hpp"
+#include "runs/settle_window.hpp"
 #include "runs/target_probe.hpp"
 #include "runs/verdict_log.hpp"
 #include "sampling/exit_info.hpp"
 #include "verdicts/budget.hpp"
 #include "verdicts/exit.hpp"
-#include "verdicts/growth.hpp"
 #include "verdicts/phase_room.hpp"
-#include "verdicts/plan_yardstick.hpp"
 
 namespace ramguard {
 
@@ -177,8 +177,6 @@ class RunMachine {
   void resume_from_records();                // resume: what follows from the records read
   std::size_t held_marks() const;
   void trim_history();
-  // exact: down to the held count, not only past a quarter more (a resumed run read whole).
-  void trim_boundaries(bool exact = false);
   void evaluate_gaps(std::vector<Verdict>& out);
   void check_budget();
   void check_runaway();
@@ -207,15 +205,12 @@ class RunMachine {
   bool exact_peaks_ = false;
   std::uint32_t rounds_ended_ = 0;
   Instant last_mark_at_;
-  GrowthTracker growth_tracker_;
-  GrowthAssessment growth_;             // the assessment the last verdicts were emitted for
-  std::uint32_t classified_round_ = 0;  // the last round with a growth_class verdict
   BudgetState budget_state_ = BudgetState::kOk;
-  bool runaway_flagged_ = false;         // once per mark interval
-  std::optional<std::size_t> settling_;  // the boundary whose settle window is open
+  bool runaway_flagged_ = false;  // once per mark interval
   std::uint32_t ticks_ = 0;
   std::optional<std::uint64_t> pending_min_rss_, pending_max_rss_;  // since the last flush
   bool store_ok_ = true;  // every durable write for this run so far succeeded
+  SettleWindow window_;   // after ledger_, whose boundaries it settles
   PhaseBook phases_;      // after ledger_, whose phases it opens and closes
   ReleaseCheck release_;  // after ledger_, whose end it judges
   VerdictLog verdicts_;   // after ledger_, whose verdicts it appends to

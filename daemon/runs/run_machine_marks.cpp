@@ -8,9 +8,6 @@
 #include "ramguard/base/protocol.hpp"
 #include "runs/mark_time.hpp"
 #include "runs/run_machine.hpp"
-#include "verdicts/attribution.hpp"
-#include "verdicts/classify.hpp"
-#include "verdicts/growth.hpp"
 #include "verdicts/phase_gap.hpp"
 
 namespace ramguard {
@@ -144,7 +141,7 @@ Result<MarkOutcome> RunMachine::mark(const MarkInput& input, TargetProbe& probe)
     boundary.processes = probe.tree_shares();  // tree scope: who holds what, for attribution
     ledger_.boundaries.push_back(boundary);
     boundary_changed = &ledger_.boundaries.back();
-    settling_ = ledger_.boundaries.size() - 1;
+    window_.open_last();
   }
   evaluate_gaps(out.verdicts);
   out.stored = write("mark", [&](RunObserver& o) {
@@ -183,77 +180,37 @@ void RunMachine::evaluate_gaps(std::vector<Verdict>& out) {
 }
 
 void RunMachine::settle_pending(Instant now, TargetProbe* probe) {
-  if (settling_) settle_boundary(*settling_, now, probe);
+  if (auto index = window_.settling()) settle_boundary(*index, now, probe);
 }
 
 void RunMachine::settle_before_teardown(Instant cut, bool readings_until_cut) {
-  if (!settling_) return;
-  const BoundaryRecord& boundary = ledger_.boundaries[*settling_];
-  Instant due = boundary.reading.at;
-  due.monotonic += params_.settle;
-  due.wall += params_.settle;
-  if (cut.monotonic >= due.monotonic) {  // the window had run its length before the cut
-    settle_boundary(*settling_, due, nullptr, /*full_window=*/active());
-    return;
+  if (auto at = window_.before_teardown(cut, readings_until_cut, active())) {
+    settle_boundary(at->index, at->at, nullptr, at->full_window);
   }
-  settle_boundary(*settling_, readings_until_cut ? cut : boundary.reading.at, nullptr,
-                  /*full_window=*/false);
 }
 
-// The floor of a round boundary is the lowest RSS between the round-end mark and the end of
-// the settle window: memory freed just after the mark (a deferred cleanup) is not growth.
 void RunMachine::settle_boundary(std::size_t index, Instant now, TargetProbe* probe,
                                  bool full_window) {
-  settling_.reset();
-  if (index >= ledger_.boundaries.size()) return;
-  BoundaryRecord& boundary = ledger_.boundaries[index];
-  if (boundary.settled) return;
-  if (probe != nullptr) {
+  if (!window_.close(index)) return;
+  if (probe != nullptr) {  // a fresh reading ends the window
     if (auto reading = probe->read(/*complete=*/false)) {
       samples_.add(*reading);
       observe(*reading, probe->read_timing());
       now = reading->at;
     }
   }
-  auto low = samples_.min_rss_between(boundary.reading.at, now);
-  boundary.floor_bytes =
-      std::min(boundary.reading.rss_bytes, low.value_or(boundary.reading.rss_bytes));
-  boundary.settled = true;
-  boundary.window_complete = full_window;
+  const BoundaryRecord& boundary = window_.settle(index, now, samples_, full_window, detectors());
   write("boundary", [&](RunObserver& o) { return o.boundary_settled(ledger_, boundary); });
   log::debug("run.boundary_settled", {{"run", run_id()},
                                       {"round", boundary.round},
                                       {"rss_bytes", boundary.reading.rss_bytes},
                                       {"floor_bytes", boundary.floor_bytes},
                                       {"window_complete", full_window}});
-  growth_tracker_.add(floor_point(boundary), growth_context(ledger_.info), detectors());
   judge_growth();
 }
 
-// Emits what changed in the growth assessment and classifies the last settled round.
 void RunMachine::judge_growth() {
-  const GrowthAssessment& current = growth_tracker_.current();
-  for (Verdict& v : new_growth_verdicts(growth_, current)) {
-    attribute_to_processes(ledger_.boundaries, ledger_.info.model_bytes, detectors(), v);
-    emit(with_census(std::move(v)));
-  }
-  const std::uint32_t round = current.round;
-  if (growth_tracker_.floors_seen() > 0 && round != classified_round_) {
-    // Classification compares a round with the one before: the last two settled boundaries.
-    std::vector<BoundaryRecord> last_two;
-    for (auto it = ledger_.boundaries.rbegin(); it != ledger_.boundaries.rend(); ++it) {
-      if (!it->settled) continue;
-      last_two.insert(last_two.begin(), *it);
-      if (last_two.size() == 2) break;
-    }
-    if (auto c =
-            classify_growth(last_two, ledger_.info.model_bytes, detectors(), ledger_.info.scope)) {
-      attribute_to_processes(ledger_.boundaries, ledger_.info.model_bytes, detectors(), c->verdict);
-      emit(with_census(c->verdict));
-      classified_round_ = round;
-    }
-  }
-  growth_ = current;
+  for (Verdict& v : window_.judge_growth(detectors())) emit(with_census(std::move(v)));
 }
 
 void RunMachine::set_boundary_pss(std::uint32_t round, std::uint64_t pss_bytes) {
