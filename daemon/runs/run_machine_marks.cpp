@@ -139,9 +139,7 @@ Result<MarkOutcome> RunMachine::mark(const MarkInput& input, TargetProbe& probe)
     boundary.allocator = input.allocator;
     boundary.gc = input.gc;
     boundary.processes = probe.tree_shares();  // tree scope: who holds what, for attribution
-    ledger_.boundaries.push_back(boundary);
-    boundary_changed = &ledger_.boundaries.back();
-    window_.open_last();
+    boundary_changed = &window_.open(std::move(boundary));
   }
   evaluate_gaps(out.verdicts);
   out.stored = write("mark", [&](RunObserver& o) {

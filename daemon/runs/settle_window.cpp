@@ -8,6 +8,12 @@
 
 namespace ramguard {
 
+const BoundaryRecord& SettleWindow::open(BoundaryRecord boundary) {
+  ledger_.boundaries.push_back(std::move(boundary));
+  settling_ = ledger_.boundaries.size() - 1;
+  return ledger_.boundaries.back();
+}
+
 std::optional<Instant> SettleWindow::due() const {
   if (!settling_) return std::nullopt;
   Instant at = ledger_.boundaries[*settling_].reading.at;

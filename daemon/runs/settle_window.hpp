@@ -21,9 +21,9 @@ class SettleWindow {
   // ledger: the run's, whose boundaries settle here (it outlives the window).
   SettleWindow(RunLedger& ledger, const RunParams& params) : ledger_(ledger), params_(params) {}
 
-  // The boundary just appended to the ledger opens its window (closing none: a window still
-  // open is settled by the caller first).
-  void open_last() { settling_ = ledger_.boundaries.size() - 1; }
+  // A round-end mark's boundary joins the ledger and opens its window (a window still open was
+  // settled by the caller first).
+  const BoundaryRecord& open(BoundaryRecord boundary);
   std::optional<std::size_t> settling() const { return settling_; }
   // When the open window ends; nullopt when none is open.
   std::optional<Instant> due() const;

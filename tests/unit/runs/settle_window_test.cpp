@@ -36,9 +36,10 @@ class SettleWindowTest : public ::testing::Test {
     b.round = round;
     b.reading = reading(rss_bytes);
     b.floor_bytes = rss_bytes;
-    ledger_.boundaries.push_back(b);
     samples_.add(b.reading);
-    window_.open_last();
+    const BoundaryRecord& opened = window_.open(b);
+    EXPECT_EQ(opened.round, round);
+    EXPECT_EQ(window_.settling(), ledger_.boundaries.size() - 1);
   }
   void sample(std::chrono::nanoseconds after, std::uint64_t rss_bytes) {
     clock_.advance(after);
