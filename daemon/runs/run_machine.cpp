@@ -3,10 +3,9 @@
 #include "runs/run_machine.hpp"
 
 #include <algorithm>
-#include <array>
 
 #include "common/log.hpp"
-#include "ramguard/base/verdict_rank.hpp"
+#include "runs/held_room.hpp"
 #include "verdicts/estimate.hpp"
 #include "verdicts/exit.hpp"
 #include "verdicts/phase_gap.hpp"
@@ -14,7 +13,13 @@
 namespace ramguard {
 
 RunMachine::RunMachine(const RunParams& params, ObserverSet& observers)
-    : params_(params), observers_(observers), samples_(params.series) {}
+    : params_(params),
+      observers_(observers),
+      samples_(params.series),
+      window_(ledger_, params),
+      phases_(ledger_, params),
+      release_(ledger_),
+      verdicts_(ledger_, params) {}
 
 Result<std::unique_ptr<RunMachine>> RunMachine::start(RunInfo info, bool end_on_exit,
                                                       TargetProbe& probe, const RunParams& params,
@@ -73,36 +78,21 @@ Result<std::unique_ptr<RunMachine>> RunMachine::resume(RunLedger head, RunRecord
 // held counts the same way (trim_*), so a run's whole history is never in memory at once.
 Status RunMachine::read_records(RunRecords& records) {
   RunLedger& l = ledger_;
-  auto phases = records.phases([&](PhaseRecord phase) {
-    phase_names_.insert(phase.phase);
-    if (phase.end) {
-      std::uint64_t& earlier = phase_peaks_[phase.phase];
-      earlier = std::max(earlier, phase.peak_bytes);
-    }
-    l.phases.push_back(std::move(phase));
-    trim_phases();
-  });
+  auto phases = records.phases([&](PhaseRecord phase) { phases_.resumed(std::move(phase)); });
   if (!phases) return phases;
   // Boundaries that were still settling when the daemon died: settle on what we have. What the
   // settled ones say was judged (and said) before the restart: judge_growth says only what the
   // others change, not a plateau or warning again.
   auto boundaries = records.boundaries([&](BoundaryRecord b) {
     rounds_ended_ = std::max(rounds_ended_, b.round);
-    const bool judged = b.settled;
-    b.settled = true;
-    growth_tracker_.add(floor_point(b), growth_context(l.info), detectors());
-    if (judged) growth_ = growth_tracker_.current();
-    l.boundaries.push_back(std::move(b));
-    trim_boundaries();
+    window_.resumed(std::move(b), detectors());
   });
   if (!boundaries) return boundaries;
   auto verdicts = records.verdicts([&](Verdict v) {
     if (v.kind == verdict_kind::kGrowthClass) {
-      classified_round_ = std::max(classified_round_, v.round);
+      window_.classified_before(v.round);
     }
-    l.verdicts.push_back(std::move(v));
-    verdicts_replied_ = l.verdicts.size();  // the coordinator heard of these before
-    trim_verdicts();
+    verdicts_.resumed(std::move(v));  // the coordinator heard of these before
   });
   if (!verdicts) return verdicts;
   // Marks: only the newest the run holds are read; the rest is a count.
@@ -118,22 +108,16 @@ Status RunMachine::read_records(RunRecords& records) {
 void RunMachine::resume_from_records() {
   RunLedger& l = ledger_;
   // Past the held counts, a run read whole kept exactly them: so does the stream.
-  if (l.earlier_boundaries.count > 0) trim_boundaries(/*exact=*/true);
-  if (l.earlier_phases > 0) trim_phases(/*exact=*/true);
-  if (l.earlier_verdicts > 0) trim_verdicts(/*exact=*/true);
-  open_phases_.clear();
-  for (std::size_t i = 0; i < l.phases.size(); ++i) {
-    if (!l.phases[i].end) open_phases_.push_back(i);
-  }
+  if (l.earlier_boundaries.count > 0) window_.trim(/*exact=*/true);
+  if (l.earlier_phases > 0) phases_.trim(/*exact=*/true);
+  if (l.earlier_verdicts > 0) verdicts_.trim(/*exact=*/true);
+  phases_.reopen();
   last_mark_at_ = l.marks.empty() ? l.started : l.marks.back().reading.at;
   exact_peaks_ = l.peak_exact;
   // Gaps judged before the restart are not judged again (over the held marks, as trim_history
   // forgets those reported before them).
   for (const PhaseGap& gap : measure_phase_gaps(l.marks, detectors()).gaps) {
-    if (gap.over) {
-      gaps_reported_.first(
-          {gap.rule_index, static_cast<std::uint64_t>(gap.from_at.monotonic.count())});
-    }
+    if (gap.over) phases_.gap_first(gap.rule_index, gap.from_at);
   }
   judge_growth();
   trim_history();
@@ -151,7 +135,7 @@ EndOutcome RunMachine::end(const std::optional<MemoryReading>& reading, Instant 
     ledger_.marks.back().allocator = facts->allocator;
     ledger_.marks.back().gc = facts->gc;
   }
-  end_facts_ = std::move(facts);
+  release_.set_end_facts(std::move(facts));
   finish(RunState::kEnded, now);
   if (reading) {
     samples_.add(*reading);
@@ -160,7 +144,7 @@ EndOutcome RunMachine::end(const std::optional<MemoryReading>& reading, Instant 
   out.reading = ledger_.marks.back().reading;
   out.peak_bytes = ledger_.peak_bytes;
   out.stored = store_ok_ && observers_.has_durable();
-  out.verdicts = take_unreplied_verdicts();
+  out.verdicts = verdicts_.take_unreplied();
   return out;
 }
 
@@ -189,23 +173,20 @@ void RunMachine::fold_exit_peak(std::uint64_t max_rss_bytes) {
 // The last reading's VmHWM, counted like a mark's, raises the run's peak and the open phases'
 // (the high-water mark was reset at the innermost one's begin, so it is within all of them).
 void RunMachine::fold_death_hwm() {
-  if (death_hwm_bytes_ == 0) return;
+  const std::uint64_t hwm_bytes = release_.death_hwm_bytes();
+  if (hwm_bytes == 0) return;
   MemoryReading at_death = ledger_.last;
-  at_death.hwm_bytes = death_hwm_bytes_;
+  at_death.hwm_bytes = hwm_bytes;
   const std::uint64_t peak = at_death.counted_peak_bytes();
-  for (std::size_t index : open_phases_) {
-    PhaseRecord& phase = ledger_.phases[index];
-    if (peak > phase.peak_bytes) phase.peak_bytes = peak;
-  }
+  phases_.fold_peak(peak);
   if (peak <= ledger_.peak_bytes) return;
   ledger_.peak_bytes = peak;
-  log::info("run.death_peak",
-            {{"run", run_id()}, {"hwm_bytes", death_hwm_bytes_}, {"peak_bytes", peak}});
+  log::info("run.death_peak", {{"run", run_id()}, {"hwm_bytes", hwm_bytes}, {"peak_bytes", peak}});
   write("peak", [&](RunObserver& o) { return o.peak_revised(ledger_); });
 }
 
 void RunMachine::process_exited(const ExitInfo& info, Instant now) {
-  exited_at_ = now;
+  release_.process_exited(now);
   // A process that exits inside the window was tearing down: the readings after the round-end
   // mark may show its teardown, so the mark's own reading is the floor.
   settle_before_teardown(now, /*readings_until_cut=*/false);
@@ -218,8 +199,9 @@ void RunMachine::process_exited(const ExitInfo& info, Instant now) {
     check_release(now);
   } else if (active()) {
     // The cgroup's own peak is the run's: at an OOM kill the limit it reached.
-    if (death_peak_ && death_peak_->peak_usage_bytes > ledger_.peak_bytes) {
-      ledger_.peak_bytes = death_peak_->peak_usage_bytes;
+    const auto& death_peak = release_.death_peak();
+    if (death_peak && death_peak->peak_usage_bytes > ledger_.peak_bytes) {
+      ledger_.peak_bytes = death_peak->peak_usage_bytes;
     }
     fold_death_hwm();
     finish(RunState::kExited, now);
@@ -227,13 +209,13 @@ void RunMachine::process_exited(const ExitInfo& info, Instant now) {
         ledger_,
         info.status_known && info.signal == 0 ? std::optional<int>(info.exit_code) : std::nullopt,
         info.signal != 0 ? std::optional<int>(info.signal) : std::nullopt, info.oom_killed, now,
-        death_peak_));
+        death_peak));
     log::warning("run.exited", {{"run", run_id()}, {"detail", info.detail}});
   } else {
     check_release(now);
   }
   // Nothing more to read: whatever is undecided is decided now.
-  release_decided_ = true;
+  release_.decide();
   observers_.notify([&](RunObserver& o) { o.target_state(target_ref(ledger_), false, "exited"); });
 }
 
@@ -241,7 +223,7 @@ void RunMachine::lost(Instant now) {
   settle_before_teardown(now, /*readings_until_cut=*/false);
   finish(RunState::kLost, now);
   emit(lost_verdict(ledger_, now));
-  release_decided_ = true;
+  release_.decide();
 }
 
 // Common to end, exit and loss: close the books on a run.
@@ -250,11 +232,7 @@ void RunMachine::finish(RunState state, Instant at) {
   ledger_.ended = at;
   std::vector<const PhaseRecord*> closed;
   if (state == RunState::kEnded) {
-    for (std::size_t index : open_phases_) {  // a run that ends mid-phase closes them
-      ledger_.phases[index].end = at;
-      closed.push_back(&ledger_.phases[index]);
-    }
-    open_phases_.clear();
+    closed = phases_.close_all(at);
   }
   check_budget();
   if (auto estimate = assess_estimate(ledger_.peak_bytes, ledger_.peak_exact,
@@ -274,38 +252,16 @@ std::optional<Instant> RunMachine::next_deadline() const {
   auto consider = [&](Instant at) {
     if (!next || at.monotonic < next->monotonic) next = at;
   };
-  if (settling_) {
-    Instant at = ledger_.boundaries[*settling_].reading.at;
-    at.monotonic += params_.settle;
-    at.wall += params_.settle;
-    consider(at);
-  }
-  if (!release_decided_ && ledger_.ended && ledger_.state == RunState::kEnded) {
-    const auto grace = std::chrono::duration_cast<std::chrono::nanoseconds>(
-        std::chrono::duration<double>(detectors().release_grace_seconds));
-    Instant at = *ledger_.ended;
-    at.monotonic += grace;
-    at.wall += grace;
-    consider(at);
-    if (auto read_at = next_release_read()) consider(*read_at);
-  }
+  if (auto at = window_.due()) consider(*at);
+  if (auto at = release_.next_deadline(detectors())) consider(*at);
   return next;
 }
 
 void RunMachine::advance(Instant now, TargetProbe* probe) {
-  if (settling_) {
-    Instant due = ledger_.boundaries[*settling_].reading.at;
-    due.monotonic += params_.settle;
-    if (now.monotonic >= due.monotonic) settle_boundary(*settling_, now, probe);
-  }
-  if (!release_decided_ && ledger_.ended) {
+  if (window_.due_by(now)) settle_boundary(*window_.settling(), now, probe);
+  if (!release_.decided() && ledger_.ended) {
     // Memory freed right after the end is seen right after it, not at the next periodic tick.
-    bool due = false;
-    for (auto at = next_release_read(); at && at->monotonic <= now.monotonic;
-         at = next_release_read()) {
-      ++release_reads_;
-      due = true;
-    }
+    const bool due = release_.take_due_reads(now);
     if (due && probe != nullptr && ledger_.state == RunState::kEnded) {
       if (auto r = probe->read(/*complete=*/true)) {
         r->source = ReadingSource::kPeriodic;
@@ -318,22 +274,9 @@ void RunMachine::advance(Instant now, TargetProbe* probe) {
   }
 }
 
-std::optional<Instant> RunMachine::next_release_read() const {
-  // After the end: read at 50 ms, then doubling up to 1.6 s (then the periodic sampler).
-  static constexpr std::array<std::chrono::milliseconds, 6> kOffsets{
-      std::chrono::milliseconds(50),  std::chrono::milliseconds(100),
-      std::chrono::milliseconds(200), std::chrono::milliseconds(400),
-      std::chrono::milliseconds(800), std::chrono::milliseconds(1600)};
-  if (!ledger_.ended || release_reads_ >= kOffsets.size()) return std::nullopt;
-  Instant at = *ledger_.ended;
-  at.monotonic += kOffsets[release_reads_];
-  at.wall += kOffsets[release_reads_];
-  return at;
-}
-
 bool RunMachine::wants_sampling() const {
   if (active()) return true;
-  return ledger_.state == RunState::kEnded && !release_decided_;
+  return ledger_.state == RunState::kEnded && !release_.decided();
 }
 
 void RunMachine::sampling_stopped(Instant now) {
@@ -342,18 +285,6 @@ void RunMachine::sampling_stopped(Instant now) {
   flush_progress();
   observers_.notify([&](RunObserver& o) { o.target_retired(target_ref(ledger_), now); });
 }
-
-namespace {
-
-// Grows a held history within its bound: the next push never doubles the capacity past it.
-template <typename T>
-void keep_room(std::vector<T>& v, std::size_t bound) {
-  if (v.size() == v.capacity() && v.size() < bound) {
-    v.reserve(std::min(bound, std::max<std::size_t>(16, 2 * v.size())));
-  }
-}
-
-}  // namespace
 
 std::size_t RunMachine::held_marks() const {
   return std::max<std::size_t>(params_.held_marks, 256);
@@ -371,113 +302,20 @@ void RunMachine::trim_history() {
     ledger_.earlier_marks += drop;
   }
   keep_room(marks, held_marks + held_marks / 4 + 1);
-  trim_boundaries();
+  window_.trim();
   // Phase gaps are judged over the held marks only: what was reported before them is done.
-  if (!marks.empty()) {
-    const auto oldest = static_cast<std::uint64_t>(marks.front().reading.at.monotonic.count());
-    gaps_reported_.forget_if([&](const auto& key) { return key.second < oldest; });
-  }
-  trim_phases();
-  trim_verdicts();
-}
-
-void RunMachine::trim_boundaries(bool exact) {
-  const std::size_t held = std::max<std::size_t>(params_.held_boundaries, 2);
-  auto& boundaries = ledger_.boundaries;
-  if (boundaries.size() > (exact ? held : held + held / 4)) {
-    std::size_t drop = boundaries.size() - held;
-    if (settling_) drop = std::min(drop, *settling_);  // the settling one stays
-    for (std::size_t i = 0; i < drop; ++i) ledger_.earlier_boundaries.add(boundaries[i]);
-    boundaries.erase(boundaries.begin(), boundaries.begin() + static_cast<long>(drop));
-    if (settling_) *settling_ -= drop;
-  }
-  keep_room(boundaries, held + held / 4 + 1);
-}
-
-// Drops the oldest ended phases past the held count into their names' totals; open phases
-// stay whatever their age (an outer phase may span the run), and their indexes move with them.
-void RunMachine::trim_phases(bool exact) {
-  const std::size_t held = std::max<std::size_t>(params_.held_phases, 16);
-  auto& phases = ledger_.phases;
-  if (phases.size() > (exact ? held : held + held / 4)) {
-    std::size_t drop = phases.size() - held;
-    std::vector<PhaseRecord> kept;
-    kept.reserve(held + held / 4 + 1);
-    open_phases_.clear();
-    for (PhaseRecord& phase : phases) {
-      if (drop > 0 && phase.end) {
-        ledger_.earlier_phase_totals[phase.phase].add(phase);
-        ++ledger_.earlier_phases;
-        --drop;
-        continue;
-      }
-      if (!phase.end) open_phases_.push_back(kept.size());
-      kept.push_back(std::move(phase));
-    }
-    phases = std::move(kept);
-  }
-  keep_room(phases, held + held / 4 + 1);
-}
-
-// Drops the oldest verdicts past the held count; the worst dropped one is kept for status
-// replies, the store has them all. Those not yet in a reply go only past twice the count (a
-// run that raises them without marking): the next reply carries the newest.
-void RunMachine::trim_verdicts(bool exact) {
-  const std::size_t held = std::max<std::size_t>(params_.held_verdicts, 16);
-  auto& verdicts = ledger_.verdicts;
-  if (verdicts.size() > (exact ? held : held + held / 4)) {
-    const std::size_t past = verdicts.size() - held;
-    const std::size_t drop = verdicts.size() > 2 * held ? past : std::min(past, verdicts_replied_);
-    if (drop == 0) return;
-    const auto facts = [](const Verdict& v) {
-      return VerdictFacts{v.kind, severity_name(v.severity), v.passed, v.cleared};
-    };
-    const auto end = verdicts.begin() + static_cast<long>(drop);
-    auto worst = worst_verdict(verdicts.begin(), end, facts);
-    const auto& kept = ledger_.worst_earlier_verdict;
-    if (worst != end && (!kept || !worse_verdict(facts(*kept), facts(*worst)))) {
-      ledger_.worst_earlier_verdict = *worst;
-    }
-    verdicts.erase(verdicts.begin(), end);
-    verdicts_replied_ -= std::min(drop, verdicts_replied_);
-    ledger_.earlier_verdicts += drop;
-  }
-  keep_room(verdicts, held + held / 4 + 1);
-}
-
-// A mark's or run end's reply carries every verdict raised since the previous reply: those of
-// this mark, and those decided in between (a settled floor's growth verdict, a runaway), so the
-// coordinator hears of them without asking.
-std::vector<Verdict> RunMachine::take_unreplied_verdicts() {
-  std::vector<Verdict> out(ledger_.verdicts.begin() + static_cast<long>(verdicts_replied_),
-                           ledger_.verdicts.end());
-  verdicts_replied_ = ledger_.verdicts.size();
-  return out;
+  if (!marks.empty()) phases_.forget_gaps_before(marks.front().reading.at);
+  phases_.trim();
+  verdicts_.trim();
 }
 
 void RunMachine::emit(Verdict verdict, std::vector<Verdict>* out) {
-  ledger_.verdicts.push_back(verdict);
-  write("verdict", [&](RunObserver& o) { return o.verdict(ledger_, verdict); });
-  trim_verdicts();
-  if (verdict.update) {  // the log has the warning it restates
-    if (out != nullptr) out->push_back(std::move(verdict));
-    return;
-  }
-  const log::Level level =
-      verdict.severity == Severity::kInfo || verdict.cleared
-          ? log::Level::kInfo
-          : (verdict.severity == Severity::kWarning ? log::Level::kWarning : log::Level::kError);
-  log::write(level, "verdict",
-             {{"kind", verdict.kind},
-              {"severity", severity_name(verdict.severity)},
-              {"passed", verdict.passed},
-              {"cleared", verdict.cleared},
-              {"run", run_id()},
-              {"job", ledger_.info.job},
-              {"round", verdict.round},
-              {"phase", verdict.phase},
-              {"summary", verdict.summary}});
-  if (out != nullptr) out->push_back(std::move(verdict));
+  verdicts_.emit(
+      std::move(verdict),
+      [&](const Verdict& v) {
+        write("verdict", [&](RunObserver& o) { return o.verdict(ledger_, v); });
+      },
+      out);
 }
 
 void RunMachine::flush_progress() {

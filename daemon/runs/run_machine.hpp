@@ -5,35 +5,38 @@
 // boundary's settle window, the release grace) come out of next_deadline(), so a fake clock
 // drives a whole run in a unit test. What happens is published to an ObserverSet.
 //
+// The machine keeps the run's ledger, its readings and marks; the rest of a run's state lives
+// with the collaborator that decides on it: SettleWindow (the open boundary's window and the
+// growth judged on floors), PhaseBook (open phases and what was said of them once),
+// ReleaseCheck (the release after the end, the death facts) and VerdictLog (replies).
+//
 // Exact peaks: at every mark the machine takes a complete reading, folds its VmHWM (the peak
 // since the previous reset) into every open phase and the run, then resets the high-water
 // mark. So each phase's peak is exact even with nested phases, and periodic statm readings
 // stay the cheap path.
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
-#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "model/ledger.hpp"
 #include "ramguard/base/result.hpp"
 #include "runs/observer_set.hpp"
+#include "runs/phase_book.hpp"
+#include "runs/release_check.hpp"
 #include "runs/run_params.hpp"
 #include "runs/run_source.hpp"
-#include "runs/said_once.hpp"
 #include "runs/sample_series.hpp"
+#include "runs/settle_window.hpp"
 #include "runs/target_probe.hpp"
+#include "runs/verdict_log.hpp"
 #include "sampling/exit_info.hpp"
 #include "verdicts/budget.hpp"
 #include "verdicts/exit.hpp"
-#include "verdicts/growth.hpp"
 #include "verdicts/phase_room.hpp"
-#include "verdicts/plan_yardstick.hpp"
 
 namespace ramguard {
 
@@ -105,10 +108,10 @@ class RunMachine {
   void process_exited(const ExitInfo& info, Instant now);
   // Cgroup scope: the cgroup's peak usage and limit read as its process died (before
   // process_exited), for the death verdict's exact peak.
-  void cgroup_peak_at_death(const CgroupDeathPeak& peak) { death_peak_ = peak; }
+  void cgroup_peak_at_death(const CgroupDeathPeak& peak) { release_.set_death_peak(peak); }
   // Process scope: VmHWM at the last reading before the process died (before process_exited):
   // the peak a death between marks (an OOM kill) would otherwise lose.
-  void process_hwm_at_death(std::uint64_t hwm_bytes) { death_hwm_bytes_ = hwm_bytes; }
+  void process_hwm_at_death(std::uint64_t hwm_bytes) { release_.set_death_hwm(hwm_bytes); }
   // Recovery found the process gone: the run ends `lost`.
   void lost(Instant now);
 
@@ -151,9 +154,9 @@ class RunMachine {
     if (declared > 0 && rounds_ended_ >= declared) return rounds_ended_;
     return rounds_ended_ + 1;
   }
-  const std::vector<std::size_t>& open_phases() const { return open_phases_; }
+  const std::vector<std::size_t>& open_phases() const { return phases_.open(); }
   const SampleSeries& samples() const { return samples_; }
-  bool release_decided() const { return release_decided_; }
+  bool release_decided() const { return release_.decided(); }
 
  private:
   RunMachine(const RunParams& params, ObserverSet& observers);
@@ -174,10 +177,6 @@ class RunMachine {
   void resume_from_records();                // resume: what follows from the records read
   std::size_t held_marks() const;
   void trim_history();
-  // exact: down to the held count, not only past a quarter more (a resumed run read whole).
-  void trim_boundaries(bool exact = false);
-  void trim_phases(bool exact = false);
-  void trim_verdicts(bool exact = false);
   void evaluate_gaps(std::vector<Verdict>& out);
   void check_budget();
   void check_runaway();
@@ -186,8 +185,6 @@ class RunMachine {
   // run's cgroup limit when one was set.
   const DetectorParams& detectors() const;
   void check_release(Instant now);
-  // The next of the quick readings after the run's end (release), if any is left.
-  std::optional<Instant> next_release_read() const;
   void finish(RunState state, Instant at);
   void fold_death_hwm();
   void append_end_mark(const MemoryReading& reading);
@@ -195,15 +192,8 @@ class RunMachine {
   // A growth or release verdict with what the client's censuses say of it (the holder whose
   // bytes grew, what was held at the end); unchanged without censuses (run_machine_census.cpp).
   Verdict with_census(Verdict verdict) const;
-  std::vector<Verdict> take_unreplied_verdicts();
   void flush_progress();
   bool write(std::string_view what, const std::function<Status(RunObserver&)>& fn);
-  std::string open_phase_names() const;
-  std::string current_phase() const;  // the innermost open phase; empty between phases
-  // What the run's plan (and earlier rounds) say `phase` holds; nullopt without a plan.
-  std::optional<PhaseYardstick> yardstick(const std::string& phase) const;
-  // At a phase's first begin: a warning when the run's plan does not list it; else empty.
-  std::string check_phase_in_plan(const std::string& phase);
 
   const RunParams& params_;
   std::optional<std::uint64_t> cgroup_limit_bytes_;
@@ -213,33 +203,17 @@ class RunMachine {
   SampleSeries samples_;
   bool end_on_exit_ = false;
   bool exact_peaks_ = false;
-  std::vector<std::size_t> open_phases_;  // indexes into ledger_.phases
   std::uint32_t rounds_ended_ = 0;
   Instant last_mark_at_;
-  GrowthTracker growth_tracker_;
-  GrowthAssessment growth_;             // the assessment the last verdicts were emitted for
-  std::uint32_t classified_round_ = 0;  // the last round with a growth_class verdict
   BudgetState budget_state_ = BudgetState::kOk;
-  bool runaway_flagged_ = false;                      // once per mark interval
-  std::map<std::string, std::uint64_t> phase_peaks_;  // largest peak of each ended phase
-  SaidOnce<std::string> forecast_phases_;             // phases already forecast at a begin
-  // (phase, cap, verdict kind) already said against the node's or the cgroup's room.
-  SaidOnce<std::tuple<std::string, RoomCap, std::string>> room_forecasts_;
-  SaidOnce<std::string> checked_phase_names_;  // phases already checked against the plan
-  std::set<std::string> phase_names_;          // every phase name begun (at most max_phase_names)
-  // Phase gaps over target already turned into verdicts, by rule and the `from` mark's time.
-  SaidOnce<std::pair<std::size_t, std::uint64_t>> gaps_reported_;
-  std::optional<std::size_t> settling_;  // the boundary whose settle window is open
-  std::optional<Instant> exited_at_;
-  std::optional<CgroupDeathPeak> death_peak_;
-  std::uint64_t death_hwm_bytes_ = 0;
-  std::optional<EndFacts> end_facts_;  // kept in memory only: a restart loses the trim probe
-  bool release_decided_ = false;
-  std::size_t release_reads_ = 0;  // quick readings after the end taken so far
+  bool runaway_flagged_ = false;  // once per mark interval
   std::uint32_t ticks_ = 0;
   std::optional<std::uint64_t> pending_min_rss_, pending_max_rss_;  // since the last flush
-  bool store_ok_ = true;              // every durable write for this run so far succeeded
-  std::size_t verdicts_replied_ = 0;  // ledger_.verdicts up to here went out in a reply
+  bool store_ok_ = true;  // every durable write for this run so far succeeded
+  SettleWindow window_;   // after ledger_, whose boundaries it settles
+  PhaseBook phases_;      // after ledger_, whose phases it opens and closes
+  ReleaseCheck release_;  // after ledger_, whose end it judges
+  VerdictLog verdicts_;   // after ledger_, whose verdicts it appends to
 };
 
 }  // namespace ramguard

@@ -8,9 +8,6 @@
 #include "ramguard/base/protocol.hpp"
 #include "runs/mark_time.hpp"
 #include "runs/run_machine.hpp"
-#include "verdicts/attribution.hpp"
-#include "verdicts/classify.hpp"
-#include "verdicts/growth.hpp"
 #include "verdicts/phase_gap.hpp"
 
 namespace ramguard {
@@ -22,23 +19,12 @@ constexpr std::size_t kGapWindowMarks = 256;
 
 }  // namespace
 
-std::string RunMachine::open_phase_names() const {
-  std::string names;
-  for (std::size_t i : open_phases_) {
-    names += (names.empty() ? "" : ", ") + ledger_.phases[i].phase;
-  }
-  return names.empty() ? "none" : names;
-}
-
 // The high-water mark in a complete reading is the peak since the previous reset: it belongs
 // to every phase open since then, and to the run. Peaks are of the memory that counts: the
 // mark less the page cache and kernel memory read with it (counted_peak_bytes).
 void RunMachine::fold_hwm(const MemoryReading& complete) {
   const std::uint64_t peak = complete.counted_peak_bytes();
-  for (std::size_t i : open_phases_) {
-    auto& phase = ledger_.phases[i];
-    phase.peak_bytes = std::max(phase.peak_bytes, peak);
-  }
+  phases_.fold_peak(peak);
   if (peak > ledger_.peak_bytes) ledger_.peak_bytes = peak;
 }
 
@@ -63,9 +49,6 @@ Status RunMachine::validate_mark(const MarkInput& input) const {
                      std::to_string(params_.max_marks_per_run) + " marks",
                  ErrorKind::kResourceExhausted};
   }
-  const bool open = std::any_of(open_phases_.begin(), open_phases_.end(), [&](std::size_t i) {
-    return ledger_.phases[i].phase == input.phase;
-  });
   switch (input.kind) {
     case MarkKind::kPhaseBegin:
     case MarkKind::kPhaseEnd:
@@ -73,23 +56,8 @@ Status RunMachine::validate_mark(const MarkInput& input) const {
         return Error{"phase name '" + input.phase.substr(0, 80) +
                      "' is invalid: use 1-64 characters of a-z 0-9 _ . -"};
       }
-      if (input.kind == MarkKind::kPhaseBegin && open) {
-        return Error{"phase '" + input.phase + "' is already open in run " + run_id(),
-                     ErrorKind::kFailedPrecondition};
-      }
-      if (input.kind == MarkKind::kPhaseBegin && phase_names_.size() >= params_.max_phase_names &&
-          !phase_names_.contains(input.phase)) {
-        return Error{"run " + run_id() + " already uses " + std::to_string(phase_names_.size()) +
-                         " phase names, the limit: phase '" + input.phase +
-                         "' would be one more (name phases by what they do, not by step)",
-                     ErrorKind::kResourceExhausted};
-      }
-      if (input.kind == MarkKind::kPhaseEnd && !open) {
-        return Error{"phase '" + input.phase +
-                         "' ended without a begin (open phases: " + open_phase_names() + ")",
-                     ErrorKind::kFailedPrecondition};
-      }
-      return ok_status();
+      return input.kind == MarkKind::kPhaseBegin ? phases_.can_begin(input.phase)
+                                                 : phases_.can_end(input.phase);
     case MarkKind::kRoundEnd:
       // Rounds strictly increase; a counted round (0) must not wrap past the largest number.
       if (input.round != 0 && input.round <= rounds_ended_) {
@@ -141,46 +109,25 @@ Result<MarkOutcome> RunMachine::mark(const MarkInput& input, TargetProbe& probe)
     phase.begin = now;
     phase.peak_bytes = reading->counted_bytes();
     phase.peak_exact = exact_peaks_;
-    if (auto planned = yardstick(input.phase)) phase.plan_bytes = planned->plan_live_bytes;
-    phase_names_.insert(input.phase);
-    ledger_.phases.push_back(phase);
-    open_phases_.push_back(ledger_.phases.size() - 1);
-    phase_changed = &ledger_.phases.back();
-    out.warning = check_phase_in_plan(input.phase);
-    // Warn before the memory is allocated: once per phase name, when the plan says it will
-    // pass the budget or its headroom.
-    if (auto planned = yardstick(input.phase); planned && forecast_phases_.first(input.phase)) {
-      if (auto v = forecast_phase(*planned, input.phase, mark.round, ledger_.info.model_bytes, now,
-                                  detectors())) {
-        emit(std::move(*v));
-      }
+    if (auto planned = phases_.yardstick(input.phase)) {
+      phase.plan_bytes = planned->plan_live_bytes;
     }
-    // The machine's caps change as the run goes (another process takes the node's memory, a
-    // limit is lowered), so every begin is checked; each phase, cap and severity is said once.
-    if (auto planned = yardstick(input.phase); planned && input.room) {
-      for (const RoomCap cap : {RoomCap::kCgroup, RoomCap::kNode}) {
-        auto v =
-            forecast_phase_room(*planned, cap, *input.room, reading->counted_bytes(), input.phase,
-                                mark.round, ledger_.info.model_bytes, now, detectors());
-        if (v && room_forecasts_.first({input.phase, cap, v->kind})) {
-          emit(std::move(*v));
-        }
-      }
+    phase_changed = &phases_.begin(std::move(phase));
+    out.warning = phases_.plan_warning(input.phase);
+    // Warn before the memory is allocated, when the plan says it will pass the budget, its
+    // headroom or the room the node and the cgroup have.
+    for (Verdict& v : phases_.forecasts(input.phase, mark.round, input.room,
+                                        reading->counted_bytes(), now, detectors())) {
+      emit(std::move(v));
     }
   } else if (input.kind == MarkKind::kPhaseEnd) {
-    auto open = std::find_if(open_phases_.begin(), open_phases_.end(),
-                             [&](std::size_t i) { return ledger_.phases[i].phase == input.phase; });
-    PhaseRecord& phase = ledger_.phases[*open];
-    phase.end = now;
+    PhaseRecord& phase = phases_.end(input.phase, now);
     if (input.allocator) phase.allocated_bytes = input.allocator->allocated_bytes;
-    open_phases_.erase(open);
     out.phase_peak_bytes = phase.peak_bytes;
     out.phase_duration_seconds = seconds_between(phase.begin, now);
     out.peak_exact = phase.peak_exact && exact_peaks_;
     phase.peak_exact = out.peak_exact;
     phase_changed = &phase;
-    std::uint64_t& earlier = phase_peaks_[phase.phase];
-    earlier = std::max(earlier, phase.peak_bytes);
   } else {
     // A round that ends before the previous one settled: that floor is taken now.
     settle_pending(now, nullptr);
@@ -192,15 +139,13 @@ Result<MarkOutcome> RunMachine::mark(const MarkInput& input, TargetProbe& probe)
     boundary.allocator = input.allocator;
     boundary.gc = input.gc;
     boundary.processes = probe.tree_shares();  // tree scope: who holds what, for attribution
-    ledger_.boundaries.push_back(boundary);
-    boundary_changed = &ledger_.boundaries.back();
-    settling_ = ledger_.boundaries.size() - 1;
+    boundary_changed = &window_.open(std::move(boundary));
   }
   evaluate_gaps(out.verdicts);
   out.stored = write("mark", [&](RunObserver& o) {
     return o.marked(ledger_, mark, phase_changed, boundary_changed);
   });
-  out.verdicts = take_unreplied_verdicts();
+  out.verdicts = verdicts_.take_unreplied();
   trim_history();
   log::debug("run.mark", {{"run", run_id()},
                           {"seq", mark.seq},
@@ -225,9 +170,7 @@ void RunMachine::evaluate_gaps(std::vector<Verdict>& out) {
   std::size_t verdict_index = 0;
   for (const PhaseGap& gap : gaps.gaps) {
     if (!gap.over) continue;
-    const auto key =
-        std::make_pair(gap.rule_index, static_cast<std::uint64_t>(gap.from_at.monotonic.count()));
-    if (verdict_index < gaps.verdicts.size() && gaps_reported_.first(key)) {
+    if (verdict_index < gaps.verdicts.size() && phases_.gap_first(gap.rule_index, gap.from_at)) {
       emit(gaps.verdicts[verdict_index], &out);
     }
     ++verdict_index;
@@ -235,77 +178,37 @@ void RunMachine::evaluate_gaps(std::vector<Verdict>& out) {
 }
 
 void RunMachine::settle_pending(Instant now, TargetProbe* probe) {
-  if (settling_) settle_boundary(*settling_, now, probe);
+  if (auto index = window_.settling()) settle_boundary(*index, now, probe);
 }
 
 void RunMachine::settle_before_teardown(Instant cut, bool readings_until_cut) {
-  if (!settling_) return;
-  const BoundaryRecord& boundary = ledger_.boundaries[*settling_];
-  Instant due = boundary.reading.at;
-  due.monotonic += params_.settle;
-  due.wall += params_.settle;
-  if (cut.monotonic >= due.monotonic) {  // the window had run its length before the cut
-    settle_boundary(*settling_, due, nullptr, /*full_window=*/active());
-    return;
+  if (auto at = window_.before_teardown(cut, readings_until_cut, active())) {
+    settle_boundary(at->index, at->at, nullptr, at->full_window);
   }
-  settle_boundary(*settling_, readings_until_cut ? cut : boundary.reading.at, nullptr,
-                  /*full_window=*/false);
 }
 
-// The floor of a round boundary is the lowest RSS between the round-end mark and the end of
-// the settle window: memory freed just after the mark (a deferred cleanup) is not growth.
 void RunMachine::settle_boundary(std::size_t index, Instant now, TargetProbe* probe,
                                  bool full_window) {
-  settling_.reset();
-  if (index >= ledger_.boundaries.size()) return;
-  BoundaryRecord& boundary = ledger_.boundaries[index];
-  if (boundary.settled) return;
-  if (probe != nullptr) {
+  if (!window_.close(index)) return;
+  if (probe != nullptr) {  // a fresh reading ends the window
     if (auto reading = probe->read(/*complete=*/false)) {
       samples_.add(*reading);
       observe(*reading, probe->read_timing());
       now = reading->at;
     }
   }
-  auto low = samples_.min_rss_between(boundary.reading.at, now);
-  boundary.floor_bytes =
-      std::min(boundary.reading.rss_bytes, low.value_or(boundary.reading.rss_bytes));
-  boundary.settled = true;
-  boundary.window_complete = full_window;
+  const BoundaryRecord& boundary = window_.settle(index, now, samples_, full_window, detectors());
   write("boundary", [&](RunObserver& o) { return o.boundary_settled(ledger_, boundary); });
   log::debug("run.boundary_settled", {{"run", run_id()},
                                       {"round", boundary.round},
                                       {"rss_bytes", boundary.reading.rss_bytes},
                                       {"floor_bytes", boundary.floor_bytes},
                                       {"window_complete", full_window}});
-  growth_tracker_.add(floor_point(boundary), growth_context(ledger_.info), detectors());
   judge_growth();
 }
 
-// Emits what changed in the growth assessment and classifies the last settled round.
 void RunMachine::judge_growth() {
-  const GrowthAssessment& current = growth_tracker_.current();
-  for (Verdict& v : new_growth_verdicts(growth_, current)) {
-    attribute_to_processes(ledger_.boundaries, ledger_.info.model_bytes, detectors(), v);
-    emit(with_census(std::move(v)));
-  }
-  const std::uint32_t round = current.round;
-  if (growth_tracker_.floors_seen() > 0 && round != classified_round_) {
-    // Classification compares a round with the one before: the last two settled boundaries.
-    std::vector<BoundaryRecord> last_two;
-    for (auto it = ledger_.boundaries.rbegin(); it != ledger_.boundaries.rend(); ++it) {
-      if (!it->settled) continue;
-      last_two.insert(last_two.begin(), *it);
-      if (last_two.size() == 2) break;
-    }
-    if (auto c =
-            classify_growth(last_two, ledger_.info.model_bytes, detectors(), ledger_.info.scope)) {
-      attribute_to_processes(ledger_.boundaries, ledger_.info.model_bytes, detectors(), c->verdict);
-      emit(with_census(c->verdict));
-      classified_round_ = round;
-    }
-  }
-  growth_ = current;
+  for (Verdict& v : window_.judge_growth(detectors())) emit(with_census(std::move(v)));
 }
 
 void RunMachine::set_boundary_pss(std::uint32_t round, std::uint64_t pss_bytes) {

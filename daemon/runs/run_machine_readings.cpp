@@ -1,14 +1,11 @@
 // Periodic readings of a run: samples, peaks, and the budget, runaway and release checks.
 #include <algorithm>
 
-#include "admission/estimator.hpp"
-#include "admission/plan_phases.hpp"
 #include "common/log.hpp"
 #include "ramguard/base/units.hpp"
 #include "runs/run_machine.hpp"
 #include "verdicts/budget.hpp"
 #include "verdicts/describe.hpp"
-#include "verdicts/release.hpp"
 #include "verdicts/runaway.hpp"
 
 namespace ramguard {
@@ -23,7 +20,7 @@ void RunMachine::reading(const MemoryReading& reading, TargetProbe& probe) {
     }
     check_budget();
     check_runaway();
-  } else if (!release_decided_) {
+  } else if (!release_.decided()) {
     check_release(reading.at);
   }
   if (params_.store_flush_ticks != 0 && ticks_ % params_.store_flush_ticks == 0) {
@@ -33,7 +30,7 @@ void RunMachine::reading(const MemoryReading& reading, TargetProbe& probe) {
 
 void RunMachine::oom_killed(std::uint64_t count, Instant at) {
   if (!active()) return;
-  const std::string phase = current_phase();
+  const std::string phase = phases_.current();
   std::string summary =
       "The kernel's OOM killer killed " + std::to_string(count) +
       (count == 1 ? " process" : " processes") + " in cgroup " + ledger_.info.cgroup_dir +
@@ -59,10 +56,7 @@ void RunMachine::unreadable(std::string_view reason) {
 void RunMachine::observe(const MemoryReading& reading, const ReadTiming& timing) {
   ledger_.last = reading;
   if (active()) {
-    for (std::size_t i : open_phases_) {
-      auto& phase = ledger_.phases[i];
-      phase.peak_bytes = std::max(phase.peak_bytes, reading.counted_bytes());
-    }
+    phases_.fold_peak(reading.counted_bytes());
     ledger_.peak_bytes = std::max(ledger_.peak_bytes, reading.counted_bytes());
   }
   pending_min_rss_ = std::min(pending_min_rss_.value_or(reading.rss_bytes), reading.rss_bytes);
@@ -91,53 +85,13 @@ void RunMachine::check_budget() {
   if (budget.state > budget_state_) budget_state_ = budget.state;
 }
 
-std::string RunMachine::current_phase() const {
-  return open_phases_.empty() ? std::string() : ledger_.phases[open_phases_.back()].phase;
-}
-
-std::optional<PhaseYardstick> RunMachine::yardstick(const std::string& phase) const {
-  const RunInfo& info = ledger_.info;
-  if (info.plan.empty() || info.model_bytes == 0) return std::nullopt;
-  auto plan = params_.plans.find(info.plan);
-  if (plan == params_.plans.end()) return std::nullopt;
-  auto estimate = phase_estimate(plan->second, phase, info.model_bytes, info.hosts);
-  if (!estimate) return std::nullopt;
-  PhaseYardstick y;
-  y.plan_live_bytes = estimate->bytes;
-  y.plan_bytes = ledger_.baseline.counted_bytes() + estimate->bytes;
-  std::uint64_t reserved = info.estimate_bytes;
-  if (reserved == 0) {
-    if (auto whole = estimate_from_plan(plan->second, info.model_bytes, info.hosts)) {
-      reserved = whole->bytes;
-    }
-  }
-  y.reserved_bytes = ledger_.baseline.counted_bytes() + reserved;
-  if (auto peak = phase_peaks_.find(phase); !phase.empty() && peak != phase_peaks_.end()) {
-    y.earlier_peak_bytes = peak->second;
-  }
-  return y;
-}
-
-std::string RunMachine::check_phase_in_plan(const std::string& phase) {
-  const RunInfo& info = ledger_.info;
-  if (info.plan.empty() || !checked_phase_names_.first(phase)) return {};
-  auto plan = params_.plans.find(info.plan);
-  if (plan == params_.plans.end()) return {};
-  std::string warning = unplanned_phase_warning(plan->second, phase);
-  if (!warning.empty()) {
-    log::warning("run.phase_not_in_plan",
-                 {{"run", run_id()}, {"phase", phase}, {"plan", info.plan}});
-  }
-  return warning;
-}
-
 // With a plan, growth is judged against what the phase is expected to hold; without one, by
 // its rate.
 void RunMachine::check_runaway() {
   if (runaway_flagged_) return;
   const auto readings = samples_.readings_since(last_mark_at_);
-  const std::string phase = current_phase();
-  const auto planned = yardstick(phase);
+  const std::string phase = phases_.current();
+  const auto planned = phases_.yardstick(phase);
   const RunawayAssessment runaway =
       planned
           ? assess_runaway_beyond_plan(readings, *planned, phase, current_round(),
@@ -150,21 +104,9 @@ void RunMachine::check_runaway() {
 }
 
 void RunMachine::check_release(Instant now) {
-  if (release_decided_ || !ledger_.ended || ledger_.state != RunState::kEnded) return;
-  ReleaseInput input;
-  input.baseline = ledger_.baseline;
-  input.ended = *ledger_.ended;
-  const auto after = samples_.readings_since(*ledger_.ended);
-  input.after_end = after;
-  input.now = now;
-  input.exited = exited_at_;
-  input.settle_seconds = std::chrono::duration<double>(params_.settle).count();
-  input.model_bytes = ledger_.info.model_bytes;
-  input.facts = end_facts_;
-  const ReleaseAssessment release = assess_release(input, detectors());
-  if (release.state == ReleaseState::kPending) return;
-  release_decided_ = true;
-  if (release.verdict) emit(with_census(*release.verdict));
+  if (auto verdict = release_.check(now, samples_, params_.settle, detectors())) {
+    emit(with_census(std::move(*verdict)));
+  }
 }
 
 }  // namespace ramguard
