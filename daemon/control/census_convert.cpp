@@ -4,7 +4,7 @@
 #include <string>
 #include <utility>
 
-#include "control/request_ranges.hpp"
+#include "control/request_checks.hpp"
 #include "ramguard/base/utf8.hpp"
 
 namespace ramguard::control {

@@ -2,33 +2,31 @@
 
 #include <array>
 
+#include "control/dispatcher.hpp"
+
 namespace ramguard::control {
-namespace {
-
-using C = v1::Request;
-using P = CommandSpec::Prepare;
-
-constexpr std::array kTable = {
-    CommandSpec{C::kHello},
-    CommandSpec{C::kRunStart},
-    CommandSpec{C::kMark, false, P::kCensusPlacement},
-    CommandSpec{C::kRunEnd},
-    CommandSpec{C::kAdmit, false, P::kAdmission},
-    CommandSpec{C::kRelease},
-    CommandSpec{C::kStatus, true},
-    CommandSpec{C::kReport, true, P::kStoredReads},
-    CommandSpec{C::kCompare, true, P::kStoredReads},
-    CommandSpec{C::kListRuns, true},
-};
-
-}  // namespace
 
 std::span<const CommandSpec> command_table() {
+  using C = v1::Request;
+  using D = Dispatcher;
+  using P = CommandSpec::Prepare;
+  static constexpr std::array kTable = {
+      CommandSpec{C::kHello, &D::hello},
+      CommandSpec{C::kRunStart, &D::run_start},
+      CommandSpec{C::kMark, &D::mark, false, P::kCensusPlacement},
+      CommandSpec{C::kRunEnd, &D::run_end},
+      CommandSpec{C::kAdmit, &D::admit, false, P::kAdmission},
+      CommandSpec{C::kRelease, &D::release},
+      CommandSpec{C::kStatus, &D::status, true},
+      CommandSpec{C::kReport, &D::report, true, P::kStoredReads},
+      CommandSpec{C::kCompare, &D::compare, true, P::kStoredReads},
+      CommandSpec{C::kListRuns, &D::list_runs, true},
+  };
   return kTable;
 }
 
 const CommandSpec* command_spec(v1::Request::CommandCase command) {
-  for (const CommandSpec& spec : kTable) {
+  for (const CommandSpec& spec : command_table()) {
     if (spec.command == command) return &spec;
   }
   return nullptr;
@@ -37,7 +35,7 @@ const CommandSpec* command_spec(v1::Request::CommandCase command) {
 const std::string& command_names() {
   static const std::string names = [] {
     std::string out;
-    for (const CommandSpec& spec : kTable) {
+    for (const CommandSpec& spec : command_table()) {
       const auto* field = v1::Request::descriptor()->FindFieldByNumber(spec.command);
       if (!out.empty()) out += ", ";
       out += field != nullptr ? field->json_name() : "?";

@@ -1,18 +1,25 @@
 #pragma once
-// The protocol's commands, one row each: what the server needs to know about a command beyond
-// its handler (Dispatcher::handle). A command added to proto/ramguard.proto gets a row here, a
-// case in the dispatcher and its clients' calls; the names in error messages come from the
-// schema, and a test holds this table to the schema's `command` oneof.
+// The protocol's commands, one row each: the handler that answers it and what the server needs
+// to know to run it. A command added to proto/ramguard.proto gets a row here (commands.cpp),
+// its handler in the Dispatcher, its checks in request_checks.cpp and its clients' calls; the
+// names in error messages come from the schema, and a test holds this table to the schema's
+// `command` oneof.
 
 #include <span>
 #include <string>
 
 #include "ramguard.pb.h"
+#include "ramguard/base/result.hpp"
 
 namespace ramguard::control {
 
+class Dispatcher;
+struct CommandCall;  // the request, its caller and its reply (dispatcher.hpp)
+
 struct CommandSpec {
   v1::Request::CommandCase command;
+  // Fills the call's reply, or says why not (the request has passed check_request).
+  Status (Dispatcher::*handler)(CommandCall& call) = nullptr;
   // Replies that grow with the ledger (a long run's status is megabytes of JSON, tens to
   // hundreds of milliseconds to encode): encoded off the event loop.
   bool big_reply = false;

@@ -9,7 +9,7 @@
 #include "control/commands.hpp"
 #include "control/convert.hpp"
 #include "control/queries.hpp"
-#include "control/request_ranges.hpp"
+#include "control/request_checks.hpp"
 #include "control/visibility.hpp"
 #include "ramguard/base/protocol.hpp"
 #include "ramguard/base/utf8.hpp"
@@ -46,78 +46,20 @@ Caller caller_of(const Peer& peer) {
   return Caller{peer.pid, peer.uid, peer.privileged()};
 }
 
-std::optional<MarkKind> mark_kind(v1::MarkRequest::Kind kind) {
+MarkKind mark_kind(v1::MarkRequest::Kind kind) {
   switch (kind) {
     case v1::MarkRequest::PHASE_BEGIN:
       return MarkKind::kPhaseBegin;
     case v1::MarkRequest::PHASE_END:
       return MarkKind::kPhaseEnd;
     case v1::MarkRequest::ROUND_END:
+    default:  // check_request lets no other kind through
       return MarkKind::kRoundEnd;
-    default:
-      return std::nullopt;
   }
 }
 
-// The first control character (C0, DEL or C1) in `text`, written visibly; empty when none.
-std::string first_control(const std::string& text) {
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (control_length(text, i) != 0) return visible_control(text, i);
-  }
-  return {};
-}
-
-// Job names become metric labels: keep them short and printable.
-Status check_job(const std::string& job) {
-  if (job.size() > protocol::kMaxJobBytes) {
-    return Error{"job name is longer than " + std::to_string(protocol::kMaxJobBytes) +
-                 " characters"};
-  }
-  if (auto c = first_control(job); !c.empty()) {
-    return Error{"job name contains a control character (" + c + ")"};
-  }
-  return ok_status();
-}
-
-// A run end's failure goes into a verdict's one-line summary, the ledger and the log.
-Status check_failure(const std::string& failure) {
-  if (failure.size() > protocol::kMaxFailureBytes) {
-    return Error{"run end failure is " + std::to_string(failure.size()) + " bytes long; at most " +
-                 std::to_string(protocol::kMaxFailureBytes) + " are allowed"};
-  }
-  if (auto c = first_control(failure); !c.empty()) {
-    return Error{"run end failure contains a control character (" + c + ")"};
-  }
-  return ok_status();
-}
-
-// An allocator's name goes into a verdict's summary and an admission's reason: a short word,
-// e.g. "glibc" or "jemalloc".
-bool allocator_word(const std::string& name) {
-  return name.size() <= 32 && std::all_of(name.begin(), name.end(), [](char c) {
-           return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
-                  c == '.';
-         });
-}
-
-// Statistics that contradict themselves would mislead every verdict that reads them; 0 means
-// "not reported", so only reported fields are compared.
-Result<AllocatorFacts> allocator_facts(const v1::AllocatorStats& a) {
-  const auto bytes = [](std::uint64_t v) { return std::to_string(v); };
-  if (a.resident_bytes() != 0 && a.allocated_bytes() > a.resident_bytes()) {
-    return Error{"allocator stats contradict themselves: allocated_bytes " +
-                 bytes(a.allocated_bytes()) + " is larger than resident_bytes " +
-                 bytes(a.resident_bytes())};
-  }
-  if (a.resident_bytes() != 0 && a.retained_bytes() > a.resident_bytes()) {
-    return Error{
-        "allocator stats contradict themselves: retained_bytes (free bytes the "
-        "allocator keeps) " +
-        bytes(a.retained_bytes()) + " is larger than resident_bytes " + bytes(a.resident_bytes())};
-  }
-  if (!allocator_word(a.allocator())) {
-    return Error{"allocator stats: allocator name must be [a-z0-9_.-]{0,32}"};
-  }
+// Checked by check_request (request_checks.cpp).
+AllocatorFacts allocator_facts(const v1::AllocatorStats& a) {
   return AllocatorFacts{a.allocated_bytes(), a.active_bytes(), a.resident_bytes(),
                         a.retained_bytes()};
 }
@@ -152,56 +94,26 @@ std::optional<PhaseRoom> Dispatcher::phase_room(const std::string& run_id) {
 RequestHandler::Answer Dispatcher::handle(const v1::Request& request, const Peer& peer) {
   const Caller caller = caller_of(peer);
   v1::Reply reply;
-  std::optional<Storage> storage;  // set by the commands whose reply carries a record
-  std::shared_ptr<StoredReads> read;
+  CommandCall call{request, peer, caller, reply, nullptr, std::nullopt, std::nullopt};
+  std::shared_ptr<StoredReads> read;  // kept alive while the handler reads it
   if (auto it = read_ahead_.find(&request); it != read_ahead_.end()) {
     read = std::move(it->second);
     read_ahead_.erase(it);
   }
-  std::optional<CensusPlacement> placed;  // taken whatever handle() does with the request
-  if (request.has_mark()) {
+  call.read = read.get();
+  if (request.has_mark()) {  // taken whatever handle() does with the request
     if (auto it = placed_ahead_.find(&request.mark()); it != placed_ahead_.end()) {
-      placed = std::move(it->second);
+      call.placed = std::move(it->second);
       placed_ahead_.erase(it);
     }
   }
-  Status result = check_request_ranges(request);
-  switch (result ? request.command_case() : v1::Request::COMMAND_NOT_SET) {
-    case v1::Request::kHello:
-      result = hello(request.hello(), peer, *reply.mutable_hello());
-      break;
-    case v1::Request::kRunStart:
-      result =
-          run_start(request.run_start(), caller, *reply.mutable_run_start(), storage.emplace());
-      break;
-    case v1::Request::kMark:
-      result =
-          mark(request.mark(), caller, *reply.mutable_mark(), std::move(placed), storage.emplace());
-      break;
-    case v1::Request::kRunEnd:
-      result = run_end(request.run_end(), caller, *reply.mutable_run_end(), storage.emplace());
-      break;
-    case v1::Request::kAdmit:
-      result = admit(request.admit(), caller, *reply.mutable_admit());
-      break;
-    case v1::Request::kRelease:
-      result = release(request.release(), caller, *reply.mutable_release());
-      break;
-    case v1::Request::kStatus:
-      result = status(request.status(), caller, *reply.mutable_status());
-      break;
-    case v1::Request::kReport:
-      result = report(request.report(), caller, *reply.mutable_report(), read.get());
-      break;
-    case v1::Request::kCompare:
-      result = compare(request.compare(), caller, *reply.mutable_compare(), read.get());
-      break;
-    case v1::Request::kListRuns:
-      result = list_runs(request.list_runs(), caller, *reply.mutable_list_runs());
-      break;
-    default:
-      if (result) result = Error{"unknown command", ErrorKind::kInvalidArgument};
+  const CommandSpec* spec = command_spec(request.command_case());
+  Status result = check_request(request);
+  if (result) {
+    result = spec != nullptr ? (this->*spec->handler)(call)
+                             : Error{"unknown command", ErrorKind::kInvalidArgument};
   }
+  std::optional<ReplyStorage> storage = std::move(call.storage);
   if (!result) {
     reply.clear_result();
     *reply.mutable_error() = make_error(code_for(result.error().kind), result.error().message);
@@ -218,7 +130,7 @@ RequestHandler::Answer Dispatcher::handle(const v1::Request& request, const Peer
   };
 }
 
-void Dispatcher::set_storage(v1::Reply& reply, const Storage& storage, bool durable) const {
+void Dispatcher::set_storage(v1::Reply& reply, const ReplyStorage& storage, bool durable) const {
   // A batch that was rolled back: what its run wrote into it is not stored.
   const std::string lost = "the ledger commit failed: this record is not stored yet";
   const bool stored = storage.stored && durable;
@@ -239,47 +151,33 @@ void Dispatcher::set_storage(v1::Reply& reply, const Storage& storage, bool dura
   }
 }
 
-Status Dispatcher::hello(const v1::HelloRequest&, const Peer& peer, v1::HelloReply& out) {
+Status Dispatcher::hello(CommandCall& call) {
+  v1::HelloReply& out = *call.reply.mutable_hello();
   out.set_protocol_version(kProtocolVersion);
   out.set_budget_bytes(admission_.budget_bytes());
-  out.set_peer_pid(static_cast<std::uint32_t>(peer.pid));
-  out.set_peer_uid(peer.uid);
+  out.set_peer_pid(static_cast<std::uint32_t>(call.peer.pid));
+  out.set_peer_uid(call.peer.uid);
   return ok_status();
 }
 
-Status Dispatcher::run_start(const v1::RunStartRequest& in, const Caller& caller,
-                             v1::RunStartReply& out, Storage& storage) {
-  if (auto s = check_job(in.job()); !s) return s;
-  if (static_cast<std::size_t>(in.labels_size()) > protocol::kMaxLabels) {
-    return Error{"at most " + std::to_string(protocol::kMaxLabels) + " labels per run"};
-  }
+Status Dispatcher::run_start(CommandCall& call) {
+  const v1::RunStartRequest& in = call.request.run_start();
+  v1::RunStartReply& out = *call.reply.mutable_run_start();
+  ReplyStorage& storage = call.storage.emplace();
   StartRunInput input;
   input.pid = static_cast<pid_t>(in.pid());
   input.job = in.job();
-  for (const auto& [k, v] : in.labels()) {
-    if (k.empty() || k.size() > protocol::kMaxLabelKeyBytes ||
-        v.size() > protocol::kMaxLabelValueBytes) {
-      return Error{"label '" + k.substr(0, protocol::kMaxLabelKeyBytes) + "': keys are 1-" +
-                   std::to_string(protocol::kMaxLabelKeyBytes) + " characters, values up to " +
-                   std::to_string(protocol::kMaxLabelValueBytes)};
-    }
-    input.labels[k] = v;
-  }
+  for (const auto& [k, v] : in.labels()) input.labels[k] = v;
   input.model_bytes = in.model_bytes();
   input.declared_rounds = in.declared_rounds();
   input.hosts = in.hosts();
   input.reservation_id = in.reservation_id();
   input.end_on_exit = in.end_on_exit();
-  if (in.cgroup_path().size() > protocol::kMaxCgroupPathBytes ||
-      in.cgroup_path().find('\0') != std::string::npos) {
-    return Error{"cgroup_path is a path of at most " +
-                 std::to_string(protocol::kMaxCgroupPathBytes) + " bytes"};
-  }
   auto scope = parse_scope(in.scope());
   if (!scope) return scope.error();
   input.scope = *scope;
   input.cgroup_path = in.cgroup_path();
-  auto started = registry_.start(input, caller);
+  auto started = registry_.start(input, call.caller);
   if (!started) return started.error();
   const RunLedger& ledger = **started;
   out.set_run_id(ledger.info.run_id);
@@ -304,13 +202,14 @@ std::string Dispatcher::with_unstored_note(std::string warning) const {
   return warning.empty() ? note : warning + "; " + note;
 }
 
-Status Dispatcher::mark(const v1::MarkRequest& in, const Caller& caller, v1::MarkReply& out,
-                        std::optional<CensusPlacement> placed, Storage& storage) {
+Status Dispatcher::mark(CommandCall& call) {
+  const v1::MarkRequest& in = call.request.mark();
+  v1::MarkReply& out = *call.reply.mutable_mark();
+  ReplyStorage& storage = call.storage.emplace();
+  const Caller& caller = call.caller;
   MarkInput input;
   input.run_id = in.run_id();
-  auto kind = mark_kind(in.kind());
-  if (!kind) return Error{"mark needs a kind: PHASE_BEGIN, PHASE_END or ROUND_END"};
-  input.kind = *kind;
+  input.kind = mark_kind(in.kind());
   input.phase = in.phase();
   input.round = in.round();
   if (in.at_unix_us() != 0) input.client_wall = std::chrono::microseconds(in.at_unix_us());
@@ -319,11 +218,7 @@ Status Dispatcher::mark(const v1::MarkRequest& in, const Caller& caller, v1::Mar
   if (in.deadline_unix_us() != 0 && in.deadline_unix_us() <= kMaxUnixUs) {
     input.deadline_wall = std::chrono::microseconds(in.deadline_unix_us());
   }
-  if (in.has_allocator()) {
-    auto facts = allocator_facts(in.allocator());
-    if (!facts) return facts.error();
-    input.allocator = *facts;
-  }
+  if (in.has_allocator()) input.allocator = allocator_facts(in.allocator());
   if (in.has_gc()) {
     const auto& g = in.gc();
     input.gc = GcFacts{g.rss_before_bytes(), g.rss_after_bytes(), g.collected_objects(),
@@ -331,7 +226,6 @@ Status Dispatcher::mark(const v1::MarkRequest& in, const Caller& caller, v1::Mar
   }
   std::optional<CensusRecord> census;
   if (in.has_census()) {
-    if (input.kind != MarkKind::kRoundEnd) return Error{"mark.census goes with a ROUND_END only"};
     auto c = census_from_proto(in.census(), "mark.census");
     if (!c) return c.error();
     census = std::move(*c);
@@ -345,7 +239,7 @@ Status Dispatcher::mark(const v1::MarkRequest& in, const Caller& caller, v1::Mar
     if (input.allocator) census->allocator_free_bytes = input.allocator->retained_bytes;
     // The mark is recorded: a census that cannot be kept is logged, the mark still answered.
     if (auto s = registry_.add_census(input.run_id, caller, std::move(*census),
-                                      marked->mark.reading, std::move(placed));
+                                      marked->mark.reading, std::move(call.placed));
         !s) {
       census_warning = "census not kept: " + s.error().message;
     }
@@ -365,16 +259,16 @@ Status Dispatcher::mark(const v1::MarkRequest& in, const Caller& caller, v1::Mar
   return ok_status();
 }
 
-Status Dispatcher::run_end(const v1::RunEndRequest& in, const Caller& caller, v1::RunEndReply& out,
-                           Storage& storage) {
-  if (auto s = check_failure(in.failure()); !s) return s;
+Status Dispatcher::run_end(CommandCall& call) {
+  const v1::RunEndRequest& in = call.request.run_end();
+  v1::RunEndReply& out = *call.reply.mutable_run_end();
+  ReplyStorage& storage = call.storage.emplace();
+  const Caller& caller = call.caller;
   std::optional<EndFacts> facts;
   if (in.has_allocator() || in.has_gc() || in.has_trim()) {
     facts.emplace();
     if (in.has_allocator()) {
-      auto allocator = allocator_facts(in.allocator());
-      if (!allocator) return allocator.error();
-      facts->allocator = *allocator;
+      facts->allocator = allocator_facts(in.allocator());
       facts->allocator_name = in.allocator().allocator();
     }
     if (in.has_gc()) {
@@ -423,9 +317,6 @@ Result<AdmitAsk> admit_ask(const v1::AdmitRequest& in) {
   ask.pid = static_cast<pid_t>(in.pid());
   ask.use_calibrated = in.use_calibrated();
   ask.scope = *scope;
-  if (!allocator_word(in.allocator())) {
-    return Error{"admit: allocator must be [a-z0-9_.-]{0,32} (glibc, jemalloc or empty)"};
-  }
   ask.allocator = in.allocator();
   return ask;
 }
@@ -450,7 +341,9 @@ bool Dispatcher::wants_prepare(const v1::Request& request) const {
 
 void Dispatcher::prepare(const v1::Request& request, std::function<void()> ready) {
   const CommandSpec* spec = command_spec(request.command_case());
-  const auto kind = spec == nullptr ? CommandSpec::Prepare::kNone : spec->prepare;
+  // A request that breaks a rule has nothing to fetch: handle() answers with its error.
+  const auto kind =
+      spec == nullptr || !check_request(request) ? CommandSpec::Prepare::kNone : spec->prepare;
   switch (kind) {
     case CommandSpec::Prepare::kStoredReads:
       if (reader_ != nullptr) return prepare_stored_reads(request, std::move(ready));
@@ -470,10 +363,10 @@ void Dispatcher::prepare_census_placement(const v1::MarkRequest& in,
                                           const std::function<void()>& ready) {
   // Placed before the mark is applied and answered: the client waits for the reply, so its
   // process still holds what the census counted, and the loop serves others meanwhile. A
-  // census handle() will refuse (invalid, a ROUND_END only, not the caller's run) costs at
+  // census handle() will refuse (invalid, not the caller's run) costs at
   // most the read of its ranges, capped like any census's; its placement is dropped.
   auto census = census_from_proto(in.census(), "mark.census");
-  if (!census || in.kind() != v1::MarkRequest::ROUND_END ||
+  if (!census ||
       !registry_.place_ahead(in.run_id(), census_ranges(*census),
                              [this, alive = alive_, key = &in, ready](CensusPlacement p) {
                                if (!*alive) return;
@@ -501,8 +394,7 @@ void Dispatcher::prepare_stored_reads(const v1::Request& request, std::function<
 }
 
 void Dispatcher::prepare_admission(const v1::AdmitRequest& in, std::function<void()> ready) {
-  // A bad job or request has nothing to fetch: admit() answers with its error.
-  auto ask = check_job(in.job()) ? admit_ask(in) : Result<AdmitAsk>(Error{"job"});
+  auto ask = admit_ask(in);
   if (!ask) {
     ready();
     return;
@@ -510,11 +402,12 @@ void Dispatcher::prepare_admission(const v1::AdmitRequest& in, std::function<voi
   desk_.prepare(*ask, std::move(ready));
 }
 
-Status Dispatcher::admit(const v1::AdmitRequest& in, const Caller& caller, v1::AdmitReply& out) {
-  if (auto s = check_job(in.job()); !s) return s;
+Status Dispatcher::admit(CommandCall& call) {
+  const v1::AdmitRequest& in = call.request.admit();
+  v1::AdmitReply& out = *call.reply.mutable_admit();
   const auto ask = admit_ask(in);
   if (!ask) return ask.error();
-  auto outcome = desk_.admit(*ask, caller);
+  auto outcome = desk_.admit(*ask, call.caller);
   if (!outcome) return outcome.error();
   const Decision& d = outcome->decision;
   const pid_t pid = outcome->pid;
@@ -557,12 +450,10 @@ Status Dispatcher::admit(const v1::AdmitRequest& in, const Caller& caller, v1::A
   return ok_status();
 }
 
-Status Dispatcher::release(const v1::ReleaseRequest& in, const Caller& caller,
-                           v1::ReleaseReply& out) {
-  if (in.reservation_id().empty()) return Error{"release needs a reservation id"};
-  auto released = admission_.release(in.reservation_id(), caller);
+Status Dispatcher::release(CommandCall& call) {
+  auto released = admission_.release(call.request.release().reservation_id(), call.caller);
   if (!released) return released.error();
-  out.set_released_bytes(*released);
+  call.reply.mutable_release()->set_released_bytes(*released);
   reservations_changed();  // the metrics hear it as the registry's observer
   return ok_status();
 }
@@ -595,8 +486,10 @@ bool Dispatcher::flush_writes() {
   return store_->commit_batch().ok();
 }
 
-Status Dispatcher::status(const v1::StatusRequest& in, const Caller& caller, v1::StatusReply& out) {
-  const ReadScope scope = read_scope(caller, peers_read_);
+Status Dispatcher::status(CommandCall& call) {
+  const v1::StatusRequest& in = call.request.status();
+  v1::StatusReply& out = *call.reply.mutable_status();
+  const ReadScope scope = read_scope(call.caller, peers_read_);
   out.set_budget_bytes(admission_.budget_bytes());
   out.set_margin_bytes(admission_.margin_bytes());
   out.set_reserved_bytes(admission_.reserved_bytes());
@@ -653,9 +546,11 @@ Status Dispatcher::status(const v1::StatusRequest& in, const Caller& caller, v1:
   return ok_status();
 }
 
-Status Dispatcher::report(const v1::ReportRequest& in, const Caller& caller, v1::ReportReply& out,
-                          StoredReads* read) {
-  const ReadScope scope = read_scope(caller, peers_read_);
+Status Dispatcher::report(CommandCall& call) {
+  const v1::ReportRequest& in = call.request.report();
+  v1::ReportReply& out = *call.reply.mutable_report();
+  StoredReads* read = call.read;
+  const ReadScope scope = read_scope(call.caller, peers_read_);
   if (read != nullptr) {
     if (auto it = read->runs.find(in.run_id()); it != read->runs.end()) {
       StoredRead& r = it->second;
@@ -677,13 +572,12 @@ Status Dispatcher::report(const v1::ReportRequest& in, const Caller& caller, v1:
   return ok_status();
 }
 
-Status Dispatcher::compare(const v1::CompareRequest& in, const Caller& caller,
-                           v1::CompareReply& out, StoredReads* read) {
-  const ReadScope scope = read_scope(caller, peers_read_);
+Status Dispatcher::compare(CommandCall& call) {
+  const v1::CompareRequest& in = call.request.compare();
+  v1::CompareReply& out = *call.reply.mutable_compare();
+  StoredReads* read = call.read;
+  const ReadScope scope = read_scope(call.caller, peers_read_);
   std::vector<std::string> ids(in.run_ids().begin(), in.run_ids().end());
-  if (ids.size() > protocol::kMaxCompareRuns) {
-    return Error{"compare at most " + std::to_string(protocol::kMaxCompareRuns) + " runs"};
-  }
   if (!in.labels().empty()) {
     if (store_ == nullptr) {
       return Error{"comparing by label needs the ledger database, which is unavailable",
@@ -719,9 +613,10 @@ Status Dispatcher::compare(const v1::CompareRequest& in, const Caller& caller,
   return ok_status();
 }
 
-Status Dispatcher::list_runs(const v1::ListRunsRequest& in, const Caller& caller,
-                             v1::ListRunsReply& out) {
-  const ReadScope scope = read_scope(caller, peers_read_);
+Status Dispatcher::list_runs(CommandCall& call) {
+  const v1::ListRunsRequest& in = call.request.list_runs();
+  v1::ListRunsReply& out = *call.reply.mutable_list_runs();
+  const ReadScope scope = read_scope(call.caller, peers_read_);
   const std::size_t limit = in.limit() == 0
                                 ? protocol::kDefaultListRuns
                                 : std::min<std::size_t>(in.limit(), protocol::kMaxListRuns);

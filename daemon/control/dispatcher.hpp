@@ -7,12 +7,14 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 
 #include "admission/admission.hpp"
 #include "admission/desk.hpp"
 #include "config/config.hpp"
+#include "control/commands.hpp"
 #include "control/handler.hpp"
 #include "control/queries.hpp"
 #include "model/plan.hpp"
@@ -24,6 +26,24 @@ class StoreReader;
 }  // namespace ramguard
 
 namespace ramguard::control {
+
+// What a reply that carries a record (a run start, a mark, a run end) says about storing it,
+// known once its group commit is done; the commands fill everything else at once.
+struct ReplyStorage {
+  bool stored = false;  // the run's write went to the ledger (or into its open batch)
+  std::string warning;  // the command's own hint, beside what the storage adds
+};
+
+// One request on its way through its handler (a row of the command table).
+struct CommandCall {
+  const v1::Request& request;
+  const Peer& peer;
+  Caller caller;
+  v1::Reply& reply;
+  StoredReads* read = nullptr;            // what prepare() read from the ledger, if it did
+  std::optional<CensusPlacement> placed;  // a mark's census placed by prepare(), if it was
+  std::optional<ReplyStorage> storage;    // set by the handlers whose reply carries a record
+};
 
 class Dispatcher final : public RequestHandler {
  public:
@@ -61,31 +81,21 @@ class Dispatcher final : public RequestHandler {
   void prepare_stored_reads(const v1::Request& request, std::function<void()> ready);
   void prepare_admission(const v1::AdmitRequest& in, std::function<void()> ready);
   void prepare_census_placement(const v1::MarkRequest& in, const std::function<void()>& ready);
-  // What a reply that carries a record (a run start, a mark, a run end) says about storing it,
-  // known once its group commit is done; the commands fill everything else at once.
-  struct Storage {
-    bool stored = false;  // the run's write went to the ledger (or into its open batch)
-    std::string warning;  // the command's own hint, beside what the storage adds
-  };
   // The one place a reply's `stored` and its warning are decided: stored only when the run's
   // write went through and its batch is durable.
-  void set_storage(v1::Reply& reply, const Storage& storage, bool durable) const;
-  Status hello(const v1::HelloRequest& in, const Peer& peer, v1::HelloReply& out);
-  Status run_start(const v1::RunStartRequest& in, const Caller& caller, v1::RunStartReply& out,
-                   Storage& storage);
-  // PLACED: the census's placement, read by prepare() (nullopt: placed here if kept).
-  Status mark(const v1::MarkRequest& in, const Caller& caller, v1::MarkReply& out,
-              std::optional<CensusPlacement> placed, Storage& storage);
-  Status run_end(const v1::RunEndRequest& in, const Caller& caller, v1::RunEndReply& out,
-                 Storage& storage);
-  Status admit(const v1::AdmitRequest& in, const Caller& caller, v1::AdmitReply& out);
-  Status release(const v1::ReleaseRequest& in, const Caller& caller, v1::ReleaseReply& out);
-  Status status(const v1::StatusRequest& in, const Caller& caller, v1::StatusReply& out);
-  Status report(const v1::ReportRequest& in, const Caller& caller, v1::ReportReply& out,
-                StoredReads* read);
-  Status compare(const v1::CompareRequest& in, const Caller& caller, v1::CompareReply& out,
-                 StoredReads* read);
-  Status list_runs(const v1::ListRunsRequest& in, const Caller& caller, v1::ListRunsReply& out);
+  void set_storage(v1::Reply& reply, const ReplyStorage& storage, bool durable) const;
+  // The handlers, one per row of the command table (commands.cpp).
+  friend std::span<const CommandSpec> command_table();
+  Status hello(CommandCall& call);
+  Status run_start(CommandCall& call);
+  Status mark(CommandCall& call);
+  Status run_end(CommandCall& call);
+  Status admit(CommandCall& call);
+  Status release(CommandCall& call);
+  Status status(CommandCall& call);
+  Status report(CommandCall& call);
+  Status compare(CommandCall& call);
+  Status list_runs(CommandCall& call);
   void reservations_changed();
   // `warning` with the unstored note appended (for a reply whose write is not stored).
   std::string with_unstored_note(std::string warning) const;

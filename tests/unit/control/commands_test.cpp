@@ -17,6 +17,7 @@ TEST(CommandTable, HasOneRowPerCommandOfTheSchema) {
   std::set<int> in_table;
   for (const CommandSpec& spec : command_table()) {
     EXPECT_TRUE(in_table.insert(spec.command).second) << "two rows for field " << spec.command;
+    EXPECT_NE(spec.handler, nullptr) << "no handler for field " << spec.command;
   }
   EXPECT_EQ(in_table, in_schema);
   EXPECT_EQ(command_spec(v1::Request::COMMAND_NOT_SET), nullptr);

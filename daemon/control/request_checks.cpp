@@ -1,11 +1,13 @@
-#include "control/request_ranges.hpp"
+#include "control/request_checks.hpp"
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
 #include "ramguard/base/units.hpp"
+#include "ramguard/base/utf8.hpp"
 
 namespace ramguard::control {
 namespace {
@@ -60,6 +62,84 @@ Status id_in_range(const std::string& field, const std::string& id) {
                       "at most " + std::to_string(protocol::kMaxIdBytes) + " bytes");
 }
 
+// The first control character (C0, DEL or C1) in `text`, written visibly; empty when none.
+std::string first_control(const std::string& text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (control_length(text, i) != 0) return visible_control(text, i);
+  }
+  return {};
+}
+
+// Job names become metric labels: keep them short and printable.
+Status check_job(const std::string& job) {
+  if (job.size() > protocol::kMaxJobBytes) {
+    return Error{"job name is longer than " + std::to_string(protocol::kMaxJobBytes) +
+                 " characters"};
+  }
+  if (auto c = first_control(job); !c.empty()) {
+    return Error{"job name contains a control character (" + c + ")"};
+  }
+  return ok_status();
+}
+
+template <typename Labels>
+Status check_labels(const Labels& labels) {
+  if (static_cast<std::size_t>(labels.size()) > protocol::kMaxLabels) {
+    return Error{"at most " + std::to_string(protocol::kMaxLabels) + " labels per run"};
+  }
+  for (const auto& [k, v] : labels) {
+    if (k.empty() || k.size() > protocol::kMaxLabelKeyBytes ||
+        v.size() > protocol::kMaxLabelValueBytes) {
+      return Error{"label '" + k.substr(0, protocol::kMaxLabelKeyBytes) + "': keys are 1-" +
+                   std::to_string(protocol::kMaxLabelKeyBytes) + " characters, values up to " +
+                   std::to_string(protocol::kMaxLabelValueBytes)};
+    }
+  }
+  return ok_status();
+}
+
+// A run end's failure goes into a verdict's one-line summary, the ledger and the log.
+Status check_failure(const std::string& failure) {
+  if (failure.size() > protocol::kMaxFailureBytes) {
+    return Error{"run end failure is " + std::to_string(failure.size()) + " bytes long; at most " +
+                 std::to_string(protocol::kMaxFailureBytes) + " are allowed"};
+  }
+  if (auto c = first_control(failure); !c.empty()) {
+    return Error{"run end failure contains a control character (" + c + ")"};
+  }
+  return ok_status();
+}
+
+// An allocator's name goes into a verdict's summary and an admission's reason: a short word,
+// e.g. "glibc" or "jemalloc".
+bool allocator_word(const std::string& name) {
+  return name.size() <= 32 && std::all_of(name.begin(), name.end(), [](char c) {
+           return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+                  c == '.';
+         });
+}
+
+// Statistics that contradict themselves would mislead every verdict that reads them; 0 means
+// "not reported", so only reported fields are compared.
+Status check_allocator_facts(const v1::AllocatorStats& a) {
+  const auto bytes = [](std::uint64_t v) { return std::to_string(v); };
+  if (a.resident_bytes() != 0 && a.allocated_bytes() > a.resident_bytes()) {
+    return Error{"allocator stats contradict themselves: allocated_bytes " +
+                 bytes(a.allocated_bytes()) + " is larger than resident_bytes " +
+                 bytes(a.resident_bytes())};
+  }
+  if (a.resident_bytes() != 0 && a.retained_bytes() > a.resident_bytes()) {
+    return Error{
+        "allocator stats contradict themselves: retained_bytes (free bytes the "
+        "allocator keeps) " +
+        bytes(a.retained_bytes()) + " is larger than resident_bytes " + bytes(a.resident_bytes())};
+  }
+  if (!allocator_word(a.allocator())) {
+    return Error{"allocator stats: allocator name must be [a-z0-9_.-]{0,32}"};
+  }
+  return ok_status();
+}
+
 // A probe's RSS may rise while it runs (gc allocates, other threads run): "after" above "before"
 // is allowed, and the verdicts clamp the drop at zero.
 // An RSS above the node's memory is no measurement: "gc freed 1000000.00 GB" would go into a
@@ -91,20 +171,39 @@ std::uint64_t physical_memory_bytes() {
   return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page);
 }
 
-Status check_request_ranges(const v1::Request& request, std::uint64_t node_memory_bytes) {
+Status check_request(const v1::Request& request, std::uint64_t node_memory_bytes) {
   switch (request.command_case()) {
     case v1::Request::kRunStart: {
       const auto& r = request.run_start();
       if (auto s = id_in_range("runStart.reservationId", r.reservation_id()); !s) return s;
       if (auto s = bytes_in_range("runStart.modelBytes", r.model_bytes()); !s) return s;
       if (auto s = count_in_range("runStart.hosts", r.hosts(), kMaxHosts); !s) return s;
-      return count_in_range("runStart.declaredRounds", r.declared_rounds(), kMaxDeclaredRounds);
+      if (auto s =
+              count_in_range("runStart.declaredRounds", r.declared_rounds(), kMaxDeclaredRounds);
+          !s) {
+        return s;
+      }
+      if (auto s = check_job(r.job()); !s) return s;
+      if (auto s = check_labels(r.labels()); !s) return s;
+      if (r.cgroup_path().size() > protocol::kMaxCgroupPathBytes ||
+          r.cgroup_path().find('\0') != std::string::npos) {
+        return Error{"cgroup_path is a path of at most " +
+                     std::to_string(protocol::kMaxCgroupPathBytes) + " bytes"};
+      }
+      return ok_status();
     }
     case v1::Request::kAdmit: {
       const auto& a = request.admit();
       if (auto s = bytes_in_range("admit.estimateBytes", a.estimate_bytes()); !s) return s;
       if (auto s = count_in_range("admit.hosts", a.hosts(), kMaxHosts); !s) return s;
-      return a.has_model() ? check_model("admit.model", a.model()) : ok_status();
+      if (a.has_model()) {
+        if (auto s = check_model("admit.model", a.model()); !s) return s;
+      }
+      if (auto s = check_job(a.job()); !s) return s;
+      if (!allocator_word(a.allocator())) {
+        return Error{"admit: allocator must be [a-z0-9_.-]{0,32} (glibc, jemalloc or empty)"};
+      }
+      return ok_status();
     }
     case v1::Request::kMark: {
       const auto& m = request.mark();
@@ -126,8 +225,21 @@ Status check_request_ranges(const v1::Request& request, std::uint64_t node_memor
       }
       if (m.has_gc()) {
         const auto& g = m.gc();
-        return check_probe("mark.gc", g.rss_before_bytes(), g.rss_after_bytes(),
-                           g.duration_seconds(), node_memory_bytes);
+        if (auto s = check_probe("mark.gc", g.rss_before_bytes(), g.rss_after_bytes(),
+                                 g.duration_seconds(), node_memory_bytes);
+            !s) {
+          return s;
+        }
+      }
+      if (m.kind() != v1::MarkRequest::PHASE_BEGIN && m.kind() != v1::MarkRequest::PHASE_END &&
+          m.kind() != v1::MarkRequest::ROUND_END) {
+        return Error{"mark needs a kind: PHASE_BEGIN, PHASE_END or ROUND_END"};
+      }
+      if (m.has_allocator()) {
+        if (auto s = check_allocator_facts(m.allocator()); !s) return s;
+      }
+      if (m.has_census() && m.kind() != v1::MarkRequest::ROUND_END) {
+        return Error{"mark.census goes with a ROUND_END only"};
       }
       return ok_status();
     }
@@ -148,13 +260,23 @@ Status check_request_ranges(const v1::Request& request, std::uint64_t node_memor
       }
       if (e.has_trim()) {
         const auto& t = e.trim();
-        return check_probe("runEnd.trim", t.rss_before_bytes(), t.rss_after_bytes(),
-                           t.duration_seconds(), node_memory_bytes);
+        if (auto s = check_probe("runEnd.trim", t.rss_before_bytes(), t.rss_after_bytes(),
+                                 t.duration_seconds(), node_memory_bytes);
+            !s) {
+          return s;
+        }
+      }
+      if (auto s = check_failure(e.failure()); !s) return s;
+      if (e.has_allocator()) {
+        if (auto s = check_allocator_facts(e.allocator()); !s) return s;
       }
       return ok_status();
     }
-    case v1::Request::kRelease:
-      return id_in_range("release.reservationId", request.release().reservation_id());
+    case v1::Request::kRelease: {
+      const std::string& id = request.release().reservation_id();
+      if (id.empty()) return Error{"release needs a reservation id"};
+      return id_in_range("release.reservationId", id);
+    }
     case v1::Request::kStatus:
       return id_in_range("status.runId", request.status().run_id());
     case v1::Request::kReport:
@@ -162,6 +284,9 @@ Status check_request_ranges(const v1::Request& request, std::uint64_t node_memor
     case v1::Request::kCompare:
       for (const std::string& id : request.compare().run_ids()) {
         if (auto s = id_in_range("compare.runIds", id); !s) return s;
+      }
+      if (static_cast<std::size_t>(request.compare().run_ids_size()) > protocol::kMaxCompareRuns) {
+        return Error{"compare at most " + std::to_string(protocol::kMaxCompareRuns) + " runs"};
       }
       return ok_status();
     default:

@@ -1,8 +1,10 @@
 #pragma once
-// Every number a client sends has a range, checked once at the protocol boundary before any
-// module computes with it: a host count of 4294967295 or a model of 18 EB per copy is a
-// mistake to name, not a figure to multiply into a verdict. Errors name the field as the client
-// wrote it (JSON names).
+// Every check of a request's shape, in one place, made before any handler runs: each number
+// has a range (a host count of 4294967295 or a model of 18 EB per copy is a mistake to name, not
+// a figure to multiply into a verdict), each text a length and an alphabet (the wire rules of
+// ramguard/base/protocol.hpp), each enum a value. Handlers convert what passed; what they still
+// refuse depends on state (a run that is not the caller's, a ledger that is unavailable).
+// Range errors name the field as the client wrote it (JSON names).
 
 #include <cstddef>
 #include <cstdint>
@@ -28,9 +30,9 @@ inline constexpr std::int64_t kMaxUnixUs = std::numeric_limits<std::int64_t>::ma
 // This node's physical memory (sysconf): no process's RSS, so no probe's figure, is above it.
 std::uint64_t physical_memory_bytes();
 
-// ok, or INVALID_ARGUMENT naming the first field out of its range, its value and the range.
+// ok, or INVALID_ARGUMENT naming the first field that breaks its rule, and the rule.
 // `node_memory_bytes` bounds the RSS figures of gc and trim probes.
-Status check_request_ranges(const v1::Request& request,
-                            std::uint64_t node_memory_bytes = physical_memory_bytes());
+Status check_request(const v1::Request& request,
+                     std::uint64_t node_memory_bytes = physical_memory_bytes());
 
 }  // namespace ramguard::control
