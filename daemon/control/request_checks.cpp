@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -110,15 +109,6 @@ Status check_failure(const std::string& failure) {
   return ok_status();
 }
 
-// An allocator's name goes into a verdict's summary and an admission's reason: a short word,
-// e.g. "glibc" or "jemalloc".
-bool allocator_word(const std::string& name) {
-  return name.size() <= 32 && std::all_of(name.begin(), name.end(), [](char c) {
-           return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
-                  c == '.';
-         });
-}
-
 // Statistics that contradict themselves would mislead every verdict that reads them; 0 means
 // "not reported", so only reported fields are compared.
 Status check_allocator_facts(const v1::AllocatorStats& a) {
@@ -134,7 +124,7 @@ Status check_allocator_facts(const v1::AllocatorStats& a) {
         "allocator keeps) " +
         bytes(a.retained_bytes()) + " is larger than resident_bytes " + bytes(a.resident_bytes())};
   }
-  if (!allocator_word(a.allocator())) {
+  if (!protocol::is_allocator_name(a.allocator())) {
     return Error{"allocator stats: allocator name must be [a-z0-9_.-]{0,32}"};
   }
   return ok_status();
@@ -200,7 +190,7 @@ Status check_request(const v1::Request& request, std::uint64_t node_memory_bytes
         if (auto s = check_model("admit.model", a.model()); !s) return s;
       }
       if (auto s = check_job(a.job()); !s) return s;
-      if (!allocator_word(a.allocator())) {
+      if (!protocol::is_allocator_name(a.allocator())) {
         return Error{"admit: allocator must be [a-z0-9_.-]{0,32} (glibc, jemalloc or empty)"};
       }
       return ok_status();

@@ -25,7 +25,7 @@ Status configure(SqliteDb& db, bool sync_every_commit) {
   if (auto s = db.exec("PRAGMA busy_timeout = 2000", "configuring the connection"); !s) return s;
   // A 512 KiB page cache per connection (SQLite's default is 2 MiB): the ledger is written
   // append-mostly and read by key, and the daemon's footprint must not grow with the ledger
-  // (at 2 MiB the soak tests' RSS grew 3 MB as the cache filled). Dozens of coordinators
+  // (at 2 MiB the soak tests' RSS grew 2.9 MiB as the cache filled). Dozens of coordinators
   // marking at once read some pages back from the log for it (docs/benchmarks.md).
   if (auto s = db.exec("PRAGMA cache_size = -512", "configuring the connection"); !s) return s;
   {

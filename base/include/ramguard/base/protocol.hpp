@@ -52,12 +52,25 @@ inline constexpr std::size_t kMaxListRuns = 1000;
 // phase that passes --check-config can match a mark.
 inline constexpr std::size_t kMaxPhaseBytes = 64;
 inline constexpr const char* kPhaseNameRule = "1 to 64 characters of a-z, 0-9, '_', '.', '-'";
+// The alphabet of the names above and below: lower case, digits, '_', '.', '-'.
+constexpr bool is_name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
+}
 constexpr bool is_phase_name(std::string_view name) {
   if (name.empty() || name.size() > kMaxPhaseBytes) return false;
   for (const char c : name) {
-    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-')) {
-      return false;
-    }
+    if (!is_name_char(c)) return false;
+  }
+  return true;
+}
+
+// An allocator's name ("glibc", "jemalloc") in an admission or allocator stats goes into
+// verdict summaries and admission reasons; empty when the client does not report one.
+inline constexpr std::size_t kMaxAllocatorNameBytes = 32;
+constexpr bool is_allocator_name(std::string_view name) {
+  if (name.size() > kMaxAllocatorNameBytes) return false;
+  for (const char c : name) {
+    if (!is_name_char(c)) return false;
   }
   return true;
 }
