@@ -2,7 +2,7 @@
 
 #include <google/protobuf/util/json_util.h>
 
-#include "control/commands.hpp"
+#include "control/command_names.hpp"
 #include "control/json_writer.hpp"
 #include "control/limits.hpp"
 #include "ramguard/base/protocol.hpp"

@@ -32,17 +32,4 @@ const CommandSpec* command_spec(v1::Request::CommandCase command) {
   return nullptr;
 }
 
-const std::string& command_names() {
-  static const std::string names = [] {
-    std::string out;
-    for (const CommandSpec& spec : command_table()) {
-      const auto* field = v1::Request::descriptor()->FindFieldByNumber(spec.command);
-      if (!out.empty()) out += ", ";
-      out += field != nullptr ? field->json_name() : "?";
-    }
-    return out;
-  }();
-  return names;
-}
-
 }  // namespace ramguard::control

@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 
+#include "control/command_names.hpp"
 #include "ramguard.pb.h"
 #include "ramguard/base/result.hpp"
 
@@ -32,7 +33,5 @@ struct CommandSpec {
 std::span<const CommandSpec> command_table();
 // The row of `command`; nullptr for COMMAND_NOT_SET or a command without one.
 const CommandSpec* command_spec(v1::Request::CommandCase command);
-// "hello, runStart, ...": the commands as named on the wire, in table order.
-const std::string& command_names();
 
 }  // namespace ramguard::control

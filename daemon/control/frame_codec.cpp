@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <optional>
 
-#include "control/commands.hpp"
+#include "control/command_names.hpp"
 
 namespace ramguard::control {
 namespace {
