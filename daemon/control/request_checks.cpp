@@ -45,16 +45,6 @@ Status check_model(const std::string& at, const v1::ModelDescription& m) {
   return ok_status();
 }
 
-Status check_allocator(const std::string& at, const v1::AllocatorStats& a) {
-  for (const auto& [name, value] : {std::pair{".allocatedBytes", a.allocated_bytes()},
-                                    std::pair{".activeBytes", a.active_bytes()},
-                                    std::pair{".residentBytes", a.resident_bytes()},
-                                    std::pair{".retainedBytes", a.retained_bytes()}}) {
-    if (auto s = bytes_in_range(at + name, value); !s) return s;
-  }
-  return ok_status();
-}
-
 Status id_in_range(const std::string& field, const std::string& id) {
   if (id.size() <= protocol::kMaxIdBytes) return ok_status();
   return out_of_range(field, "of " + std::to_string(id.size()) + " bytes",
@@ -130,6 +120,17 @@ Status check_allocator_facts(const v1::AllocatorStats& a) {
   return ok_status();
 }
 
+// Each figure in range, then the figures against each other and the name.
+Status check_allocator(const std::string& at, const v1::AllocatorStats& a) {
+  for (const auto& [name, value] : {std::pair{".allocatedBytes", a.allocated_bytes()},
+                                    std::pair{".activeBytes", a.active_bytes()},
+                                    std::pair{".residentBytes", a.resident_bytes()},
+                                    std::pair{".retainedBytes", a.retained_bytes()}}) {
+    if (auto s = bytes_in_range(at + name, value); !s) return s;
+  }
+  return check_allocator_facts(a);
+}
+
 // A probe's RSS may rise while it runs (gc allocates, other threads run): "after" above "before"
 // is allowed, and the verdicts clamp the drop at zero.
 // An RSS above the node's memory is no measurement: "gc freed 1000000.00 GB" would go into a
@@ -150,6 +151,13 @@ Status check_probe(const std::string& at, std::uint64_t before, std::uint64_t af
   }
   if (auto s = seconds_in_range(at + ".durationSeconds", seconds); !s) return s;
   return ok_status();
+}
+
+// A gc or trim probe message: its RSS before and after, and its duration.
+template <typename Probe>
+Status check_probe(const std::string& at, const Probe& p, std::uint64_t node_memory_bytes) {
+  return check_probe(at, p.rss_before_bytes(), p.rss_after_bytes(), p.duration_seconds(),
+                     node_memory_bytes);
 }
 
 }  // namespace
@@ -214,19 +222,11 @@ Status check_request(const v1::Request& request, std::uint64_t node_memory_bytes
         if (auto s = check_allocator("mark.allocator", m.allocator()); !s) return s;
       }
       if (m.has_gc()) {
-        const auto& g = m.gc();
-        if (auto s = check_probe("mark.gc", g.rss_before_bytes(), g.rss_after_bytes(),
-                                 g.duration_seconds(), node_memory_bytes);
-            !s) {
-          return s;
-        }
+        if (auto s = check_probe("mark.gc", m.gc(), node_memory_bytes); !s) return s;
       }
       if (m.kind() != v1::MarkRequest::PHASE_BEGIN && m.kind() != v1::MarkRequest::PHASE_END &&
           m.kind() != v1::MarkRequest::ROUND_END) {
         return Error{"mark needs a kind: PHASE_BEGIN, PHASE_END or ROUND_END"};
-      }
-      if (m.has_allocator()) {
-        if (auto s = check_allocator_facts(m.allocator()); !s) return s;
       }
       if (m.has_census() && m.kind() != v1::MarkRequest::ROUND_END) {
         return Error{"mark.census goes with a ROUND_END only"};
@@ -241,25 +241,12 @@ Status check_request(const v1::Request& request, std::uint64_t node_memory_bytes
         if (auto s = check_allocator("runEnd.allocator", e.allocator()); !s) return s;
       }
       if (e.has_gc()) {
-        const auto& g = e.gc();
-        if (auto s = check_probe("runEnd.gc", g.rss_before_bytes(), g.rss_after_bytes(),
-                                 g.duration_seconds(), node_memory_bytes);
-            !s) {
-          return s;
-        }
+        if (auto s = check_probe("runEnd.gc", e.gc(), node_memory_bytes); !s) return s;
       }
       if (e.has_trim()) {
-        const auto& t = e.trim();
-        if (auto s = check_probe("runEnd.trim", t.rss_before_bytes(), t.rss_after_bytes(),
-                                 t.duration_seconds(), node_memory_bytes);
-            !s) {
-          return s;
-        }
+        if (auto s = check_probe("runEnd.trim", e.trim(), node_memory_bytes); !s) return s;
       }
       if (auto s = check_failure(e.failure()); !s) return s;
-      if (e.has_allocator()) {
-        if (auto s = check_allocator_facts(e.allocator()); !s) return s;
-      }
       return ok_status();
     }
     case v1::Request::kRelease: {
